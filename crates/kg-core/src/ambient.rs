@@ -1,0 +1,106 @@
+//! Ambient memory: what the Claude Code hooks receive without the model asking —
+//! the session-start preload (interfaces.md §7.1).
+
+use crate::render::ReadKind;
+use crate::session::recover_from_transcript;
+use crate::store::{Store, StoreError};
+use crate::tools::render_session;
+use crate::wording;
+
+/// What the SessionStart hook sends.
+#[derive(Debug, Clone, Default)]
+pub struct BootstrapRequest {
+    pub project_path: String,
+    pub claude_session_id: Option<String>,
+    /// `startup`, `resume`, `clear` or `compact`.
+    pub source: Option<String>,
+    pub transcript_path: Option<String>,
+}
+
+/// Counts reported with a preload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreloadStats {
+    pub user_active: usize,
+    pub project_active: usize,
+    pub shown_gists: usize,
+}
+
+/// The bootstrap answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bootstrap {
+    pub session_id: String,
+    pub reused: bool,
+    /// Header + body (or the continuity note of a resume).
+    pub context: String,
+    /// The body alone (empty on resume).
+    pub text: String,
+    /// `None` on resume (nothing rendered).
+    pub stats: Option<PreloadStats>,
+}
+
+/// Start or resume a KG session for a Claude Code session and render its preload.
+/// `header` writes the preload header for a session id (production passes
+/// [`wording::preload_header`]).
+pub fn session_bootstrap(
+    store: &Store,
+    request: &BootstrapRequest,
+    header: &dyn Fn(&str) -> String,
+    now: f64,
+) -> Result<Bootstrap, StoreError> {
+    let root = store.resolve_root(&request.project_path)?;
+    let source = request.source.as_deref().unwrap_or("");
+    let claude = request.claude_session_id.as_deref().filter(|c| !c.is_empty());
+    let mut reused = None;
+    if let Some(c) = claude
+        && source != "clear"
+    {
+        reused = store.with_sessions(|s| s.find_by_claude_sid(c).map(str::to_string));
+    }
+    if reused.is_none()
+        && matches!(source, "resume" | "compact")
+        && let Some(path) = request.transcript_path.as_deref()
+        && let Some(candidate) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| recover_from_transcript(&t))
+        && store
+            .session(&candidate)
+            .is_some_and(|r| r.project_path.as_deref() == Some(root.as_str()))
+    {
+        if let Some(c) = claude {
+            store.bind_claude(&candidate, c);
+        }
+        reused = Some(candidate);
+    }
+    let (sid, was_reused) = match reused {
+        Some(sid) => (sid, true),
+        None => (store.register_session(Some(&root), claude, now)?, false),
+    };
+    if was_reused && source == "resume" {
+        return Ok(Bootstrap {
+            context: wording::resume_note(&sid),
+            session_id: sid,
+            reused: true,
+            text: String::new(),
+            stats: None,
+        });
+    }
+    let head = header(&sid);
+    let rendered = render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
+    store.with_sessions(|sessions| {
+        if let Some(r) = sessions.lookup_mut(&sid) {
+            r.preloaded_ids = Some(rendered.shown_ids.clone());
+            r.mark_seen(rendered.shown_ids.iter().map(String::as_str));
+        }
+    });
+    Ok(Bootstrap {
+        session_id: sid,
+        reused: was_reused,
+        context: rendered.text,
+        text: rendered.body,
+        stats: Some(PreloadStats {
+            user_active: rendered.user_active,
+            project_active: rendered.project_active,
+            shown_gists: rendered.shown_ids.len(),
+        }),
+    })
+}

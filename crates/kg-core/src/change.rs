@@ -1,0 +1,163 @@
+//! The change log: every mutation of the store, in order, with a sequence number.
+//!
+//! Three readers consume it: `kg_sync` (the diff a session has not seen yet), the
+//! WebSocket broadcast, and the tray's badges. Keeping one log means no mutation path
+//! can forget to tell one of them.
+
+use crate::model::{EdgeKey, Level, Object};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeKind {
+    /// A node was created or updated by a client (version bumped).
+    NodeUpdated { node: Object },
+    /// An edge was created or updated by a client (version bumped).
+    EdgeUpdated { edge: Object },
+    NodeDeleted { id: String },
+    EdgeDeleted { key: EdgeKey },
+    /// An archived or orphaned node was read and so promoted (version bumped); its
+    /// orphaned neighbours were rescued back to archived.
+    NodeRecalled { node: Object, rescued: Vec<String> },
+    /// Maintenance or a hand edit moved nodes between tiers (no version bump).
+    TiersMoved(TierMoves),
+    /// A like was recorded.
+    NodeLiked { id: String },
+    /// A task checkpoint was written.
+    ProgressSaved { task_id: String },
+    /// A graph file did not parse and was moved aside.
+    Quarantined {
+        path: PathBuf,
+        moved_to: PathBuf,
+        recovered_from_prev: bool,
+    },
+    /// A level's maintenance debt verdict changed (`LOW`/`MED`/`HIGH`).
+    DebtChanged {
+        from: Option<String>,
+        to: String,
+        score: f64,
+    },
+}
+
+/// Nodes that changed tier in one maintenance step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TierMoves {
+    pub archived: Vec<String>,
+    pub restored: Vec<String>,
+    pub orphaned: Vec<String>,
+    pub deleted: Vec<String>,
+    /// Why, in a few words (`over budget`, `refill`, `hand edit`, …).
+    pub reason: String,
+}
+
+impl TierMoves {
+    pub fn is_empty(&self) -> bool {
+        self.archived.is_empty()
+            && self.restored.is_empty()
+            && self.orphaned.is_empty()
+            && self.deleted.is_empty()
+    }
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub seq: u64,
+    pub ts: f64,
+    pub level: Level,
+    /// The project root for project-level changes.
+    pub project_path: Option<String>,
+    /// The KG session that caused it (`None` for REST without a session and for
+    /// background maintenance).
+    pub source_session: Option<String>,
+    pub kind: ChangeKind,
+}
+
+impl Change {
+    /// The `_meta.versions` key this change bumped, if it bumped one.
+    pub fn version_key(&self) -> Option<String> {
+        match &self.kind {
+            ChangeKind::NodeUpdated { node } | ChangeKind::NodeRecalled { node, .. } => node
+                .get("id")
+                .and_then(|v| v.as_str())
+                .map(crate::model::node_version_key),
+            ChangeKind::EdgeUpdated { edge } => {
+                let text = |k: &str| edge.get(k).and_then(|v| v.as_str()).unwrap_or("");
+                Some(crate::model::edge_version_key(&EdgeKey::new(
+                    text("from"),
+                    text("to"),
+                    text("rel"),
+                )))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How many changes stay in memory; a reader further behind falls back to timestamps.
+pub const LOG_CAPACITY: usize = 20_000;
+
+/// A bounded, sequence-numbered log.
+#[derive(Debug, Default)]
+pub struct ChangeLog {
+    entries: VecDeque<Change>,
+    next_seq: u64,
+}
+
+impl ChangeLog {
+    /// The sequence number the next change will get; a reader that has seen
+    /// everything so far stores `head()`.
+    pub fn head(&self) -> u64 {
+        self.next_seq
+    }
+
+    pub fn append(&mut self, mut change: Change) -> Change {
+        change.seq = self.next_seq;
+        self.next_seq += 1;
+        if self.entries.len() == LOG_CAPACITY {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(change.clone());
+        change
+    }
+
+    /// Changes with `seq >= from`, or `None` when some of them were already dropped.
+    pub fn since(&self, from: u64) -> Option<impl Iterator<Item = &Change>> {
+        let oldest = self.entries.front().map_or(self.next_seq, |c| c.seq);
+        if from < oldest {
+            return None;
+        }
+        Some(self.entries.iter().filter(move |c| c.seq >= from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(id: &str) -> Change {
+        Change {
+            seq: 0,
+            ts: 0.0,
+            level: Level::User,
+            project_path: None,
+            source_session: None,
+            kind: ChangeKind::NodeDeleted { id: id.into() },
+        }
+    }
+
+    #[test]
+    fn sequence_numbers_are_monotonic_and_bounded() {
+        let mut log = ChangeLog::default();
+        for i in 0..LOG_CAPACITY + 5 {
+            assert_eq!(log.append(change(&i.to_string())).seq, i as u64);
+        }
+        assert!(log.since(0).is_none(), "the oldest entries were dropped");
+        let tail: Vec<u64> = log
+            .since(LOG_CAPACITY as u64 + 3)
+            .map(|it| it.map(|c| c.seq).collect())
+            .unwrap_or_default();
+        assert_eq!(tail, [LOG_CAPACITY as u64 + 3, LOG_CAPACITY as u64 + 4]);
+    }
+}

@@ -1,0 +1,350 @@
+//! Maintenance debt (core.md §7.6, interfaces.md §8): how much a graph needs a
+//! `/kg-maintain` pass — staleness × activity × wear — and the survey of every graph
+//! on disk.
+
+use crate::model::{Graph, Object, as_ts};
+use crate::namespace::{Layout, validate_slug};
+use crate::persist::parse_graph;
+use crate::pyfmt::{float_repr, g_format, round_to};
+use crate::tool_events::ToolEvents;
+use crate::wording;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+
+/// Gists longer than this scan badly and stall the compactor.
+pub const GIST_SCAN_LIMIT: usize = 300;
+/// Days after which a graph counts as fully stale.
+pub const STALE_DAYS: f64 = 14.0;
+/// Active days (of the last 7) at which activity saturates.
+pub const BUSY_DAYS: f64 = 4.0;
+
+/// The verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DebtLevel {
+    Low,
+    Med,
+    High,
+}
+
+impl DebtLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DebtLevel::Low => "LOW",
+            DebtLevel::Med => "MED",
+            DebtLevel::High => "HIGH",
+        }
+    }
+}
+
+/// One graph's debt, with its raw factors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Debt {
+    /// Unrounded; the level is decided on it.
+    pub score: f64,
+    pub level: DebtLevel,
+    pub oversized: usize,
+    pub unconnected: usize,
+    pub active_nodes: usize,
+    /// Unrounded days since the last stamped maintenance pass (14 when never).
+    pub untended_days: f64,
+    pub never_maintained: bool,
+    pub active_days_7d: usize,
+}
+
+impl Debt {
+    /// The JSON object the survey and the graph view show (rounded fields).
+    pub fn to_object(&self) -> Object {
+        let mut obj = Object::new();
+        obj.insert("score".into(), float(round_to(self.score, 2)));
+        obj.insert("level".into(), Value::String(self.level.as_str().into()));
+        obj.insert("oversized_gists".into(), Value::from(self.oversized));
+        obj.insert("unconnected_active".into(), Value::from(self.unconnected));
+        obj.insert("active_nodes".into(), Value::from(self.active_nodes));
+        obj.insert("untended_days".into(), float(round_to(self.untended_days, 1)));
+        obj.insert("never_maintained".into(), Value::Bool(self.never_maintained));
+        obj.insert("active_days_7d".into(), Value::from(self.active_days_7d));
+        obj
+    }
+
+    /// `DEBT: <LEVEL> (<score>) — <o> oversized gist(s), <u> unconnected, <untended>, active <d>/7d`.
+    pub fn line(&self) -> String {
+        let untended = if self.never_maintained {
+            "never maintained".to_string()
+        } else {
+            format!("untended {}d", g_format(round_to(self.untended_days, 1)))
+        };
+        let mut line = format!(
+            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected, {untended}, active {}/7d",
+            self.level.as_str(),
+            float_repr(round_to(self.score, 2)),
+            self.oversized,
+            self.unconnected,
+            self.active_days_7d
+        );
+        if self.level == DebtLevel::High {
+            line.push_str(wording::DEBT_HIGH_CALL);
+        }
+        line
+    }
+
+    /// The factor that weighs most, in words (for notifications).
+    pub fn largest_factor(&self) -> String {
+        if self.oversized > 0 && self.oversized * 2 >= self.unconnected {
+            format!("{} oversized gist(s)", self.oversized)
+        } else if self.unconnected > 0 {
+            format!("{} unconnected node(s)", self.unconnected)
+        } else if self.never_maintained {
+            "never maintained".to_string()
+        } else {
+            format!("untended {}d", g_format(round_to(self.untended_days, 1)))
+        }
+    }
+}
+
+fn float(x: f64) -> Value {
+    crate::model::float_value(x)
+}
+
+/// Distinct UTC days among truthy timestamps of the last seven days.
+pub fn activity_days(stamps: impl IntoIterator<Item = f64>, now: f64) -> usize {
+    let since = now - 7.0 * 86_400.0;
+    stamps
+        .into_iter()
+        .filter(|&ts| ts != 0.0 && ts > since)
+        .map(|ts| (ts / 86_400.0).floor() as i64)
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+/// The maintenance stamp of a graph: `_meta.progress.maintain.last_ts` when truthy.
+pub fn maintain_stamp(graph: &Graph) -> Option<f64> {
+    graph
+        .progress
+        .get("maintain")
+        .and_then(|state| as_ts(state.get("last_ts")))
+        .filter(|&ts| ts != 0.0)
+}
+
+/// Debt of one graph. `node_ids` names each node the way the caller identifies it
+/// (map key in memory, the `id` field in the disk survey).
+pub fn compute_debt(
+    graph: &Graph,
+    use_id_field: bool,
+    extra_activity: impl IntoIterator<Item = f64>,
+    now: f64,
+) -> Debt {
+    let endpoints: HashSet<&str> = graph
+        .edges
+        .keys()
+        .flat_map(|k| [k.from.as_str(), k.to.as_str()])
+        .collect();
+    let mut active_nodes = 0usize;
+    let mut oversized = 0usize;
+    let mut unconnected = 0usize;
+    for (key, node) in &graph.nodes {
+        if node.is_archived_flag() {
+            continue;
+        }
+        active_nodes += 1;
+        if node.gist().chars().count() > GIST_SCAN_LIMIT {
+            oversized += 1;
+        }
+        let id = if use_id_field {
+            node.id_field().unwrap_or("")
+        } else {
+            key.as_str()
+        };
+        if !endpoints.contains(id) {
+            unconnected += 1;
+        }
+    }
+    let deficit = if active_nodes == 0 {
+        0.0
+    } else {
+        let n = active_nodes as f64;
+        oversized as f64 / n + 0.5 * unconnected as f64 / n
+    };
+    let stamp = maintain_stamp(graph);
+    let (untended_days, never_maintained) = match stamp {
+        Some(ts) => (((now - ts) / 86_400.0).max(0.0), false),
+        None => (STALE_DAYS, true),
+    };
+    let reads = graph.nodes.values().filter_map(|n| n.last_read_ts());
+    let active_days_7d = activity_days(reads.chain(extra_activity), now);
+    let staleness = (untended_days / STALE_DAYS).min(1.0);
+    let activity = (active_days_7d as f64 / BUSY_DAYS).min(1.0);
+    let score = staleness * (0.4 + 0.6 * activity) * (0.25 + 0.75 * deficit.min(1.0));
+    let level = if score >= 0.5 {
+        DebtLevel::High
+    } else if score >= 0.3 {
+        DebtLevel::Med
+    } else {
+        DebtLevel::Low
+    };
+    Debt {
+        score,
+        level,
+        oversized,
+        unconnected,
+        active_nodes,
+        untended_days,
+        never_maintained,
+        active_days_7d,
+    }
+}
+
+/// One row of the disk survey.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurveyRow {
+    /// `user` or the project's storage folder.
+    pub graph: String,
+    pub project_path: Option<String>,
+    pub is_user: bool,
+    pub debt: Debt,
+}
+
+impl SurveyRow {
+    pub fn to_object(&self) -> Object {
+        let mut obj = Object::new();
+        obj.insert("graph".into(), Value::String(self.graph.clone()));
+        obj.insert(
+            "level".into(),
+            Value::String(if self.is_user { "user" } else { "project" }.into()),
+        );
+        if !self.is_user {
+            obj.insert(
+                "project_path".into(),
+                self.project_path.clone().map_or(Value::Null, Value::String),
+            );
+        }
+        obj.insert("debt".into(), Value::Object(self.debt.to_object()));
+        obj
+    }
+}
+
+/// Survey every graph on disk, neediest first (rows tie-broken user first, then
+/// project folders by name). Reads files directly: no healing, no edge cleanup.
+pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
+    let mut rows = Vec::new();
+    if let Ok(bytes) = fs::read(layout.user_graph())
+        && let Ok(file) = parse_graph(&bytes)
+    {
+        rows.push(SurveyRow {
+            graph: "user".into(),
+            project_path: None,
+            is_user: true,
+            debt: compute_debt(&file.graph, true, std::iter::empty(), now),
+        });
+    }
+    let mut dirs: Vec<String> = fs::read_dir(layout.projects_dir())
+        .map(|it| {
+            it.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|d| validate_slug(d).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(bytes) = fs::read(layout.project_graph(&dir)) else {
+            continue;
+        };
+        let Ok(file) = parse_graph(&bytes) else {
+            log::warn!("debt survey skips {}: not a valid graph file", layout.project_graph(&dir).display());
+            continue;
+        };
+        let events = ToolEvents::load(&layout.tool_events(&dir));
+        let debt = compute_debt(&file.graph, true, events.last_seen(), now);
+        rows.push(SurveyRow {
+            graph: dir,
+            project_path: file.project_path,
+            is_user: false,
+            debt,
+        });
+    }
+    rows.sort_by(|a, b| round_to(b.debt.score, 2).total_cmp(&round_to(a.debt.score, 2)));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Edge, EdgeKey, Node, field, float_value};
+
+    const NOW: f64 = 1_795_176_000.0;
+
+    fn graph(active: usize, oversized: usize, unconnected: usize, reads: &[f64]) -> Graph {
+        let mut g = Graph::default();
+        for i in 0..active {
+            let mut n = Node::new(&format!("n{i}"));
+            let gist = if i < oversized { "x".repeat(301) } else { "short".into() };
+            n.set(field::GIST, Value::String(gist));
+            if let Some(&ts) = reads.get(i) {
+                n.set(field::LAST_READ_TS, float_value(ts));
+            }
+            g.nodes.insert(format!("n{i}"), n);
+        }
+        for i in unconnected..active {
+            let key = EdgeKey::new(&format!("n{i}"), "src/x.rs", "in");
+            g.edges.insert(key.clone(), Edge::new(key));
+        }
+        g
+    }
+
+    #[test]
+    fn busy_dirty_unmaintained_graph_is_high() {
+        let reads = [NOW, NOW - 86_400.0, NOW - 2.0 * 86_400.0, NOW - 3.0 * 86_400.0];
+        let g = graph(10, 5, 3, &reads);
+        let d = compute_debt(&g, false, [], NOW);
+        assert_eq!((d.oversized, d.unconnected, d.active_days_7d), (5, 3, 4));
+        assert!(d.never_maintained);
+        assert_eq!(d.level, DebtLevel::High);
+        let line = d.line();
+        assert!(line.contains("/kg-maintain") && line.contains("never maintained"), "{line}");
+        let mut maintained = g.clone();
+        maintained
+            .progress
+            .insert("maintain".into(), serde_json::json!({"last_ts": NOW - 3600.0}));
+        let d = compute_debt(&maintained, false, [], NOW);
+        assert!(d.level == DebtLevel::Low && d.score < 0.1);
+        assert!(!d.line().contains("kg-maintain"));
+    }
+
+    #[test]
+    fn pristine_graphs_stay_low() {
+        let dormant = compute_debt(&graph(6, 0, 0, &[]), false, [], NOW);
+        assert_eq!(dormant.level, DebtLevel::Low);
+        let reads = [NOW, NOW - 86_400.0, NOW - 2.0 * 86_400.0, NOW - 3.0 * 86_400.0];
+        let busy = compute_debt(&graph(6, 0, 0, &reads), false, [], NOW);
+        assert!(busy.score < 0.3);
+        let empty = compute_debt(&Graph::default(), false, [], NOW);
+        assert!(empty.score >= 0.0 && empty.active_nodes == 0);
+    }
+
+    #[test]
+    fn activity_counts_distinct_recent_days() {
+        let stamps = [NOW, NOW - 60.0, NOW - 2.0 * 86_400.0, NOW - 30.0 * 86_400.0, 0.0];
+        assert_eq!(activity_days(stamps, NOW), 2);
+    }
+
+    #[test]
+    fn lines_print_python_numbers() {
+        let d = Debt {
+            score: 0.165,
+            level: DebtLevel::Low,
+            oversized: 1,
+            unconnected: 5,
+            active_nodes: 76,
+            untended_days: 32.94,
+            never_maintained: false,
+            active_days_7d: 1,
+        };
+        assert_eq!(
+            d.line(),
+            "DEBT: LOW (0.17) — 1 oversized gist(s), 5 unconnected, untended 32.9d, active 1/7d"
+        );
+        let whole = Debt { untended_days: 2.0, ..d };
+        assert!(whole.line().contains("untended 2d"));
+    }
+}

@@ -1,0 +1,492 @@
+//! The data model: nodes, edges, versions and the per-graph `_meta`.
+//!
+//! Nodes and edges are free-form JSON objects. The fields the system knows are read
+//! through accessors; everything else, and the order of the keys, survives a
+//! load–save round trip untouched, because users hand-edit these files and older or
+//! newer versions of the tool may add fields of their own.
+
+use crate::pyfmt::repr_str;
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// A JSON object with its key order kept.
+pub type Object = Map<String, Value>;
+
+/// The two levels of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    User,
+    Project,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::User => "user",
+            Level::Project => "project",
+        }
+    }
+
+    /// Parse a level argument; the message is the one clients have always seen.
+    pub fn parse(s: &str) -> Result<Level, String> {
+        match s {
+            "user" => Ok(Level::User),
+            "project" => Ok(Level::Project),
+            other => Err(format!(
+                "Invalid level '{other}', must be one of ('user', 'project')"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a node stands in the bounded memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// Rendered in full on every read and charged to the budget.
+    Active,
+    /// Rendered as an id anchor; reachable through its edges.
+    Archived,
+    /// Invisible in reads; only search reaches it.
+    Orphaned,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Active => "active",
+            Tier::Archived => "archived",
+            Tier::Orphaned => "orphaned",
+        }
+    }
+}
+
+/// Field names of the internal bookkeeping on a node.
+pub mod field {
+    pub const ID: &str = "id";
+    pub const GIST: &str = "gist";
+    pub const NOTES: &str = "notes";
+    pub const TOUCHES: &str = "touches";
+    pub const CREATED_TS: &str = "_created_ts";
+    pub const LAST_READ_TS: &str = "_last_read_ts";
+    pub const USEFUL_TS: &str = "_useful_ts";
+    pub const ARCHIVED: &str = "_archived";
+    pub const ORPHANED_TS: &str = "_orphaned_ts";
+}
+
+/// Python's truthiness, which the reference applies to flags such as `_archived`.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A number field read as seconds; anything else reads as absent.
+pub fn as_ts(value: Option<&Value>) -> Option<f64> {
+    value.and_then(Value::as_f64)
+}
+
+/// One memory: a JSON object whose map key is its id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    obj: Object,
+}
+
+impl Node {
+    /// A new node object `{"id": id}`.
+    pub fn new(id: &str) -> Node {
+        let mut obj = Object::new();
+        obj.insert(field::ID.into(), Value::String(id.to_string()));
+        Node { obj }
+    }
+
+    pub fn from_object(obj: Object) -> Node {
+        Node { obj }
+    }
+
+    pub fn as_object(&self) -> &Object {
+        &self.obj
+    }
+
+    pub fn into_object(self) -> Object {
+        self.obj
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.obj.get(key)
+    }
+
+    /// Set a field, keeping its position when it exists (Python dict semantics).
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Some(slot) = self.obj.get_mut(key) {
+            *slot = value;
+        } else {
+            self.obj.insert(key.to_string(), value);
+        }
+    }
+
+    /// Remove a field, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.obj.shift_remove(key)
+    }
+
+    /// The `id` field as stored (renderers read it from here, not from the map key).
+    pub fn id_field(&self) -> Option<&str> {
+        self.obj.get(field::ID).and_then(Value::as_str)
+    }
+
+    /// The gist; a missing or non-string gist reads as empty.
+    pub fn gist(&self) -> &str {
+        self.obj
+            .get(field::GIST)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        string_list(self.obj.get(field::NOTES))
+    }
+
+    pub fn touches(&self) -> Vec<String> {
+        string_list(self.obj.get(field::TOUCHES))
+    }
+
+    /// Creation time; a node without one is long past its grace period.
+    pub fn created_ts(&self) -> f64 {
+        as_ts(self.obj.get(field::CREATED_TS)).unwrap_or(0.0)
+    }
+
+    pub fn last_read_ts(&self) -> Option<f64> {
+        as_ts(self.obj.get(field::LAST_READ_TS))
+    }
+
+    pub fn useful_ts(&self) -> Vec<f64> {
+        match self.obj.get(field::USEFUL_TS) {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_f64).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn is_archived_flag(&self) -> bool {
+        self.obj.get(field::ARCHIVED).is_some_and(truthy)
+    }
+
+    pub fn orphaned_ts(&self) -> Option<f64> {
+        self.obj.get(field::ORPHANED_TS).map(|v| v.as_f64().unwrap_or(0.0))
+    }
+
+    pub fn is_orphaned(&self) -> bool {
+        self.obj.contains_key(field::ORPHANED_TS)
+    }
+
+    pub fn tier(&self) -> Tier {
+        if self.is_orphaned() {
+            Tier::Orphaned
+        } else if self.is_archived_flag() {
+            Tier::Archived
+        } else {
+            Tier::Active
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.tier() == Tier::Active
+    }
+}
+
+/// Read a list of strings the way renderers need it: strings as they are, other
+/// values as their JSON text (a hand-edited file may hold anything).
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items.iter().map(value_text).collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// A value as display text: strings without quotes, everything else as JSON.
+pub fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Identity of an edge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeKey {
+    pub from: String,
+    pub to: String,
+    pub rel: String,
+}
+
+impl EdgeKey {
+    pub fn new(from: &str, to: &str, rel: &str) -> EdgeKey {
+        EdgeKey {
+            from: from.to_string(),
+            to: to.to_string(),
+            rel: rel.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for EdgeKey {
+    /// The on-disk key and the text tools print: `<from>-><to>:<rel>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}->{}:{}", self.from, self.to, self.rel)
+    }
+}
+
+/// A typed relation between two node ids or a node id and an artifact path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    pub key: EdgeKey,
+    obj: Object,
+}
+
+impl Edge {
+    pub fn new(key: EdgeKey) -> Edge {
+        let mut obj = Object::new();
+        obj.insert("from".into(), Value::String(key.from.clone()));
+        obj.insert("to".into(), Value::String(key.to.clone()));
+        obj.insert("rel".into(), Value::String(key.rel.clone()));
+        Edge { key, obj }
+    }
+
+    /// Build from a stored object; `None` when `from`, `to` or `rel` is not a string.
+    pub fn from_object(obj: Object) -> Option<Edge> {
+        let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+        let key = EdgeKey {
+            from: text("from")?,
+            to: text("to")?,
+            rel: text("rel")?,
+        };
+        Some(Edge { key, obj })
+    }
+
+    pub fn from(&self) -> &str {
+        &self.key.from
+    }
+
+    pub fn to(&self) -> &str {
+        &self.key.to
+    }
+
+    pub fn rel(&self) -> &str {
+        &self.key.rel
+    }
+
+    pub fn as_object(&self) -> &Object {
+        &self.obj
+    }
+
+    pub fn notes(&self) -> Vec<String> {
+        string_list(self.obj.get("notes"))
+    }
+
+    pub fn set_notes(&mut self, notes: Vec<String>) {
+        let value = Value::Array(notes.into_iter().map(Value::String).collect());
+        if let Some(slot) = self.obj.get_mut("notes") {
+            *slot = value;
+        } else {
+            self.obj.insert("notes".into(), value);
+        }
+    }
+
+    pub fn touches(&self, id: &str) -> bool {
+        self.key.from == id || self.key.to == id
+    }
+}
+
+/// One entry of `_meta.versions`, kept as the stored object so nothing is lost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Version(pub Object);
+
+impl Version {
+    pub fn v(&self) -> i64 {
+        self.0.get("v").and_then(Value::as_i64).unwrap_or(0)
+    }
+    pub fn ts(&self) -> f64 {
+        as_ts(self.0.get("ts")).unwrap_or(0.0)
+    }
+    pub fn session(&self) -> Option<&str> {
+        self.0.get("session").and_then(Value::as_str)
+    }
+}
+
+/// The version key of a node.
+pub fn node_version_key(id: &str) -> String {
+    format!("node:{id}")
+}
+
+/// The version key of an edge.
+pub fn edge_version_key(key: &EdgeKey) -> String {
+    format!("edge:{key}")
+}
+
+/// One graph: a level's nodes, edges, versions and progress, in insertion order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Graph {
+    pub nodes: IndexMap<String, Node>,
+    pub edges: IndexMap<EdgeKey, Edge>,
+    pub versions: IndexMap<String, Version>,
+    /// `_meta.progress`: task id → the state a client stored.
+    pub progress: IndexMap<String, Value>,
+}
+
+impl Graph {
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.get(id)
+    }
+
+    /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.
+    pub fn bump_version(&mut self, key: String, now: f64, session: Option<&str>) {
+        let previous = self.versions.get(&key).map(Version::v).unwrap_or(0);
+        let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
+        let entry = self.versions.entry(key).or_insert_with(|| Version(Object::new()));
+        entry.0.insert("v".into(), Value::from(previous + 1));
+        entry.0.insert("ts".into(), float_value(now));
+        entry.0.insert("session".into(), session);
+    }
+
+    /// Ids of every node by tier, in node order.
+    pub fn ids_in_tier(&self, tier: Tier) -> Vec<&str> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.tier() == tier)
+            .map(|(id, _)| id.as_str())
+            .collect()
+    }
+
+    /// Remove a node and every edge of this graph touching it; returns the edge count.
+    pub fn remove_node(&mut self, id: &str) -> Option<(Node, usize)> {
+        let node = self.nodes.shift_remove(id)?;
+        let before = self.edges.len();
+        self.edges.retain(|k, _| k.from != id && k.to != id);
+        Some((node, before - self.edges.len()))
+    }
+}
+
+/// A float as a JSON number (timestamps are always written as floats).
+pub fn float_value(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// What kind of identifier is being checked, with its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdentKind {
+    NodeId,
+    Rel,
+    EdgeRef,
+}
+
+impl IdentKind {
+    fn max_len(self) -> usize {
+        match self {
+            IdentKind::NodeId => 128,
+            IdentKind::Rel => 64,
+            IdentKind::EdgeRef => 256,
+        }
+    }
+
+    fn allows_first(self, c: char) -> bool {
+        c.is_ascii_alphanumeric() || (self == IdentKind::EdgeRef && (c == '~' || c == '/'))
+    }
+
+    fn allows_rest(self, c: char) -> bool {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '.' | '_' | '-')
+            || (self == IdentKind::EdgeRef && (c == '~' || c == '/'))
+    }
+
+    fn message(self, value: &str) -> String {
+        let q = repr_str(value);
+        match self {
+            IdentKind::NodeId => format!(
+                "Invalid node id {q}: use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"
+            ),
+            IdentKind::Rel => format!(
+                "Invalid rel {q}: use letters, digits, '.', '_', '-' (max 64 chars, must start alphanumeric)"
+            ),
+            IdentKind::EdgeRef => format!(
+                "Invalid edge ref {q}: use letters, digits, '.', '_', '-', '/', '~' (max 256 chars)"
+            ),
+        }
+    }
+}
+
+/// Check an identifier at the write boundary; the error says what is allowed.
+/// Unlike the reference, a trailing newline is refused.
+pub fn validate_ident(kind: IdentKind, value: &str) -> Result<(), String> {
+    let mut chars = value.chars();
+    let ok = match chars.next() {
+        Some(first) => {
+            kind.allows_first(first)
+                && chars.all(|c| kind.allows_rest(c))
+                && value.chars().count() <= kind.max_len()
+        }
+        None => false,
+    };
+    if ok { Ok(()) } else { Err(kind.message(value)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_follow_the_charset() {
+        for ok in ["kebab-case-id", "v0.9.10-consistency-audit", "A1", "x"] {
+            assert!(validate_ident(IdentKind::NodeId, ok).is_ok(), "{ok}");
+        }
+        let long = "a".repeat(200);
+        for bad in ["", "a b", "<script>", "a/b", "a'b", "-leading", long.as_str(), "abc\n"] {
+            assert!(validate_ident(IdentKind::NodeId, bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            validate_ident(IdentKind::NodeId, "bad id!").unwrap_err(),
+            "Invalid node id 'bad id!': use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"
+        );
+    }
+
+    #[test]
+    fn edge_refs_and_rels_follow_their_charsets() {
+        for ok in ["knowledge-graph/server/store.py", "~/Mail/x", "node-id", "/abs/path"] {
+            assert!(validate_ident(IdentKind::EdgeRef, ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a'b", "<img>", "a b"] {
+            assert!(validate_ident(IdentKind::EdgeRef, bad).is_err(), "{bad}");
+        }
+        assert!(validate_ident(IdentKind::Rel, "instance-of").is_ok());
+        assert!(validate_ident(IdentKind::Rel, "has space").is_err());
+        assert_eq!(
+            validate_ident(IdentKind::EdgeRef, "x' onerror='1").unwrap_err(),
+            "Invalid edge ref \"x' onerror='1\": use letters, digits, '.', '_', '-', '/', '~' (max 256 chars)"
+        );
+    }
+
+    #[test]
+    fn tiers_derive_from_the_underscore_fields() {
+        let mut n = Node::new("a");
+        assert_eq!(n.tier(), Tier::Active);
+        n.set(field::ARCHIVED, Value::Bool(true));
+        assert_eq!(n.tier(), Tier::Archived);
+        n.set(field::ORPHANED_TS, float_value(1.0));
+        assert_eq!(n.tier(), Tier::Orphaned);
+        n.set(field::ARCHIVED, Value::Bool(false));
+        assert_eq!(n.tier(), Tier::Orphaned);
+        n.remove(field::ORPHANED_TS);
+        assert_eq!(n.tier(), Tier::Active);
+    }
+}

@@ -1,0 +1,380 @@
+//! Namespaces: which graph a level and a project path address, where its file lives,
+//! and the safety rules for client-supplied project paths.
+
+use crate::persist::{read_json_object, write_json_object, WriteMode};
+use serde_json::Value;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+/// The in-memory key of a graph: `user` or `project:<resolved root>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Namespace {
+    User,
+    Project(String),
+}
+
+impl Namespace {
+    /// Parse a key such as `user`, `project:/home/u/p` or `role:cmo`; the kind is
+    /// the text before the first `:`.
+    pub fn kind_of(key: &str) -> &str {
+        key.split_once(':').map_or(key, |(kind, _)| kind)
+    }
+
+    pub fn key(&self) -> String {
+        match self {
+            Namespace::User => "user".to_string(),
+            Namespace::Project(root) => format!("project:{root}"),
+        }
+    }
+
+    pub fn project_root(&self) -> Option<&str> {
+        match self {
+            Namespace::User => None,
+            Namespace::Project(root) => Some(root),
+        }
+    }
+}
+
+/// A project path the client may not use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("Project path must be within home directory: {0}")]
+    OutsideHome(String),
+    #[error("Invalid slug: '{0}'")]
+    InvalidSlug(String),
+}
+
+/// Resolve a path the way `Path.resolve()` does: symlinks of the existing prefix
+/// followed, `..` and `.` applied, relative paths taken from the working folder.
+/// Missing trailing components are kept lexically.
+pub fn resolve_path(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(path)
+    };
+    let mut resolved = PathBuf::new();
+    let mut components = absolute.components().peekable();
+    while let Some(component) = components.next() {
+        match component {
+            Component::Prefix(p) => resolved.push(p.as_os_str()),
+            Component::RootDir => resolved.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => {
+                resolved.push(name);
+                // Follow a symlink at this point, as realpath would.
+                if let Ok(target) = fs::canonicalize(&resolved) {
+                    resolved = target;
+                } else {
+                    // The rest does not exist: finish lexically.
+                    for rest in components.by_ref() {
+                        match rest {
+                            Component::ParentDir => {
+                                resolved.pop();
+                            }
+                            Component::Normal(n) => resolved.push(n),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+    resolved
+}
+
+/// Lexical normalisation only (`a/b/` and `a/b/../b` → `a/b`).
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Resolve a client's project path and require it to lie inside `home` (resolved).
+pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError> {
+    let resolved = resolve_path(Path::new(path));
+    let resolved_text = resolved.to_string_lossy().into_owned();
+    let home_text = home.to_string_lossy();
+    let inside = resolved_text == home_text
+        || format!("{resolved_text}/").starts_with(&format!("{}/", home_text.trim_end_matches('/')));
+    if inside {
+        Ok(resolved_text)
+    } else {
+        Err(PathError::OutsideHome(resolved_text))
+    }
+}
+
+/// The last path component, which names the project's folder in storage.
+pub fn basename(root: &str) -> &str {
+    root.trim_end_matches('/').rsplit('/').next().unwrap_or("")
+}
+
+/// A slug must be a plain folder name.
+pub fn validate_slug(slug: &str) -> Result<(), PathError> {
+    let ok = !slug.is_empty()
+        && !slug.contains('/')
+        && !slug.contains('\\')
+        && slug != "."
+        && slug != ".."
+        && !slug.starts_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(PathError::InvalidSlug(slug.to_string()))
+    }
+}
+
+/// The storage layout under one root.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    pub fn user_graph(&self) -> PathBuf {
+        self.root.join("user.json")
+    }
+    pub fn sessions(&self) -> PathBuf {
+        self.root.join("sessions.json")
+    }
+    pub fn aliases(&self) -> PathBuf {
+        self.root.join("aliases.json")
+    }
+    pub fn projects_dir(&self) -> PathBuf {
+        self.root.join("projects")
+    }
+    /// Only ever built from a validated slug.
+    pub fn project_dir(&self, slug: &str) -> PathBuf {
+        self.projects_dir().join(slug)
+    }
+    pub fn project_graph(&self, slug: &str) -> PathBuf {
+        self.project_dir(slug).join("graph.json")
+    }
+    pub fn tool_events(&self, slug: &str) -> PathBuf {
+        self.project_dir(slug).join("tool_events.json")
+    }
+
+    /// The recorded `_meta.project_path` of a stored project graph, if any.
+    fn recorded_root(&self, slug: &str) -> Option<Option<String>> {
+        let obj = read_json_object(&self.project_graph(slug)).ok()??;
+        Some(
+            obj.get("_meta")
+                .and_then(|m| m.get("project_path"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+        )
+    }
+
+    /// Find (or choose) the storage slug of a resolved project root.
+    ///
+    /// The reference files a project under its folder name. Two projects with the same
+    /// folder name would share that file, so the name is kept only when it is free or
+    /// already belongs to this root; otherwise the project gets `<name>-<hash of root>`,
+    /// which the same rule finds again on the next start. `claimed` tells whether a
+    /// slug is held in memory by another root that has not been saved yet.
+    pub fn slug_for(
+        &self,
+        root: &str,
+        claimed: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String, PathError> {
+        let name = basename(root).to_string();
+        validate_slug(&name)?;
+        let owned_elsewhere = |slug: &str| -> bool {
+            if let Some(holder) = claimed(slug) {
+                return holder != root;
+            }
+            matches!(self.recorded_root(slug), Some(Some(recorded)) if recorded != root)
+        };
+        if self.project_graph(&name).exists() {
+            if !owned_elsewhere(&name) {
+                return Ok(name);
+            }
+        } else if claimed(&name).is_none_or(|holder| holder == root) {
+            if let Some(old) = self.find_renamed(&name, root) {
+                self.migrate(&old, &name);
+            }
+            return Ok(name);
+        }
+        let derived = format!("{name}-{:08x}", fnv1a(root.as_bytes()) as u32);
+        Ok(derived)
+    }
+
+    /// The reference's rename detection (core.md §2.4 steps 2–4), restricted so that
+    /// it never adopts the graph of another project that still exists.
+    fn find_renamed(&self, slug: &str, root: &str) -> Option<String> {
+        // 2. An alias written by a previous migration (or by hand).
+        if let Ok(Some(aliases)) = read_json_object(&self.aliases()) {
+            for (old, new) in &aliases {
+                if new.as_str() == Some(slug)
+                    && validate_slug(old).is_ok()
+                    && self.project_graph(old).exists()
+                {
+                    return Some(old.clone());
+                }
+            }
+        }
+        // 3. A graph filed under another folder whose recorded root ends in this name
+        //    and whose recorded root is gone (a renamed project, not a namesake).
+        let mut dirs: Vec<String> = fs::read_dir(self.projects_dir())
+            .ok()?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|d| d != slug && validate_slug(d).is_ok())
+            .collect();
+        dirs.sort();
+        for dir in &dirs {
+            if let Some(Some(recorded)) = self.recorded_root(dir)
+                && basename(&recorded) == slug
+                && (recorded == root || !Path::new(&recorded).exists())
+            {
+                return Some(dir.clone());
+            }
+        }
+        // 4. A session recorded a path that is now a symlink to this root.
+        if let Ok(Some(sessions)) = read_json_object(&self.sessions()) {
+            for record in sessions.values() {
+                let Some(sp) = record.get("project_path").and_then(Value::as_str) else {
+                    continue;
+                };
+                let resolved = resolve_path(Path::new(sp));
+                let old = basename(sp);
+                if basename(&resolved.to_string_lossy()) == slug
+                    && old != slug
+                    && validate_slug(old).is_ok()
+                    && self.project_graph(old).exists()
+                {
+                    return Some(old.to_string());
+                }
+            }
+        }
+        None
+    }
+
+    /// Copy an old project folder's graph to the new slug and record the alias.
+    fn migrate(&self, old: &str, new: &str) {
+        let from = self.project_graph(old);
+        let to = self.project_graph(new);
+        let copied = fs::create_dir_all(self.project_dir(new)).and_then(|_| fs::copy(&from, &to));
+        match copied {
+            Ok(_) => {
+                log::info!("project graph '{old}' migrated to '{new}'");
+                let mut aliases = read_json_object(&self.aliases())
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                aliases.insert(old.to_string(), Value::String(new.to_string()));
+                if let Err(e) = write_json_object(&self.aliases(), &aliases, 2, WriteMode::ATOMIC) {
+                    log::warn!("could not record alias {old} -> {new}: {e}");
+                }
+            }
+            Err(e) => log::warn!("could not migrate project graph '{old}' to '{new}': {e}"),
+        }
+    }
+}
+
+/// FNV-1a: a tiny stable hash, so derived slugs are the same on every start.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_kinds() {
+        assert_eq!(Namespace::kind_of("project:/home/user/proj"), "project");
+        assert_eq!(Namespace::kind_of("user"), "user");
+        assert_eq!(Namespace::kind_of("role:cmo"), "role");
+        assert_eq!(Namespace::Project("/h/p".into()).key(), "project:/h/p");
+    }
+
+    #[test]
+    fn project_paths_must_stay_inside_home() {
+        let home = tempfile::tempdir().expect("home");
+        let home_path = fs::canonicalize(home.path()).expect("canon");
+        let proj = home_path.join("src/api");
+        fs::create_dir_all(&proj).expect("mkdir");
+        let root = resolve_project_root(&proj.to_string_lossy(), &home_path).expect("inside");
+        assert_eq!(root, proj.to_string_lossy());
+        let dotted = format!("{}/src/../src/api/", home_path.display());
+        assert_eq!(resolve_project_root(&dotted, &home_path).expect("inside"), root);
+        let escape = format!("{}/../..", home_path.display());
+        assert!(matches!(
+            resolve_project_root(&escape, &home_path),
+            Err(PathError::OutsideHome(_))
+        ));
+        assert!(resolve_project_root("/etc", &home_path).is_err());
+        // A sibling whose name merely starts with home's name is outside.
+        let sibling = format!("{}-evil/x", home_path.display());
+        assert!(resolve_project_root(&sibling, &home_path).is_err());
+        // A symlink inside home pointing outside resolves outside.
+        let link = home_path.join("link");
+        std::os::unix::fs::symlink("/etc", &link).expect("symlink");
+        assert!(resolve_project_root(&link.to_string_lossy(), &home_path).is_err());
+    }
+
+    #[test]
+    fn slugs_are_plain_names() {
+        for bad in ["", ".", "..", "-x", "a/b", "a\\b"] {
+            assert!(validate_slug(bad).is_err(), "{bad}");
+        }
+        assert!(validate_slug("api").is_ok());
+    }
+
+    #[test]
+    fn namesake_projects_get_distinct_slugs_found_again() {
+        let storage = tempfile::tempdir().expect("storage");
+        let layout = Layout {
+            root: storage.path().to_path_buf(),
+        };
+        let nobody = |_: &str| None;
+        assert_eq!(layout.slug_for("/home/u/work/api", &nobody).expect("slug"), "api");
+        fs::create_dir_all(layout.project_dir("api")).expect("mkdir");
+        fs::write(
+            layout.project_graph("api"),
+            r#"{"nodes": {}, "_meta": {"project_path": "/home/u/work/api"}}"#,
+        )
+        .expect("write");
+        assert_eq!(layout.slug_for("/home/u/work/api", &nobody).expect("slug"), "api");
+        let other = layout.slug_for("/home/u/oss/api", &nobody).expect("slug");
+        assert!(other.starts_with("api-") && other.len() == 12, "{other}");
+        assert_eq!(layout.slug_for("/home/u/oss/api", &nobody).expect("slug"), other);
+        // An unsaved claim in memory also counts.
+        let claimed = |s: &str| (s == "web").then(|| "/home/u/a/web".to_string());
+        assert_ne!(layout.slug_for("/home/u/b/web", &claimed).expect("slug"), "web");
+        assert_eq!(layout.slug_for("/home/u/a/web", &claimed).expect("slug"), "web");
+    }
+
+    #[test]
+    fn alias_migrates_a_renamed_project() {
+        let storage = tempfile::tempdir().expect("storage");
+        let layout = Layout {
+            root: storage.path().to_path_buf(),
+        };
+        fs::create_dir_all(layout.project_dir("old")).expect("mkdir");
+        fs::write(layout.project_graph("old"), r#"{"nodes": {}}"#).expect("write");
+        fs::write(layout.aliases(), r#"{"old": "new"}"#).expect("alias");
+        assert_eq!(layout.slug_for("/home/u/new", &|_| None).expect("slug"), "new");
+        assert!(layout.project_graph("new").exists());
+        assert!(layout.project_graph("old").exists(), "old folder is left in place");
+    }
+}

@@ -1,0 +1,607 @@
+//! Graph files on disk: the reference's JSON format, atomic write-through saves with a
+//! one-generation `.prev` backup, and quarantine of files that do not parse.
+//!
+//! A save is acknowledged only after the new bytes are durable: temp file in the same
+//! folder, fsync, rename over the target, fsync of the folder. The previous file becomes
+//! `.prev` by a hard link (no copy of the data), and only when it is the file this
+//! process last wrote or it still parses — a corrupt or foreign file never replaces a
+//! good backup.
+
+use crate::model::{Edge, EdgeKey, Graph, Level, Node, Object, Version};
+use crate::pyfmt::{JsonStyle, write_json, write_json_str};
+use serde_json::Value;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Why a graph file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("{path} is not a valid graph file: {cause}")]
+    Corrupt { path: PathBuf, cause: String },
+}
+
+/// A parsed graph file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphFile {
+    pub graph: Graph,
+    /// `_meta.project_path` as recorded in the file.
+    pub project_path: Option<String>,
+}
+
+/// Parse the bytes of a graph file, checking the structure the program relies on.
+/// Node contents are not validated (nodes are free-form); shapes are.
+pub fn parse_graph(bytes: &[u8]) -> Result<GraphFile, String> {
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let Value::Object(mut root) = root else {
+        return Err(format!("top level is {}, not an object", kind_of(&root)));
+    };
+    let mut graph = Graph::default();
+    match root.shift_remove("nodes") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(nodes)) => {
+            for (id, node) in nodes {
+                if id == "_meta" {
+                    continue; // legacy guard: an old writer put _meta inside nodes
+                }
+                let Value::Object(obj) = node else {
+                    return Err(format!("node '{id}' is {}, not an object", kind_of(&node)));
+                };
+                graph.nodes.insert(id, Node::from_object(obj));
+            }
+        }
+        Some(other) => return Err(format!("'nodes' is {}, not an object", kind_of(&other))),
+    }
+    match root.shift_remove("edges") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(edges)) => {
+            for (key, edge) in edges {
+                let Value::Object(obj) = edge else {
+                    return Err(format!("edge '{key}' is {}, not an object", kind_of(&edge)));
+                };
+                let edge = Edge::from_object(obj)
+                    .ok_or_else(|| format!("edge '{key}' lacks a string from, to or rel"))?;
+                // Identity comes from the object, not the key: duplicates collapse,
+                // keeping the first position and the last content.
+                if let Some(slot) = graph.edges.get_mut(&edge.key) {
+                    *slot = edge;
+                } else {
+                    graph.edges.insert(edge.key.clone(), edge);
+                }
+            }
+        }
+        Some(other) => return Err(format!("'edges' is {}, not an object", kind_of(&other))),
+    }
+    let mut project_path = None;
+    match root.shift_remove("_meta") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(mut meta)) => {
+            match meta.shift_remove("versions") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(versions)) => {
+                    for (key, entry) in versions {
+                        let Value::Object(obj) = entry else {
+                            return Err(format!("version '{key}' is not an object"));
+                        };
+                        graph.versions.insert(key, Version(obj));
+                    }
+                }
+                Some(_) => return Err("'_meta.versions' is not an object".into()),
+            }
+            match meta.shift_remove("progress") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(progress)) => graph.progress = progress.into_iter().collect(),
+                Some(_) => return Err("'_meta.progress' is not an object".into()),
+            }
+            if let Some(Value::String(path)) = meta.shift_remove("project_path") {
+                project_path = Some(path);
+            }
+        }
+        Some(other) => return Err(format!("'_meta' is {}, not an object", kind_of(&other))),
+    }
+    Ok(GraphFile {
+        graph,
+        project_path,
+    })
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Serialise a graph exactly as the reference writes it (`json.dump(indent=2)`):
+/// `nodes`, `edges`, then a rebuilt `_meta`.
+pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) -> String {
+    let style = JsonStyle::file(2);
+    let mut out = String::with_capacity(256 * (graph.nodes.len() + graph.edges.len() + 4));
+    out.push_str("{\n  \"nodes\": ");
+    write_entries(
+        &mut out,
+        style,
+        graph.nodes.iter().map(|(id, n)| (id.as_str(), n.as_object())),
+    );
+    out.push_str(",\n  \"edges\": ");
+    let edge_keys: Vec<String> = graph.edges.keys().map(EdgeKey::to_string).collect();
+    write_entries(
+        &mut out,
+        style,
+        edge_keys
+            .iter()
+            .zip(graph.edges.values())
+            .map(|(k, e)| (k.as_str(), e.as_object())),
+    );
+    out.push_str(",\n  \"_meta\": {\n    \"versions\": ");
+    write_entries_at(
+        &mut out,
+        style,
+        graph.versions.iter().map(|(k, v)| (k.as_str(), &v.0)),
+        2,
+    );
+    if !graph.progress.is_empty() {
+        out.push_str(",\n    \"progress\": ");
+        let progress: Object = graph.progress.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        write_json(&mut out, &Value::Object(progress), style, 2);
+    }
+    if level == Level::Project {
+        out.push_str(",\n    \"project_path\": ");
+        match project_path {
+            Some(p) => write_json_str(&mut out, p, true),
+            None => out.push_str("null"),
+        }
+    }
+    out.push_str(",\n    \"namespace\": {\n      \"kind\": ");
+    write_json_str(&mut out, level.as_str(), true);
+    out.push_str(",\n      \"owner\": null\n    }\n  }\n}");
+    out
+}
+
+fn write_entries<'a>(
+    out: &mut String,
+    style: JsonStyle,
+    entries: impl Iterator<Item = (&'a str, &'a Object)>,
+) {
+    write_entries_at(out, style, entries, 1);
+}
+
+/// An object of objects at nesting `depth`, without cloning the entries into a Value.
+fn write_entries_at<'a>(
+    out: &mut String,
+    style: JsonStyle,
+    entries: impl Iterator<Item = (&'a str, &'a Object)>,
+    depth: usize,
+) {
+    let pad = "  ".repeat(depth + 1);
+    let mut any = false;
+    for (key, obj) in entries {
+        out.push_str(if any { ",\n" } else { "{\n" });
+        any = true;
+        out.push_str(&pad);
+        write_json_str(out, key, true);
+        out.push_str(": ");
+        write_object(out, obj, style, depth + 1);
+    }
+    if any {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+        out.push('}');
+    } else {
+        out.push_str("{}");
+    }
+}
+
+fn write_object(out: &mut String, obj: &Object, style: JsonStyle, depth: usize) {
+    if obj.is_empty() {
+        out.push_str("{}");
+        return;
+    }
+    let pad = "  ".repeat(depth + 1);
+    out.push('{');
+    for (i, (key, value)) in obj.iter().enumerate() {
+        out.push_str(if i > 0 { ",\n" } else { "\n" });
+        out.push_str(&pad);
+        write_json_str(out, key, true);
+        out.push_str(": ");
+        write_json(out, value, style, depth + 1);
+    }
+    out.push('\n');
+    out.push_str(&"  ".repeat(depth));
+    out.push('}');
+}
+
+/// `graph.json` → `graph.prev` (the reference replaces the extension).
+pub fn sibling_with_extension(path: &Path, extension: &str) -> PathBuf {
+    path.with_extension(extension)
+}
+
+/// Identity of the file this process last wrote, to recognise a foreign replacement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    ino: u64,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        let meta = fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            ino: std::os::unix::fs::MetadataExt::ino(&meta),
+        })
+    }
+}
+
+/// How durable a write must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteMode {
+    /// fsync the data and the folder before returning.
+    pub durable: bool,
+    /// Keep the replaced file as `<name>.prev`.
+    pub keep_prev: bool,
+}
+
+impl WriteMode {
+    /// Graph files: durable, with a backup.
+    pub const GRAPH: WriteMode = WriteMode {
+        durable: true,
+        keep_prev: true,
+    };
+    /// The session registry: durable, no backup.
+    pub const DURABLE: WriteMode = WriteMode {
+        durable: true,
+        keep_prev: false,
+    };
+    /// Counters and aliases: atomic but not fsynced (losing the last bump is harmless).
+    pub const ATOMIC: WriteMode = WriteMode {
+        durable: false,
+        keep_prev: false,
+    };
+}
+
+/// Replace `path` with `bytes` atomically. `last_written` is the stamp of the file this
+/// process wrote last; a target that differs from it is only kept as `.prev` if it
+/// still parses as a graph (`validate`). Returns the stamp of the new file.
+pub fn atomic_write(
+    path: &Path,
+    bytes: &[u8],
+    mode: WriteMode,
+    last_written: Option<FileStamp>,
+    validate: Option<&dyn Fn(&[u8]) -> bool>,
+) -> Result<Option<FileStamp>, PersistError> {
+    let write_err = |source: io::Error| PersistError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(write_err)?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(write_err)?;
+    tmp.write_all(bytes).map_err(write_err)?;
+    if mode.durable {
+        tmp.as_file().sync_all().map_err(write_err)?;
+    }
+    if mode.keep_prev {
+        keep_previous(path, last_written, validate).map_err(write_err)?;
+    }
+    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    if mode.durable {
+        sync_dir(dir).map_err(write_err)?;
+    }
+    Ok(FileStamp::of(path))
+}
+
+/// Make the current target the `.prev` backup, unless it is not a file we trust.
+fn keep_previous(
+    path: &Path,
+    last_written: Option<FileStamp>,
+    validate: Option<&dyn Fn(&[u8]) -> bool>,
+) -> io::Result<()> {
+    let Some(current) = FileStamp::of(path) else {
+        return Ok(()); // nothing to back up (first save, or quarantined)
+    };
+    if last_written != Some(current) {
+        let trusted = match validate {
+            Some(check) => fs::read(path).map(|b| check(&b)).unwrap_or(false),
+            None => true,
+        };
+        if !trusted {
+            log::warn!(
+                "{} changed outside KG Memory and does not parse; it is replaced without becoming {}",
+                path.display(),
+                sibling_with_extension(path, "prev").display()
+            );
+            return Ok(());
+        }
+    }
+    let prev = sibling_with_extension(path, "prev");
+    let staging = sibling_with_extension(path, "prev-tmp");
+    let _ = fs::remove_file(&staging);
+    // A hard link makes the old inode the backup without copying its bytes.
+    if fs::hard_link(path, &staging).is_err() {
+        fs::copy(path, &staging)?;
+    }
+    fs::rename(&staging, &prev)
+}
+
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(()) // Windows has no directory handles to fsync; rename is already durable there.
+}
+
+/// What loading a graph file found.
+#[derive(Debug)]
+pub enum Loaded {
+    /// No file yet: an empty graph.
+    Missing,
+    /// The file parsed.
+    Fine(GraphFile),
+    /// The file did not parse and was moved aside; `recovered` is the `.prev` content
+    /// when that parsed, else the graph starts empty.
+    Quarantined {
+        moved_to: PathBuf,
+        cause: String,
+        recovered: Option<GraphFile>,
+    },
+}
+
+/// Load a graph file, quarantining it when it does not parse.
+pub fn load_graph_file(path: &Path, now: f64) -> Result<Loaded, PersistError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Loaded::Missing),
+        Err(source) => {
+            return Err(PersistError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    match parse_graph(&bytes) {
+        Ok(file) => Ok(Loaded::Fine(file)),
+        Err(cause) => {
+            let moved_to = quarantine(path, now).map_err(|source| PersistError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let prev = sibling_with_extension(path, "prev");
+            let recovered = fs::read(&prev).ok().and_then(|b| parse_graph(&b).ok());
+            log::error!(
+                "{} is not a valid graph file ({cause}); moved it to {} and {}",
+                path.display(),
+                moved_to.display(),
+                if recovered.is_some() {
+                    format!("loaded the backup {}", prev.display())
+                } else {
+                    "started this graph empty (no valid backup)".to_string()
+                }
+            );
+            Ok(Loaded::Quarantined {
+                moved_to,
+                cause,
+                recovered,
+            })
+        }
+    }
+}
+
+/// Move a bad file aside as `<file>.corrupt-<unix-ts>` (never overwriting another).
+pub fn quarantine(path: &Path, now: f64) -> io::Result<PathBuf> {
+    let base = format!("{}.corrupt-{}", path.display(), now.floor() as i64);
+    let mut target = PathBuf::from(&base);
+    let mut n = 1;
+    while target.exists() {
+        target = PathBuf::from(format!("{base}-{n}"));
+        n += 1;
+    }
+    fs::rename(path, &target)?;
+    Ok(target)
+}
+
+/// Read a small JSON object file (sessions, aliases, counters). Missing → `None`.
+pub fn read_json_object(path: &Path) -> Result<Option<Object>, String> {
+    match fs::read(path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(obj)) => Ok(Some(obj)),
+            Ok(other) => Err(format!("{} holds {}, not an object", path.display(), kind_of(&other))),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Write a small JSON object file with the reference's indentation.
+pub fn write_json_object(
+    path: &Path,
+    obj: &Object,
+    indent: usize,
+    mode: WriteMode,
+) -> Result<(), PersistError> {
+    let mut text = String::new();
+    write_json(&mut text, &Value::Object(obj.clone()), JsonStyle::file(indent), 0);
+    atomic_write(path, text.as_bytes(), mode, None, None).map(|_| ())
+}
+
+/// Remove temp files a killed process left behind next to `path`.
+pub fn remove_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if file_name.starts_with(&prefix) && file_name.ends_with(".tmp") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"{
+  "nodes": {
+    "b": {
+      "id": "b",
+      "gist": "caf\u00e9 \u2014 ok",
+      "custom": {"x": [1, 2.5]},
+      "_created_ts": 1790000000.5
+    },
+    "_meta": {"id": "_meta"},
+    "a": {
+      "id": "a",
+      "gist": "first"
+    }
+  },
+  "edges": {
+    "b->a:rel": {
+      "from": "b",
+      "to": "a",
+      "rel": "rel"
+    },
+    "stale-key": {
+      "from": "b",
+      "to": "a",
+      "rel": "rel",
+      "notes": [
+        "last wins"
+      ]
+    }
+  },
+  "_meta": {
+    "versions": {
+      "node:b": {
+        "v": 3,
+        "ts": 1790400000.1,
+        "session": "3f9a0c1e"
+      }
+    },
+    "progress": {
+      "maintain": {
+        "last_ts": 1790300000
+      }
+    },
+    "project_path": "/home/ana/src/billing",
+    "namespace": {
+      "kind": "project",
+      "owner": null
+    }
+  }
+}"#;
+
+    #[test]
+    fn parse_keeps_order_and_collapses_duplicate_edges() {
+        let file = parse_graph(SAMPLE.as_bytes()).expect("parses");
+        let ids: Vec<_> = file.graph.nodes.keys().cloned().collect();
+        assert_eq!(ids, ["b", "a"]);
+        assert_eq!(file.graph.edges.len(), 1);
+        let edge = &file.graph.edges[0];
+        assert_eq!(edge.notes(), ["last wins"]);
+        assert_eq!(file.project_path.as_deref(), Some("/home/ana/src/billing"));
+        assert_eq!(file.graph.nodes["b"].gist(), "café — ok");
+    }
+
+    #[test]
+    fn serialise_round_trips_byte_for_byte_without_the_legacy_key() {
+        let file = parse_graph(SAMPLE.as_bytes()).expect("parses");
+        let text = serialize_graph(&file.graph, Level::Project, file.project_path.as_deref());
+        let again = parse_graph(text.as_bytes()).expect("reparses");
+        assert_eq!(again, file);
+        assert!(text.contains("\"gist\": \"caf\\u00e9 \\u2014 ok\""));
+        assert!(text.contains("\"b->a:rel\": {"));
+        assert!(!text.contains("stale-key"));
+    }
+
+    #[test]
+    fn structural_damage_is_reported() {
+        for bad in [
+            "[]",
+            "{\"nodes\": []}",
+            "{\"nodes\": {\"a\": 5}}",
+            "{\"edges\": {\"k\": {\"from\": \"a\", \"to\": \"b\"}}}",
+            "{\"nodes\": {",
+            "{\"_meta\": {\"versions\": []}}",
+        ] {
+            assert!(parse_graph(bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(parse_graph(b"{\"nodes\": {\"a\": {\"gist\": \"\xff\"}}}").is_err());
+    }
+
+    #[test]
+    fn atomic_write_keeps_prev_and_never_clobbers_it_with_garbage() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("graph.json");
+        let valid = |b: &[u8]| parse_graph(b).is_ok();
+        let s1 = atomic_write(&path, b"{}", WriteMode::GRAPH, None, Some(&valid)).expect("w1");
+        assert!(!dir.path().join("graph.prev").exists());
+        let s2 = atomic_write(&path, b"{\"nodes\": {}}", WriteMode::GRAPH, s1, Some(&valid))
+            .expect("w2");
+        assert_eq!(fs::read(dir.path().join("graph.prev")).expect("prev"), b"{}");
+        // Someone scribbles over the file: it must not become the backup.
+        fs::write(&path, b"garbage").expect("scribble");
+        atomic_write(&path, b"{\"edges\": {}}", WriteMode::GRAPH, s2, Some(&valid)).expect("w3");
+        assert_eq!(fs::read(dir.path().join("graph.prev")).expect("prev"), b"{}");
+        assert_eq!(fs::read(&path).expect("cur"), b"{\"edges\": {}}");
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") || n.ends_with("prev-tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn corrupt_file_is_moved_aside_and_prev_loaded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("graph.json");
+        fs::write(&path, b"{\"nodes\": {\"a\": ").expect("write");
+        fs::write(dir.path().join("graph.prev"), SAMPLE).expect("prev");
+        match load_graph_file(&path, 1795176000.0).expect("load") {
+            Loaded::Quarantined {
+                moved_to,
+                recovered: Some(file),
+                ..
+            } => {
+                assert_eq!(moved_to, dir.path().join("graph.json.corrupt-1795176000"));
+                assert_eq!(fs::read(&moved_to).expect("q"), b"{\"nodes\": {\"a\": ");
+                assert_eq!(file.graph.nodes.len(), 2);
+                assert!(!path.exists());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

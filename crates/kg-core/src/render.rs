@@ -1,0 +1,595 @@
+//! Every text the memory shows: the full read, the session-start preload, node reads,
+//! sync reports and the short tool answers (core.md §7).
+//!
+//! The level bodies come from [`crate::plan`], the same plan the compactor charges, so
+//! what an agent reads is exactly what was paid for. Budgets are in characters.
+
+use crate::model::{Graph, Level, Object, Tier, value_text};
+use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Dir, LevelIndex, Mode, Plan};
+use crate::pyfmt::{JsonStyle, float_repr, round_int, round_to, to_json};
+use crate::score::{NodeScore, RawSignals, score_all};
+use crate::store::{Likes, NodeRead, SyncItem, SyncReport};
+use crate::wording;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet};
+
+/// Character budget of a full `kg_read`.
+pub const READ_BUDGET: usize = 40_000;
+/// Character budget of the session-start preload (header included).
+pub const PRELOAD_BUDGET: usize = 10_000;
+
+/// One level to render.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelSource<'a> {
+    pub level: Level,
+    pub graph: &'a Graph,
+    /// The level's `DEBT:` line, when debt is known.
+    pub debt_line: Option<&'a str>,
+}
+
+/// What kind of two-level render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// `kg_read(session_id)`: never drops gists; notes when it degraded.
+    FullRead,
+    /// The session-start preload: may drop whole gists, lowest score first.
+    Preload,
+}
+
+/// Inputs of a two-level render besides the graphs.
+#[derive(Debug, Clone)]
+pub struct ReadOptions<'a> {
+    pub kind: ReadKind,
+    pub budget: usize,
+    /// Ids whose gists the session-start preload already showed (full read only).
+    pub preloaded: Option<&'a HashSet<String>>,
+    /// The preload header (preload only): counted in the budget, followed by a blank line.
+    pub header: Option<&'a str>,
+    /// `Session: <sid>` footer.
+    pub session_id: Option<&'a str>,
+    pub now: f64,
+    pub grace_days: f64,
+}
+
+/// The result of a two-level render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRender {
+    /// Prefix (dedup note or preload header) + body.
+    pub text: String,
+    /// The body without the preload header.
+    pub body: String,
+    /// Ids whose gists are shown in full, render order, user level first.
+    pub shown_ids: Vec<String>,
+    /// Ids of every rendered active node (gist or preloaded anchor), both levels.
+    pub active_ids: Vec<String>,
+    pub user_active: usize,
+    pub project_active: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Value(f64);
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0) == Ordering::Equal
+    }
+}
+impl Eq for Value {}
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+#[derive(Debug)]
+struct Cite {
+    /// Position in edge order, for reading-order ties.
+    seq: usize,
+    line: String,
+    chars: usize,
+    value: f64,
+    removed: bool,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: String,
+    line: String,
+    chars: usize,
+    value: f64,
+    full_gist: bool,
+    /// Ascending by value (stable in edge order).
+    cites: Vec<Cite>,
+    next_cite: usize,
+    removed: bool,
+}
+
+#[derive(Debug)]
+struct Anchor {
+    id: String,
+    chars: usize,
+    value: f64,
+}
+
+#[derive(Debug)]
+struct Block {
+    level: Level,
+    head: String,
+    health: String,
+    debt: Option<String>,
+    entries: Vec<Entry>,
+    /// Ascending by value (stable in node order); `next_anchor` are removed.
+    anchors: Vec<Anchor>,
+    next_anchor: usize,
+    active_count: usize,
+    hidden_active: usize,
+    hidden_edges: usize,
+    entries_chars: usize,
+    cites_chars: usize,
+    anchors_chars: usize,
+    live_entries: usize,
+}
+
+/// `  …<k> more active gist(s) not shown …` (preload only).
+fn hidden_active_line(k: usize) -> String {
+    format!("  …{k}{HIDDEN_ACTIVE_TAIL}")
+}
+const HIDDEN_ACTIVE_TAIL: &str =
+    " more active gist(s) not shown (lowest-scored) — kg_read(session_id) renders the full graph";
+
+fn hidden_edges_line(k: usize) -> String {
+    format!("  …{k}{HIDDEN_EDGES_TAIL}")
+}
+const HIDDEN_EDGES_TAIL: &str = " edge(s) hidden (lowest-value)";
+
+fn hidden_anchors_line(k: usize) -> String {
+    format!("  …{k}{HIDDEN_ANCHORS_TAIL}")
+}
+const HIDDEN_ANCHORS_TAIL: &str = " more archived hidden (lowest-scored) — kg_search reaches them";
+
+fn line_cost(s: &str) -> usize {
+    s.chars().count() + 1
+}
+
+/// `  …<k><tail>` plus its newline.
+fn summary_cost(tail: &str, k: usize) -> usize {
+    3 + k.to_string().len() + tail.chars().count() + 1
+}
+
+impl Block {
+    fn new(source: &LevelSource<'_>, opts: &ReadOptions<'_>) -> Block {
+        let index = LevelIndex::of(source.graph);
+        let plan = Plan::build(&index, &index.tiers, Mode::Active);
+        let raw = RawSignals::of(source.graph, &index, opts.now);
+        let scores = score_all(&index, &raw, &index.tiers, true, opts.now, opts.grace_days);
+        let score_or = |i: Option<usize>, missing: f64| {
+            i.and_then(|i| scores[i]).map_or(missing, |s: NodeScore| s.score)
+        };
+        let name = match source.level {
+            Level::User => "USER",
+            Level::Project => "PROJECT",
+        };
+        let head = format!(
+            "=== {name} GRAPH — {} active, {} archived ===",
+            plan.order.len(),
+            plan.anchors.len()
+        );
+        let mut entries = Vec::with_capacity(plan.order.len());
+        for (p, &i) in plan.order.iter().enumerate() {
+            let id = index.ids[i];
+            let preloaded = opts.preloaded.is_some_and(|set| set.contains(id));
+            let line = if preloaded {
+                format!("  {id} (preloaded)")
+            } else {
+                format!("  {id}: {}", index.gists[i])
+            };
+            let mut cites: Vec<Cite> = plan.citations[p]
+                .iter()
+                .enumerate()
+                .map(|(seq, &(k, dir))| {
+                    let e = &index.edges[k];
+                    let line = match dir {
+                        Dir::Out => format!("    → {} → {}", e.rel, e.to.text),
+                        Dir::In => format!("    ← {} ← {}", e.rel, e.from.text),
+                    };
+                    Cite {
+                        seq,
+                        chars: e.citation_chars(dir) + 1,
+                        line,
+                        value: score_or(e.from.node, 0.5) + score_or(e.to.node, 0.5),
+                        removed: false,
+                    }
+                })
+                .collect();
+            cites.sort_by(|a, b| a.value.total_cmp(&b.value));
+            entries.push(Entry {
+                id: id.to_string(),
+                chars: line_cost(&line),
+                line,
+                value: score_or(Some(i), 0.5),
+                full_gist: !preloaded,
+                cites,
+                next_cite: 0,
+                removed: false,
+            });
+        }
+        let mut anchors: Vec<Anchor> = plan
+            .anchors
+            .iter()
+            .map(|&i| Anchor {
+                id: index.ids[i].to_string(),
+                chars: index.anchor_cost(i),
+                value: score_or(Some(i), 0.0),
+            })
+            .collect();
+        anchors.sort_by(|a, b| a.value.total_cmp(&b.value));
+        let health = health_line(&plan, &index);
+        let entries_chars = entries.iter().map(|e| e.chars).sum();
+        let cites_chars = entries
+            .iter()
+            .flat_map(|e| &e.cites)
+            .map(|c| c.chars)
+            .sum();
+        let anchors_chars = anchors.iter().map(|a| a.chars).sum();
+        Block {
+            level: source.level,
+            head,
+            health,
+            debt: source.debt_line.map(str::to_string),
+            live_entries: entries.len(),
+            active_count: plan.order.len(),
+            entries,
+            anchors,
+            next_anchor: 0,
+            hidden_active: 0,
+            hidden_edges: 0,
+            entries_chars,
+            cites_chars,
+            anchors_chars,
+        }
+    }
+
+    fn hidden_anchors(&self) -> usize {
+        self.next_anchor
+    }
+
+    /// Σ(chars + 1) over the block's lines.
+    fn chars(&self) -> usize {
+        let mut total = line_cost(&self.head);
+        if self.live_entries > 0 || self.hidden_active > 0 {
+            total += ACTIVE_HEAD.len() + 1;
+        }
+        total += self.entries_chars + self.cites_chars;
+        if self.hidden_active > 0 {
+            total += summary_cost(HIDDEN_ACTIVE_TAIL, self.hidden_active);
+        }
+        if self.hidden_edges > 0 {
+            total += summary_cost(HIDDEN_EDGES_TAIL, self.hidden_edges);
+        }
+        if self.anchors.len() > self.next_anchor || self.hidden_anchors() > 0 {
+            total += ARCHIVED_HEAD.len() + 1;
+        }
+        total += self.anchors_chars;
+        if self.hidden_anchors() > 0 {
+            total += summary_cost(HIDDEN_ANCHORS_TAIL, self.hidden_anchors());
+        }
+        total += line_cost(&self.health);
+        if let Some(d) = &self.debt {
+            total += line_cost(d);
+        }
+        total
+    }
+
+    fn write(&self, lines: &mut Vec<String>) {
+        lines.push(self.head.clone());
+        if self.live_entries > 0 || self.hidden_active > 0 {
+            lines.push(ACTIVE_HEAD.to_string());
+        }
+        for entry in self.entries.iter().filter(|e| !e.removed) {
+            lines.push(entry.line.clone());
+            let mut cites: Vec<&Cite> = entry.cites.iter().filter(|c| !c.removed).collect();
+            // Reading order: most valuable first; ties keep edge order.
+            cites.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.seq.cmp(&b.seq)));
+            lines.extend(cites.into_iter().map(|c| c.line.clone()));
+        }
+        if self.hidden_active > 0 {
+            lines.push(hidden_active_line(self.hidden_active));
+        }
+        if self.hidden_edges > 0 {
+            lines.push(hidden_edges_line(self.hidden_edges));
+        }
+        if self.anchors.len() > self.next_anchor || self.hidden_anchors() > 0 {
+            lines.push(ARCHIVED_HEAD.to_string());
+        }
+        let mut anchors: Vec<&Anchor> = self.anchors[self.next_anchor..].iter().collect();
+        anchors.sort_by(|a, b| a.id.cmp(&b.id));
+        lines.extend(anchors.into_iter().map(|a| format!("  {}", a.id)));
+        if self.hidden_anchors() > 0 {
+            lines.push(hidden_anchors_line(self.hidden_anchors()));
+        }
+        lines.push(self.health.clone());
+        if let Some(d) = &self.debt {
+            lines.push(d.clone());
+        }
+    }
+}
+
+/// `HEALTH: <N> nodes, <E> edges, <O> orphans (<P>%), avg <V> edges/node`.
+fn health_line(plan: &Plan, index: &LevelIndex<'_>) -> String {
+    let n = plan.order.len();
+    let e = plan.cited_edges();
+    let o = plan.unlinked_nodes(index);
+    let (pct, avg) = if n == 0 {
+        (0, "0".to_string())
+    } else {
+        (
+            round_int(100.0 * o as f64 / n as f64),
+            float_repr(round_to(e as f64 / n as f64, 1)),
+        )
+    };
+    format!("HEALTH: {n} nodes, {e} edges, {o} orphans ({pct}%), avg {avg} edges/node")
+}
+
+/// Render both levels within a budget, shedding anchors, then citations, then (preload
+/// only) whole gists, lowest value first (core.md §7.4, §7.8, §7.9).
+pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> ReadRender {
+    let mut blocks: Vec<Block> = levels.iter().map(|s| Block::new(s, opts)).collect();
+    let preloaded_count: usize = blocks
+        .iter()
+        .flat_map(|b| &b.entries)
+        .filter(|e| !e.full_gist)
+        .count();
+    let prefix: Option<String> = match opts.kind {
+        ReadKind::Preload => opts.header.map(str::to_string),
+        ReadKind::FullRead => (preloaded_count > 0).then(|| wording::dedup_prefix(preloaded_count)),
+    };
+    let fixed = prefix.as_ref().map_or(0, |p| p.chars().count() + 2)
+        + opts.session_id.map_or(0, |sid| "\n\nSession: ".len() + sid.chars().count());
+    let notes = opts.kind == ReadKind::FullRead;
+    let measure = |blocks: &[Block]| -> usize {
+        let body: usize = blocks.iter().map(Block::chars).sum::<usize>() - 1;
+        let hidden_anchors: usize = blocks.iter().map(Block::hidden_anchors).sum();
+        let hidden_edges: usize = blocks.iter().map(|b| b.hidden_edges).sum();
+        let note = if notes && (hidden_anchors > 0 || hidden_edges > 0) {
+            2 + wording::degradation_note(hidden_anchors, hidden_edges).chars().count()
+        } else {
+            0
+        };
+        fixed + body + note
+    };
+    let over = |blocks: &[Block]| measure(blocks) > opts.budget;
+
+    // 1. Anchors, globally cheapest first (ties: user level first).
+    while over(&blocks) {
+        let pick = (0..blocks.len())
+            .filter(|&b| blocks[b].next_anchor < blocks[b].anchors.len())
+            .min_by(|&a, &b| {
+                let va = blocks[a].anchors[blocks[a].next_anchor].value;
+                let vb = blocks[b].anchors[blocks[b].next_anchor].value;
+                va.total_cmp(&vb).then(a.cmp(&b))
+            });
+        let Some(b) = pick else { break };
+        let block = &mut blocks[b];
+        block.anchors_chars -= block.anchors[block.next_anchor].chars;
+        block.next_anchor += 1;
+    }
+
+    // 2. Citations, globally cheapest first (ties: first entry in level/render order).
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Value, usize, usize)>> = BinaryHeap::new();
+    for (b, block) in blocks.iter().enumerate() {
+        for (p, entry) in block.entries.iter().enumerate() {
+            if let Some(c) = entry.cites.first() {
+                heap.push(std::cmp::Reverse((Value(c.value), b, p)));
+            }
+        }
+    }
+    while over(&blocks) {
+        let Some(std::cmp::Reverse((_, b, p))) = heap.pop() else {
+            break;
+        };
+        let block = &mut blocks[b];
+        let entry = &mut block.entries[p];
+        let cite = &mut entry.cites[entry.next_cite];
+        cite.removed = true;
+        block.cites_chars -= cite.chars;
+        block.hidden_edges += 1;
+        entry.next_cite += 1;
+        if let Some(next) = entry.cites.get(entry.next_cite) {
+            heap.push(std::cmp::Reverse((Value(next.value), b, p)));
+        }
+    }
+
+    // 3. Preload only: whole gists, lowest score first (hubs survive).
+    if opts.kind == ReadKind::Preload {
+        let mut order: Vec<(usize, usize)> = blocks
+            .iter()
+            .enumerate()
+            .flat_map(|(b, block)| (0..block.entries.len()).map(move |p| (b, p)))
+            .collect();
+        order.sort_by(|&(b1, p1), &(b2, p2)| {
+            blocks[b1].entries[p1]
+                .value
+                .total_cmp(&blocks[b2].entries[p2].value)
+        });
+        for (b, p) in order {
+            if !over(&blocks) {
+                break;
+            }
+            let block = &mut blocks[b];
+            let entry = &mut block.entries[p];
+            entry.removed = true;
+            let remaining: usize = entry.cites.iter().filter(|c| !c.removed).map(|c| c.chars).sum();
+            block.cites_chars -= remaining;
+            block.entries_chars -= entry.chars;
+            block.live_entries -= 1;
+            block.hidden_active += 1;
+        }
+    }
+
+    let budgeted = measure(&blocks);
+    let mut lines = Vec::new();
+    for block in &blocks {
+        block.write(&mut lines);
+    }
+    let mut body = lines.join("\n");
+    let hidden_anchors: usize = blocks.iter().map(Block::hidden_anchors).sum();
+    let hidden_edges: usize = blocks.iter().map(|b| b.hidden_edges).sum();
+    if notes && (hidden_anchors > 0 || hidden_edges > 0) {
+        body.push_str("\n\n");
+        body.push_str(&wording::degradation_note(hidden_anchors, hidden_edges));
+    }
+    if let Some(sid) = opts.session_id {
+        body.push_str("\n\nSession: ");
+        body.push_str(sid);
+    }
+    let text = match &prefix {
+        Some(p) => format!("{p}\n\n{body}"),
+        None => body.clone(),
+    };
+    debug_assert_eq!(text.chars().count(), budgeted, "render must equal charge");
+    let live = |b: &Block| -> Vec<String> {
+        b.entries
+            .iter()
+            .filter(|e| !e.removed && e.full_gist)
+            .map(|e| e.id.clone())
+            .collect()
+    };
+    let count = |level: Level| {
+        blocks
+            .iter()
+            .find(|b| b.level == level)
+            .map_or(0, |b| b.active_count)
+    };
+    ReadRender {
+        shown_ids: blocks.iter().flat_map(live).collect(),
+        active_ids: blocks
+            .iter()
+            .flat_map(|b| b.entries.iter().map(|e| e.id.clone()))
+            .collect(),
+        user_active: count(Level::User),
+        project_active: count(Level::Project),
+        text,
+        body,
+    }
+}
+
+/// Size of a level as the compactor charges it: the rendered body, in characters.
+pub fn level_chars(graph: &Graph) -> usize {
+    let index = LevelIndex::of(graph);
+    Plan::build(&index, &index.tiers, Mode::Active).body_chars(&index)
+}
+
+/// The text of a single-node read block (core.md §7.10).
+pub fn node_block(read: &NodeRead) -> String {
+    let status = if read.was_archived {
+        "promoted from archive"
+    } else {
+        "active"
+    };
+    let node = &read.node;
+    let mut lines = vec![format!("▸ {} ({}, {status})", read.id, read.level)];
+    let gist = node.get("gist").map(value_text).unwrap_or_default();
+    lines.push(format!("  gist: {gist}"));
+    let list = |key: &str| -> Vec<String> {
+        match node.get(key) {
+            Some(serde_json::Value::Array(items)) => items.iter().map(value_text).collect(),
+            Some(serde_json::Value::String(s)) => vec![s.clone()],
+            _ => Vec::new(),
+        }
+    };
+    let notes = list("notes");
+    if !notes.is_empty() {
+        lines.push("  notes:".to_string());
+        lines.extend(notes.iter().map(|n| format!("    - {n}")));
+    }
+    let touches = list("touches");
+    if !touches.is_empty() {
+        lines.push(format!("  touches: {}", touches.join(" · ")));
+    }
+    if !read.edges.is_empty() {
+        lines.push("  edges:".to_string());
+        for edge in &read.edges {
+            lines.push(format!("    {}", edge_line(edge)));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `<from> --<rel>--> <to>` of a stored edge object.
+pub fn edge_line(edge: &Object) -> String {
+    let text = |k: &str| edge.get(k).map(value_text).unwrap_or_default();
+    format!("{} --{}--> {}", text("from"), text("rel"), text("to"))
+}
+
+/// A missing id in a batch read.
+pub fn node_not_found_block(id: &str) -> String {
+    format!("▸ {id}: NOT FOUND{}", wording::NOT_FOUND_HINT)
+}
+
+/// The `kg_sync` report (core.md §3.7).
+pub fn sync_text(report: &SyncReport) -> String {
+    if report.user.is_empty() && report.project.is_empty() {
+        return "No updates from other sessions".to_string();
+    }
+    let block = |name: &str, items: &[SyncItem]| -> String {
+        let nodes = items.iter().filter(|i| matches!(i, SyncItem::Node { .. })).count();
+        let mut lines = vec![format!(
+            "{name}: {nodes} node changes, {} edge changes",
+            items.len() - nodes
+        )];
+        for item in items {
+            lines.push(match item {
+                SyncItem::Node { id, archived, gist } => format!(
+                    "  node {id}{}: {gist}",
+                    if *archived { " [archived]" } else { "" }
+                ),
+                SyncItem::Edge(k) => format!("  edge {} --{}--> {}", k.from, k.rel, k.to),
+            });
+        }
+        lines.join("\n")
+    };
+    format!(
+        "Updates from other sessions:\n\n{}\n{}",
+        block("User", &report.user),
+        block("Project", &report.project)
+    )
+}
+
+/// The `kg_useful` answer (core.md §7.11).
+pub fn likes_text(likes: &Likes) -> String {
+    let mut lines = Vec::new();
+    if !likes.accepted.is_empty() {
+        lines.push(format!("Marked useful: {}", likes.accepted.join(", ")));
+    }
+    for (id, reason) in &likes.rejected {
+        lines.push(format!("Skipped {id}: {reason}"));
+    }
+    lines.push(format!("{} like(s) remaining this session.", likes.remaining));
+    lines.join("\n")
+}
+
+/// The `kg_progress` read answer.
+pub fn progress_text(task_id: &str, state: Option<&serde_json::Value>) -> String {
+    match state {
+        Some(v) => format!("Progress for '{task_id}':\n{}", to_json(v, JsonStyle::file(2))),
+        None => format!("No progress found for task '{task_id}'"),
+    }
+}
+
+/// Tier counts of a graph (for headers and the graph view).
+pub fn tier_counts(graph: &Graph) -> (usize, usize, usize) {
+    let mut counts = (0, 0, 0);
+    for node in graph.nodes.values() {
+        match node.tier() {
+            Tier::Active => counts.0 += 1,
+            Tier::Archived => counts.1 += 1,
+            Tier::Orphaned => counts.2 += 1,
+        }
+    }
+    counts
+}

@@ -1,0 +1,186 @@
+//! Scoring (core.md §5): how much a node is worth keeping in the active tier.
+//!
+//! Three signals, each turned into a tie-aware percentile over the eligible nodes:
+//! recency (last write or read), connectedness (weighted live neighbours, in-edges
+//! counting twice as much as out-edges) and usefulness (decaying endorsements).
+//! Percentiles group *exactly* equal raw values, so the float evaluation order below
+//! follows the reference's to the last bit.
+
+use crate::model::{Graph, Tier};
+use crate::plan::LevelIndex;
+
+pub const WEIGHT_RECENCY: f64 = 0.25;
+pub const WEIGHT_CONNECTEDNESS: f64 = 0.40;
+pub const WEIGHT_USEFULNESS: f64 = 0.35;
+/// In-edges mark a node others depend on.
+pub const IN_WEIGHT: f64 = 0.66;
+pub const OUT_WEIGHT: f64 = 0.33;
+/// An edge to an archived neighbour still counts a little, so a cluster that archived
+/// together can lead itself back.
+pub const ARCHIVED_NEIGHBOUR_WEIGHT: f64 = 0.2;
+pub const USEFUL_HALF_LIFE_SECS: f64 = 90.0 * 86_400.0;
+pub const DAY_SECS: f64 = 86_400.0;
+
+/// A node's score and the percentiles it is made of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeScore {
+    pub score: f64,
+    pub recency: f64,
+    pub connectedness: f64,
+    pub usefulness: f64,
+}
+
+/// Raw signals of every node, independent of tiers except connectedness.
+#[derive(Debug, Clone)]
+pub struct RawSignals {
+    pub recency: Vec<f64>,
+    pub usefulness: Vec<f64>,
+    pub created: Vec<f64>,
+}
+
+impl RawSignals {
+    pub fn of(graph: &Graph, index: &LevelIndex<'_>, now: f64) -> RawSignals {
+        let mut recency = vec![0.0f64; index.len()];
+        for (key, version) in &graph.versions {
+            if let Some(id) = key.strip_prefix("node:")
+                && let Some(i) = index.position(id)
+            {
+                recency[i] = version.ts();
+            }
+        }
+        let mut usefulness = Vec::with_capacity(index.len());
+        let mut created = Vec::with_capacity(index.len());
+        for (i, node) in graph.nodes.values().enumerate() {
+            if let Some(read) = node.last_read_ts() {
+                recency[i] = recency[i].max(read);
+            }
+            let mut u = 0.0;
+            for ts in node.useful_ts() {
+                u += 0.5f64.powf((now - ts).max(0.0) / USEFUL_HALF_LIFE_SECS);
+            }
+            usefulness.push(u);
+            created.push(node.created_ts());
+        }
+        RawSignals {
+            recency,
+            usefulness,
+            created,
+        }
+    }
+}
+
+/// Weight of an edge endpoint in connectedness.
+fn neighbour_weight(end: Option<usize>, tiers: &[Tier]) -> f64 {
+    match end.map(|i| tiers[i]) {
+        Some(Tier::Active) => 1.0,
+        Some(Tier::Archived) => ARCHIVED_NEIGHBOUR_WEIGHT,
+        _ => 0.0,
+    }
+}
+
+/// Connectedness raw values for every node under the given tiers.
+pub fn connectedness(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<f64> {
+    let mut inbound = vec![0.0f64; index.len()];
+    let mut outbound = vec![0.0f64; index.len()];
+    for edge in &index.edges {
+        if let Some(to) = edge.to.node {
+            inbound[to] += neighbour_weight(edge.from.node, tiers);
+        }
+        if let Some(from) = edge.from.node {
+            outbound[from] += neighbour_weight(edge.to.node, tiers);
+        }
+    }
+    inbound
+        .iter()
+        .zip(&outbound)
+        .map(|(i, o)| IN_WEIGHT * i + OUT_WEIGHT * o)
+        .collect()
+}
+
+/// Scores of the eligible nodes (past grace; active, plus archived when
+/// `include_archived`). `None` for nodes outside the eligible set.
+pub fn score_all(
+    index: &LevelIndex<'_>,
+    raw: &RawSignals,
+    tiers: &[Tier],
+    include_archived: bool,
+    now: f64,
+    grace_days: f64,
+) -> Vec<Option<NodeScore>> {
+    let grace = grace_days * DAY_SECS;
+    let eligible: Vec<usize> = (0..index.len())
+        .filter(|&i| match tiers[i] {
+            Tier::Active => true,
+            Tier::Archived => include_archived,
+            Tier::Orphaned => false,
+        })
+        .filter(|&i| now - raw.created[i] >= grace)
+        .collect();
+    let mut out = vec![None; index.len()];
+    if eligible.is_empty() {
+        return out;
+    }
+    let conn_all = connectedness(index, tiers);
+    let pick = |values: &[f64]| -> Vec<f64> { eligible.iter().map(|&i| values[i]).collect() };
+    let rec = percentiles(&pick(&raw.recency));
+    let con = percentiles(&pick(&conn_all));
+    let use_ = percentiles(&pick(&raw.usefulness));
+    for (k, &i) in eligible.iter().enumerate() {
+        let score = WEIGHT_RECENCY * rec[k] + WEIGHT_CONNECTEDNESS * con[k] + WEIGHT_USEFULNESS * use_[k];
+        out[i] = Some(NodeScore {
+            score,
+            recency: rec[k],
+            connectedness: con[k],
+            usefulness: use_[k],
+        });
+    }
+    out
+}
+
+/// Tie-aware percentile ranks: a run of equal values at sorted positions `i..=j`
+/// gets `((i + j) / 2) / (n − 1)`; a single value gets 0.5.
+pub fn percentiles(values: &[f64]) -> Vec<f64> {
+    let n = values.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    if n == 1 {
+        return vec![0.5];
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut out = vec![0.0; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let pct = ((i + j) as f64 / 2.0) / (n - 1) as f64;
+        for &k in &order[i..=j] {
+            out[k] = pct;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_share_ranks_on_ties() {
+        assert_eq!(percentiles(&[10.0, 20.0, 20.0, 30.0]), [0.0, 0.5, 0.5, 1.0]);
+        assert_eq!(percentiles(&[7.0]), [0.5]);
+        assert_eq!(percentiles(&[3.0, 3.0, 3.0]), [0.5, 0.5, 0.5]);
+    }
+
+    #[test]
+    fn weights_are_ordered_sensibly() {
+        const { assert!(0.0 < ARCHIVED_NEIGHBOUR_WEIGHT && ARCHIVED_NEIGHBOUR_WEIGHT < 1.0) };
+        let old = 0.5f64.powf(400.0 * DAY_SECS / USEFUL_HALF_LIFE_SECS);
+        let fresh = 0.5f64.powf(3600.0 / USEFUL_HALF_LIFE_SECS);
+        assert!(fresh > 5.0 * old);
+    }
+}

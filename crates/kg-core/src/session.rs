@@ -1,0 +1,408 @@
+//! The session registry: application-level KG sessions that outlive MCP transport
+//! sessions and server restarts (`sessions.json`).
+
+use crate::model::{Object, as_ts, float_value};
+use indexmap::IndexMap;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hasher};
+
+/// Idle time after which a session is forgotten.
+pub const SESSION_TTL_SECS: f64 = 86_400.0;
+/// Likes one session may give.
+pub const LIKES_PER_SESSION: usize = 5;
+
+/// One KG session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionRecord {
+    pub start_ts: f64,
+    /// Resolved project root, or none for a path-less session (graph view, REST).
+    pub project_path: Option<String>,
+    pub last_activity: f64,
+    pub op_count: u64,
+    pub claude_sid: Option<String>,
+    seen: Vec<String>,
+    seen_set: HashSet<String>,
+    has_seen_field: bool,
+    pub preloaded_ids: Option<Vec<String>>,
+    pub full_read_ts: Option<f64>,
+    pub last_synced_ts: Option<f64>,
+    pub liked_ids: Option<Vec<String>>,
+    /// Fields written by other versions, kept as they are.
+    pub extra: Object,
+    /// Position in this process's change log up to which `kg_sync` has reported.
+    /// Not persisted: after a restart the timestamp watermark takes over.
+    pub sync_seq: Option<u64>,
+}
+
+impl SessionRecord {
+    pub fn new(now: f64, project_path: Option<String>) -> SessionRecord {
+        SessionRecord {
+            start_ts: now,
+            project_path,
+            last_activity: now,
+            ..SessionRecord::default()
+        }
+    }
+
+    pub fn seen_ids(&self) -> &[String] {
+        &self.seen
+    }
+
+    pub fn has_seen(&self, id: &str) -> bool {
+        self.seen_set.contains(id)
+    }
+
+    pub fn mark_seen<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
+        self.has_seen_field = true;
+        for id in ids {
+            if self.seen_set.insert(id.to_string()) {
+                self.seen.push(id.to_string());
+            }
+        }
+    }
+
+    pub fn liked(&self) -> &[String] {
+        self.liked_ids.as_deref().unwrap_or(&[])
+    }
+
+    /// The watermark `kg_sync` falls back to when no change-log cursor exists.
+    pub fn sync_watermark(&self) -> f64 {
+        self.last_synced_ts.unwrap_or(self.start_ts)
+    }
+
+    fn from_object(mut obj: Object) -> Option<SessionRecord> {
+        let mut take = |k: &str| obj.shift_remove(k);
+        let start_ts = as_ts(take("start_ts").as_ref())?;
+        let project_path = match take("project_path") {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let last_activity = as_ts(take("last_activity").as_ref()).unwrap_or(start_ts);
+        let op_count = take("op_count").and_then(|v| v.as_u64()).unwrap_or(0);
+        let claude_sid = take("claude_sid").and_then(|v| v.as_str().map(str::to_string));
+        let seen_value = take("seen_ids");
+        let preloaded_ids = take("preloaded_ids").map(|v| strings(&v));
+        let full_read_ts = as_ts(take("full_read_ts").as_ref());
+        let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
+        let liked_ids = take("liked_ids").map(|v| strings(&v));
+        let mut record = SessionRecord {
+            start_ts,
+            project_path,
+            last_activity,
+            op_count,
+            claude_sid,
+            preloaded_ids,
+            full_read_ts,
+            last_synced_ts,
+            liked_ids,
+            extra: obj,
+            ..SessionRecord::default()
+        };
+        if let Some(seen) = seen_value {
+            let ids = strings(&seen);
+            record.mark_seen(ids.iter().map(String::as_str));
+        }
+        Some(record)
+    }
+
+    fn to_object(&self) -> Object {
+        let mut obj = Object::new();
+        obj.insert("start_ts".into(), float_value(self.start_ts));
+        obj.insert(
+            "project_path".into(),
+            self.project_path.clone().map_or(Value::Null, Value::String),
+        );
+        obj.insert("last_activity".into(), float_value(self.last_activity));
+        obj.insert("op_count".into(), Value::from(self.op_count));
+        if let Some(c) = &self.claude_sid {
+            obj.insert("claude_sid".into(), Value::String(c.clone()));
+        }
+        if self.has_seen_field {
+            obj.insert("seen_ids".into(), string_array(&self.seen));
+        }
+        if let Some(p) = &self.preloaded_ids {
+            obj.insert("preloaded_ids".into(), string_array(p));
+        }
+        if let Some(t) = self.full_read_ts {
+            obj.insert("full_read_ts".into(), float_value(t));
+        }
+        if let Some(t) = self.last_synced_ts {
+            obj.insert("last_synced_ts".into(), float_value(t));
+        }
+        if let Some(l) = &self.liked_ids {
+            obj.insert("liked_ids".into(), string_array(l));
+        }
+        for (k, v) in &self.extra {
+            obj.insert(k.clone(), v.clone());
+        }
+        obj
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn string_array(items: &[String]) -> Value {
+    Value::Array(items.iter().cloned().map(Value::String).collect())
+}
+
+/// Is `s` a KG session id (8 lowercase hex characters)?
+pub fn is_session_id(s: &str) -> bool {
+    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// All sessions known to this process, in registration order.
+#[derive(Debug, Default)]
+pub struct SessionRegistry {
+    records: IndexMap<String, SessionRecord>,
+}
+
+impl SessionRegistry {
+    /// Load from the `sessions.json` object, skipping expired and malformed records.
+    pub fn from_object(obj: Object, now: f64) -> SessionRegistry {
+        let mut records = IndexMap::new();
+        for (sid, value) in obj {
+            let Value::Object(rec) = value else { continue };
+            let Some(record) = SessionRecord::from_object(rec) else {
+                log::warn!("sessions.json: dropping malformed session {sid}");
+                continue;
+            };
+            if now - record.last_activity > SESSION_TTL_SECS {
+                continue;
+            }
+            records.insert(sid, record);
+        }
+        SessionRegistry { records }
+    }
+
+    pub fn to_object(&self) -> Object {
+        self.records
+            .iter()
+            .map(|(sid, r)| (sid.clone(), Value::Object(r.to_object())))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &SessionRecord)> {
+        self.records.iter()
+    }
+
+    /// Mint a fresh session id that no record holds.
+    fn mint_id(&self) -> String {
+        let state = std::collections::hash_map::RandomState::new();
+        let mut salt = self.records.len() as u64;
+        loop {
+            let mut hasher = state.build_hasher();
+            hasher.write_u64(salt);
+            let sid = format!("{:08x}", hasher.finish() as u32);
+            if !self.records.contains_key(&sid) {
+                return sid;
+            }
+            salt = salt.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    /// Register a new session (the project path is already resolved).
+    pub fn register(
+        &mut self,
+        project_path: Option<String>,
+        claude_sid: Option<&str>,
+        now: f64,
+        sync_seq: u64,
+    ) -> String {
+        let sid = self.mint_id();
+        let mut record = SessionRecord::new(now, project_path);
+        record.sync_seq = Some(sync_seq);
+        self.records.insert(sid.clone(), record);
+        if let Some(c) = claude_sid {
+            self.bind_claude(&sid, c);
+        }
+        sid
+    }
+
+    /// A pure lookup: no record is created.
+    pub fn lookup(&self, sid: &str) -> Option<&SessionRecord> {
+        self.records.get(sid)
+    }
+
+    pub fn lookup_mut(&mut self, sid: &str) -> Option<&mut SessionRecord> {
+        self.records.get_mut(sid)
+    }
+
+    /// Look a session up, creating a path-less record for an unknown id (the
+    /// reference's policy: a typo never errors). Refreshes activity.
+    pub fn touch(&mut self, sid: &str, now: f64, sync_seq: u64) -> &mut SessionRecord {
+        let record = self.records.entry(sid.to_string()).or_insert_with(|| {
+            log::info!("session {sid} was unknown; created it");
+            let mut r = SessionRecord::new(now, None);
+            r.sync_seq = Some(sync_seq);
+            r
+        });
+        record.last_activity = now;
+        record
+    }
+
+    /// Count one tool operation.
+    pub fn count_op(&mut self, sid: &str, now: f64, sync_seq: u64) {
+        self.touch(sid, now, sync_seq).op_count += 1;
+    }
+
+    /// Bind a Claude session id to `sid`, clearing it from any other holder.
+    pub fn bind_claude(&mut self, sid: &str, claude_sid: &str) {
+        for (other, record) in self.records.iter_mut() {
+            if other != sid && record.claude_sid.as_deref() == Some(claude_sid) {
+                record.claude_sid = None;
+            }
+        }
+        if let Some(record) = self.records.get_mut(sid) {
+            record.claude_sid = Some(claude_sid.to_string());
+        }
+    }
+
+    pub fn find_by_claude_sid(&self, claude_sid: &str) -> Option<&str> {
+        self.records
+            .iter()
+            .find(|(_, r)| r.claude_sid.as_deref() == Some(claude_sid))
+            .map(|(sid, _)| sid.as_str())
+    }
+
+    /// The newest session registered for a (resolved) project root; ties keep the
+    /// first registered.
+    pub fn find_by_project_path(&self, root: &str) -> Option<&str> {
+        let mut best: Option<(&str, f64)> = None;
+        for (sid, record) in &self.records {
+            if record.project_path.as_deref() == Some(root)
+                && best.is_none_or(|(_, ts)| record.start_ts > ts)
+            {
+                best = Some((sid.as_str(), record.start_ts));
+            }
+        }
+        best.map(|(sid, _)| sid)
+    }
+
+    /// Drop sessions idle longer than the TTL; returns how many went.
+    pub fn expire(&mut self, now: f64) -> usize {
+        let before = self.records.len();
+        self.records
+            .retain(|_, r| now - r.last_activity <= SESSION_TTL_SECS);
+        before - self.records.len()
+    }
+}
+
+/// Find the last KG session id our own outputs left in a transcript.
+///
+/// Only lines containing `ession` are scanned; within a line the three marker shapes
+/// are tried one after another, so the last match is by pattern order, then by
+/// position — the reference's behaviour, kept because transcripts written by it
+/// must resolve the same way.
+pub fn recover_from_transcript(text: &str) -> Option<String> {
+    let mut last = None;
+    for line in text.lines() {
+        if !line.contains("ession") {
+            continue;
+        }
+        for (prefix, suffix) in [
+            ("session_id: ", " (pass"),
+            ("Session: ", ""),
+            ("session_id='", "'"),
+        ] {
+            let mut rest = line;
+            while let Some(pos) = rest.find(prefix) {
+                let after = &rest[pos + prefix.len()..];
+                if let Some(candidate) = after.get(..8)
+                    && is_session_id(candidate)
+                    && after[8..].starts_with(suffix)
+                {
+                    last = Some(candidate.to_string());
+                }
+                rest = &rest[pos + prefix.len()..];
+            }
+        }
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_never_creates_and_touch_does() {
+        let mut reg = SessionRegistry::default();
+        assert!(reg.lookup("deadbeef").is_none());
+        assert!(reg.is_empty());
+        let sid = reg.register(Some("/home/u/p".into()), None, 10.0, 0);
+        reg.count_op(&sid, 11.0, 0);
+        reg.count_op(&sid, 12.0, 0);
+        assert_eq!(reg.len(), 1);
+        assert_eq!(reg.lookup(&sid).map(|r| r.op_count), Some(2));
+        reg.touch("cafe0123", 13.0, 0);
+        assert_eq!(reg.len(), 2);
+        assert!(is_session_id(&sid));
+    }
+
+    #[test]
+    fn seen_and_preloaded_survive_a_round_trip() {
+        let mut reg = SessionRegistry::default();
+        let sid = reg.register(None, Some("cc-1"), 10.0, 0);
+        let r = reg.lookup_mut(&sid).expect("registered");
+        r.mark_seen(["a", "b", "a"]);
+        r.preloaded_ids = Some(vec!["x".into()]);
+        r.full_read_ts = Some(11.0);
+        let obj = reg.to_object();
+        let again = SessionRegistry::from_object(obj.clone(), 12.0);
+        let r = again.lookup(&sid).expect("kept");
+        assert_eq!(r.seen_ids(), ["a", "b"]);
+        assert_eq!(r.preloaded_ids.as_deref(), Some(&["x".to_string()][..]));
+        assert_eq!(r.full_read_ts, Some(11.0));
+        assert_eq!(r.claude_sid.as_deref(), Some("cc-1"));
+        assert_eq!(again.to_object(), obj);
+        assert!(SessionRegistry::from_object(obj, 10.0 + SESSION_TTL_SECS + 1.0).is_empty());
+    }
+
+    #[test]
+    fn binding_moves_between_holders() {
+        let mut reg = SessionRegistry::default();
+        let a = reg.register(None, Some("cc-x"), 1.0, 0);
+        let b = reg.register(None, None, 2.0, 0);
+        reg.bind_claude(&b, "cc-x");
+        assert_eq!(reg.find_by_claude_sid("cc-x"), Some(b.as_str()));
+        assert_eq!(reg.lookup(&a).and_then(|r| r.claude_sid.clone()), None);
+    }
+
+    #[test]
+    fn newest_session_wins_path_lookup() {
+        let mut reg = SessionRegistry::default();
+        let _old = reg.register(Some("/h/p".into()), None, 1.0, 0);
+        let new = reg.register(Some("/h/p".into()), None, 2.0, 0);
+        let _tie = reg.register(Some("/h/p".into()), None, 2.0, 0);
+        assert_eq!(reg.find_by_project_path("/h/p"), Some(new.as_str()));
+        assert_eq!(reg.find_by_project_path("/h/q"), None);
+    }
+
+    #[test]
+    fn transcript_recovery_takes_the_last_marker() {
+        let text = "x session_id: deadbeef (pass it\nfoo\n{\"text\":\"Session: cafe0123\"}\n";
+        assert_eq!(recover_from_transcript(text).as_deref(), Some("cafe0123"));
+        assert_eq!(recover_from_transcript("Session: DEADBEEF"), None);
+        assert_eq!(
+            recover_from_transcript("kg_put_node(session_id='0badf00d', level='x')").as_deref(),
+            Some("0badf00d")
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! The nine memory tools as text-in, text-out operations over the [`Store`].
+//!
+//! Transports (MCP over HTTP or stdio, tests) decode their own argument types and call
+//! these; the answers are exactly what the model reads.
+
+use crate::debt::{Debt, compute_debt};
+use crate::model::{EdgeKey, Level};
+use crate::render::{
+    LevelSource, READ_BUDGET, ReadKind, ReadOptions, likes_text, node_block, node_not_found_block,
+    progress_text, render_read, sync_text,
+};
+use crate::search::{SearchGraph, query_terms, search, search_text, shown_ids};
+use crate::store::{GraphSlot, Store, StoreError, Target};
+use crate::tool_events::ToolEvents;
+use crate::wording;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// A tool's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolText {
+    pub text: String,
+    /// Set for every error (the reference never set it; clients should know).
+    pub is_error: bool,
+}
+
+impl ToolText {
+    fn ok(text: String) -> ToolText {
+        ToolText {
+            text,
+            is_error: false,
+        }
+    }
+
+    fn error(e: &StoreError) -> ToolText {
+        let prefix = if e.is_domain() {
+            "Error"
+        } else {
+            "Internal error"
+        };
+        ToolText {
+            text: format!("{prefix}: {e}"),
+            is_error: true,
+        }
+    }
+}
+
+fn answer(result: Result<String, StoreError>) -> ToolText {
+    match result {
+        Ok(text) => ToolText::ok(text),
+        Err(e) => ToolText::error(&e),
+    }
+}
+
+/// Arguments of `kg_read`.
+#[derive(Debug, Clone, Default)]
+pub struct ReadArgs {
+    pub cwd: Option<String>,
+    pub session_id: Option<String>,
+    pub id: Option<String>,
+    pub ids: Option<Vec<String>>,
+    pub level: Option<Level>,
+}
+
+/// `kg_read`: the whole memory, or nodes in full.
+pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
+    let reusable = args.session_id.as_deref().filter(|sid| {
+        store
+            .session(sid)
+            .is_some_and(|r| r.project_path.is_some())
+    });
+    let sid = match (reusable, args.cwd.as_deref()) {
+        (Some(sid), _) => {
+            store.count_op(sid, now);
+            sid.to_string()
+        }
+        (None, Some(cwd)) => match store.register_session(Some(cwd), None, now) {
+            Ok(sid) => sid,
+            Err(e) => return ToolText::error(&e),
+        },
+        (None, None) => {
+            return ToolText {
+                text: format!("Error: {}", wording::READ_NEEDS_CWD),
+                is_error: true,
+            };
+        }
+    };
+    let ids: Option<Vec<String>> = args
+        .ids
+        .clone()
+        .filter(|ids| !ids.is_empty())
+        .or_else(|| args.id.clone().map(|id| vec![id]));
+    match ids {
+        Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
+        None => answer(Ok(full_read(store, &sid, now))),
+    }
+}
+
+fn read_nodes(
+    store: &Store,
+    sid: &str,
+    ids: &[String],
+    level: Option<Level>,
+    now: f64,
+) -> Result<String, StoreError> {
+    let mut blocks = Vec::with_capacity(ids.len());
+    let mut found = Vec::new();
+    for id in ids {
+        let target = level.map(|level| Target {
+            level,
+            session: Some(sid),
+            project_path: None,
+        });
+        match store.read_node(target, Some(sid), id, now) {
+            Ok(read) => {
+                blocks.push(node_block(&read));
+                found.push(id.as_str());
+            }
+            Err(StoreError::NodeNotFound { .. }) => blocks.push(node_not_found_block(id)),
+            Err(e) => return Err(e),
+        }
+    }
+    store.mark_seen(sid, found);
+    Ok(format!("{}\n\nSession: {sid}", blocks.join("\n\n")))
+}
+
+/// The DEBT line of a level, from the in-memory graph.
+pub fn level_debt(store: &Store, slot: &GraphSlot, now: f64) -> Debt {
+    let events = slot
+        .slug
+        .as_deref()
+        .map(|slug| ToolEvents::load(&store.layout().tool_events(slug)));
+    let extra: Vec<f64> = events.iter().flat_map(|e| e.last_seen()).collect();
+    store.with_graph(slot, |g| compute_debt(g, false, extra, now))
+}
+
+/// The graphs of a session: the user graph and, when the session has a project, its
+/// graph (a project graph that fails to load renders empty, as a full read must still
+/// show the user level).
+pub fn session_slots(store: &Store, sid: &str, now: f64) -> (Arc<GraphSlot>, Option<Arc<GraphSlot>>) {
+    let project = match store.session_project_slot(Some(sid), now) {
+        Ok(p) => p,
+        Err(e) => {
+            log::warn!("project graph of session {sid} unavailable: {e}");
+            None
+        }
+    };
+    (store.user_slot().clone(), project)
+}
+
+/// Render both levels for a session (full read or preload); locks user then project.
+pub fn render_session(
+    store: &Store,
+    sid: &str,
+    kind: ReadKind,
+    header: Option<&str>,
+    preloaded: Option<&HashSet<String>>,
+    now: f64,
+) -> crate::render::ReadRender {
+    let (user, project) = session_slots(store, sid, now);
+    let user_debt = level_debt(store, &user, now).line();
+    let project_debt = project.as_ref().map(|p| level_debt(store, p, now).line());
+    let empty = crate::model::Graph::default();
+    let opts = ReadOptions {
+        kind,
+        budget: match kind {
+            ReadKind::FullRead => READ_BUDGET,
+            ReadKind::Preload => crate::render::PRELOAD_BUDGET,
+        },
+        preloaded,
+        header,
+        session_id: Some(sid),
+        now,
+        grace_days: store.config().grace_days,
+    };
+    let user_state = user.lock();
+    let project_state = project.as_ref().map(|p| p.lock());
+    let levels = [
+        LevelSource {
+            level: Level::User,
+            graph: &user_state.graph,
+            debt_line: Some(&user_debt),
+        },
+        LevelSource {
+            level: Level::Project,
+            graph: project_state.as_ref().map_or(&empty, |s| &s.graph),
+            debt_line: project_debt.as_deref(),
+        },
+    ];
+    render_read(levels, &opts)
+}
+
+fn full_read(store: &Store, sid: &str, now: f64) -> String {
+    let record = store.session(sid);
+    let preloaded: Option<HashSet<String>> = record
+        .as_ref()
+        .and_then(|r| r.preloaded_ids.clone())
+        .map(|ids| ids.into_iter().collect());
+    let first = record.as_ref().is_none_or(|r| r.full_read_ts.is_none());
+    let rendered = render_session(store, sid, ReadKind::FullRead, None, preloaded.as_ref(), now);
+    store.with_sessions(|sessions| {
+        if let Some(r) = sessions.lookup_mut(sid) {
+            r.mark_seen(rendered.active_ids.iter().map(String::as_str));
+            r.full_read_ts = Some(now);
+        }
+    });
+    let mut text = rendered.text;
+    if first {
+        text.push_str("\n\n");
+        text.push_str(&wording::first_read_close());
+    }
+    text
+}
+
+/// `kg_search`.
+pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64) -> ToolText {
+    if let Some(sid) = session_id {
+        store.count_op(sid, now);
+    }
+    let slots = match search_slots(store, session_id, now) {
+        Ok(s) => s,
+        Err(e) => return ToolText::error(&e),
+    };
+    let seen: Option<HashSet<String>> = session_id.map(|sid| {
+        store
+            .session(sid)
+            .map(|r| r.seen_ids().iter().cloned().collect())
+            .unwrap_or_default()
+    });
+    let states: Vec<_> = slots.iter().map(|s| (s.level, s.lock())).collect();
+    let graphs: Vec<SearchGraph<'_>> = states
+        .iter()
+        .map(|(level, st)| SearchGraph {
+            level: *level,
+            graph: &st.graph,
+        })
+        .collect();
+    let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
+    let result = search(&graphs, &query_terms(query), seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool));
+    drop(states);
+    if let Some(sid) = session_id {
+        let ids = shown_ids(&result);
+        store.mark_seen(sid, ids.iter().map(String::as_str));
+    }
+    ToolText::ok(search_text(query, &result, session_id.is_some()))
+}
+
+/// Graphs a search covers: the user graph, then the session's project graph (loaded
+/// on demand), or without a session every project graph in memory.
+pub fn search_slots(
+    store: &Store,
+    session_id: Option<&str>,
+    now: f64,
+) -> Result<Vec<Arc<GraphSlot>>, StoreError> {
+    let mut slots = vec![store.user_slot().clone()];
+    match session_id {
+        Some(sid) => slots.extend(store.session_project_slot(Some(sid), now)?),
+        None => slots.extend(store.loaded_projects()),
+    }
+    Ok(slots)
+}
+
+/// Arguments of `kg_put_node`.
+#[derive(Debug, Clone)]
+pub struct PutNodeArgs {
+    pub session_id: String,
+    pub level: Level,
+    pub id: String,
+    pub gist: String,
+    pub notes: Option<Vec<String>>,
+    pub touches: Option<Vec<String>>,
+}
+
+pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
+    store.count_op(&args.session_id, now);
+    let target = Target {
+        level: args.level,
+        session: Some(&args.session_id),
+        project_path: None,
+    };
+    answer(
+        store
+            .put_node(
+                target,
+                &args.id,
+                &args.gist,
+                args.notes.clone(),
+                args.touches.clone(),
+                now,
+            )
+            .map(|put| {
+                let mut text = format!("Node '{}' saved to {} graph", args.id, put.level);
+                if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
+                    text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
+                }
+                text
+            }),
+    )
+}
+
+/// Arguments of `kg_put_edge`.
+#[derive(Debug, Clone)]
+pub struct PutEdgeArgs {
+    pub session_id: String,
+    pub level: Level,
+    pub from: String,
+    pub to: String,
+    pub rel: String,
+    pub notes: Option<Vec<String>>,
+}
+
+pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
+    store.count_op(&args.session_id, now);
+    let target = Target {
+        level: args.level,
+        session: Some(&args.session_id),
+        project_path: None,
+    };
+    answer(
+        store
+            .put_edge(target, &args.from, &args.to, &args.rel, args.notes.clone(), now)
+            .map(|(level, _)| {
+                format!(
+                    "Edge {} saved to {level} graph",
+                    EdgeKey::new(&args.from, &args.to, &args.rel)
+                )
+            }),
+    )
+}
+
+pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
+    store.count_op(session_id, now);
+    answer(
+        store
+            .delete_node(None, Some(session_id), id, now)
+            .map(|(level, n)| format!("Deleted node '{id}' and {n} connected edges from {level} graph")),
+    )
+}
+
+pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) -> ToolText {
+    store.count_op(session_id, now);
+    answer(
+        store
+            .delete_edge(None, Some(session_id), key, now)
+            .map(|found| match found {
+                Some(_) => format!("Edge deleted: {key}"),
+                None => format!("Edge not found: {key}"),
+            }),
+    )
+}
+
+pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> ToolText {
+    store.count_op(session_id, now);
+    answer(store.useful(session_id, ids, now).map(|likes| likes_text(&likes)))
+}
+
+pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {
+    store.count_op(session_id, now);
+    answer(store.sync(session_id, now).map(|report| sync_text(&report)))
+}
+
+pub fn kg_progress(
+    store: &Store,
+    session_id: &str,
+    task_id: &str,
+    state: Option<Value>,
+    level: Level,
+    now: f64,
+) -> ToolText {
+    store.count_op(session_id, now);
+    answer(match state {
+        Some(state) => store
+            .progress_set(Some(session_id), task_id, state, level, now)
+            .map(|()| format!("Progress saved for task '{task_id}'")),
+        None => store
+            .progress_get(Some(session_id), task_id, level, now)
+            .map(|state| progress_text(task_id, state.as_ref())),
+    })
+}

@@ -1,0 +1,142 @@
+//! Every sentence KG Memory says to the model in prose, in one place and in our own
+//! words. Each keeps the literal markers other parts rely on: transcript recovery
+//! scans `session_id: <sid> (pass` and `session_id='<sid>'`; tool-call shapes the model
+//! should copy; the recall phrase; the counts and values a sentence carries.
+
+/// The phrase the model announces after its first full read.
+pub const RECALL_PHRASE: &str = "I have recalled KG Memories";
+
+/// Header of the session-start preload. Its length is charged to the preload budget,
+/// so it stays close to the reference's 631 characters (an 8-hex sid included).
+pub fn preload_header(sid: &str) -> String {
+    format!(
+        "KG MEMORY PRELOADED — compact core only: a PARTIAL view of the top-scored nodes of both \
+         graphs, and the '…N more not shown' lines below count what was left out. \
+         session_id: {sid} (pass it to every kg_* call). REQUIRED before any substantive work: \
+         one kg_read(session_id) call, which renders everything left out here and repeats \
+         nothing shown; only AFTER that full read announce \"{RECALL_PHRASE}\". \
+         kg_read(session_id, ids=[...]) reads nodes in depth; kg_search looks up anything, archived nodes included. \
+         Subagents never receive this preload, so a dispatch prompt must carry the gists or \
+         kg_* instructions the subagent needs."
+    )
+}
+
+/// The whole answer to a resumed session: nothing is rendered again.
+pub fn resume_note(sid: &str) -> String {
+    format!(
+        "KG memory session resumed — session_id: {sid} (pass it to every kg_* call). Nothing \
+         is rendered again: the memory preload from earlier in this conversation is still in \
+         context, and gists already injected stay deduplicated. Other sessions may have \
+         written since; kg_sync(session_id) brings in their changes."
+    )
+}
+
+/// Said with every prompt until the session has made its full read.
+pub const FULL_READ_NUDGE: &str = "KG preload shows only a PARTIAL view — the full graph is \
+     not in context yet. Before substantive work, call kg_read(session_id) once: it renders \
+     what the preload left out and repeats nothing already shown.";
+
+/// Closing line of a session's first full read.
+pub fn first_read_close() -> String {
+    format!("The full graph is now in context — announce \"{RECALL_PHRASE}\".")
+}
+
+/// First line of a full read after a preload.
+pub fn dedup_prefix(count: usize) -> String {
+    format!(
+        "{count} gist(s) were already shown by the session-start preload and appear below only \
+         as '(preloaded)' id anchors — kg_read(session_id, ids=[...]) reads any of them in full."
+    )
+}
+
+/// Appended to `▸ <id>: NOT FOUND`.
+pub const NOT_FOUND_HINT: &str = " (kg_search reaches every tier, archived and orphaned too)";
+
+/// After `Error: ` when a first `kg_read` has neither cwd nor a usable session.
+pub const READ_NEEDS_CWD: &str =
+    "the first kg_read call needs cwd (or a valid session_id returned by an earlier call).";
+
+/// Appended to `No nodes found matching '…'` without a session.
+pub const SEARCH_NO_SESSION_MISS: &str = " (no session_id given — project graphs were searched \
+     best-effort; pass the session_id from kg_read for an accurate project search)";
+
+/// Appended to the `Found … — top k:` header without a session.
+pub const SEARCH_NO_SESSION_HEADER: &str =
+    " [no session_id — project results are best-effort across the loaded graphs]";
+
+/// Appended to `Node '…' saved to … graph` when the submitted gist is long.
+pub fn oversized_gist_advice(chars: usize) -> String {
+    format!(
+        " — note: the gist is {chars} chars; gists scan best at ≤300, so keep the headline \
+         here and move the detail into notes."
+    )
+}
+
+/// Ends a full read that had to leave things out.
+pub fn degradation_note(anchors: usize, edges: usize) -> String {
+    format!(
+        "Note: trimmed to fit the inline budget — {anchors} archived anchor(s) and {edges} \
+         edge(s) left out. kg_search still reaches everything; a /kg-maintain pass would win \
+         back room."
+    )
+}
+
+/// Appended to a `DEBT: HIGH` line.
+pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
+
+/// The capture nudge after a repeated read, fetch or search with no node covering it.
+pub fn capture_nudge(needle: &str, evidence: &str, sid: &str, level: &str) -> String {
+    format!(
+        "KG capture: '{needle}' — {evidence}, and no memory node references it. Repeating it \
+         means the same conclusion is being worked out again. If it has lasting value (what the \
+         thing is or handles, a gotcha, a decision), keep it with one call: \
+         kg_put_node(session_id='{sid}', level='{level}', id='<kebab-id>', gist='<the bottom \
+         line>', touches=['{needle}']). A true one-off can be skipped."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preload_header_keeps_its_markers_and_length() {
+        let header = preload_header("3f9a0c1e");
+        let chars = header.chars().count();
+        // Goldens are reproduced exactly for header lengths of 631–650 characters.
+        assert!((631..=650).contains(&chars), "{chars}");
+        assert!(header.starts_with("KG MEMORY PRELOADED"));
+        for marker in [
+            "PARTIAL view",
+            "'…N more not shown' lines",
+            "session_id: 3f9a0c1e (pass it to every kg_* call)",
+            "REQUIRED before any substantive work",
+            "kg_read(session_id)",
+            "AFTER that full read announce \"I have recalled KG Memories\"",
+            "kg_read(session_id, ids=[...])",
+            "kg_search",
+            "Subagents never receive this preload",
+        ] {
+            assert!(header.contains(marker), "{marker}");
+        }
+        assert!(header.find("3f9a0c1e").is_some_and(|p| p < 400));
+        assert!(!header.contains('\n'));
+    }
+
+    #[test]
+    fn nudges_keep_their_markers() {
+        let note = resume_note("cafe0123");
+        assert!(note.starts_with("KG memory session resumed"));
+        assert!(note.contains("session_id: cafe0123 (pass it to every kg_* call)"));
+        assert!(note.contains("kg_sync(session_id)"));
+        assert!(FULL_READ_NUDGE.contains("kg_read(session_id)"));
+        let nudge = capture_nudge("src/a.rs", "read in 2 distinct sessions now", "0badf00d", "project");
+        assert!(nudge.starts_with("KG capture: 'src/a.rs'"));
+        for marker in ["kg_put_node(", "session_id='0badf00d'", "level='project'", "touches=['src/a.rs']"] {
+            assert!(nudge.contains(marker), "{marker}");
+        }
+        assert!(first_read_close().contains(RECALL_PHRASE));
+        assert!(dedup_prefix(60).contains("(preloaded)"));
+        assert!(oversized_gist_advice(434).contains("434") && oversized_gist_advice(434).contains("300"));
+    }
+}

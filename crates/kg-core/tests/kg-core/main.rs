@@ -1,0 +1,5 @@
+//! kg-core integration tests.
+
+mod golden;
+mod golden_match;
+mod support;
