@@ -49,7 +49,10 @@ pub fn session_bootstrap(
 ) -> Result<Bootstrap, StoreError> {
     let root = store.resolve_root(&request.project_path)?;
     let source = request.source.as_deref().unwrap_or("");
-    let claude = request.claude_session_id.as_deref().filter(|c| !c.is_empty());
+    let claude = request
+        .claude_session_id
+        .as_deref()
+        .filter(|c| !c.is_empty());
     let mut reused = None;
     if let Some(c) = claude
         && source != "clear"

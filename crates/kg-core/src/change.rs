@@ -12,20 +12,35 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChangeKind {
     /// A node was created or updated by a client (version bumped).
-    NodeUpdated { node: Object },
+    NodeUpdated {
+        node: Object,
+    },
     /// An edge was created or updated by a client (version bumped).
-    EdgeUpdated { edge: Object },
-    NodeDeleted { id: String },
-    EdgeDeleted { key: EdgeKey },
+    EdgeUpdated {
+        edge: Object,
+    },
+    NodeDeleted {
+        id: String,
+    },
+    EdgeDeleted {
+        key: EdgeKey,
+    },
     /// An archived or orphaned node was read and so promoted (version bumped); its
     /// orphaned neighbours were rescued back to archived.
-    NodeRecalled { node: Object, rescued: Vec<String> },
+    NodeRecalled {
+        node: Object,
+        rescued: Vec<String>,
+    },
     /// Maintenance or a hand edit moved nodes between tiers (no version bump).
     TiersMoved(TierMoves),
     /// A like was recorded.
-    NodeLiked { id: String },
+    NodeLiked {
+        id: String,
+    },
     /// A task checkpoint was written.
-    ProgressSaved { task_id: String },
+    ProgressSaved {
+        task_id: String,
+    },
     /// A graph file did not parse and was moved aside.
     Quarantined {
         path: PathBuf,

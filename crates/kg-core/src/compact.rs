@@ -68,7 +68,11 @@ impl<'g> Pass<'g> {
     }
 
     fn set_archived(&mut self, i: usize, archived: bool) {
-        self.tiers[i] = if archived { Tier::Archived } else { Tier::Active };
+        self.tiers[i] = if archived {
+            Tier::Archived
+        } else {
+            Tier::Active
+        };
         self.flag[i] = Some(archived);
     }
 
@@ -132,9 +136,9 @@ pub fn maybe_compact(
         let orphaned = orphan_pass(&mut pass, &state.graph);
         let _ = size;
         let mut moves = TierMoves::default();
-        for i in 0..pass.index.len() {
-            let id = pass.index.ids[i].to_string();
-            match (before[i], pass.tiers[i]) {
+        for ((id, was), now_tier) in pass.index.ids.iter().zip(&before).zip(&pass.tiers) {
+            let id = id.to_string();
+            match (*was, *now_tier) {
                 (a, b) if a == b => {}
                 (Tier::Active, Tier::Archived) => moves.archived.push(id),
                 (_, Tier::Active) => moves.restored.push(id),
@@ -147,7 +151,9 @@ pub fn maybe_compact(
     match stall {
         Stall::Stalled { size, active } => {
             if state.stall_logged {
-                log::debug!("compaction of {key} still deferred: {size} chars, {active} active nodes in grace");
+                log::debug!(
+                    "compaction of {key} still deferred: {size} chars, {active} active nodes in grace"
+                );
             } else {
                 log::info!(
                     "Graph {key} is {size} chars > {LEVEL_BUDGET} limit but all {active} active nodes are in grace; compaction deferred until a node leaves grace"
@@ -199,7 +205,9 @@ fn resurrect(pass: &mut Pass<'_>, archived: &[usize], mut size: usize, key: &str
                 best = Some((c, s));
             }
         }
-        let Some((b, best_score)) = best else { continue };
+        let Some((b, best_score)) = best else {
+            continue;
+        };
         if best_score - own >= RESURRECTION_MARGIN {
             pass.set_archived(b, false);
             let after = pass.measure();
@@ -326,7 +334,10 @@ pub fn prune_orphans(graph: &mut Graph, config: &StoreConfig, now: f64) -> Vec<S
         .map(|(id, _)| id.clone())
         .collect();
     for id in &doomed {
-        log::info!("deleting orphan {id}: not recalled within {} days", config.orphan_grace_days);
+        log::info!(
+            "deleting orphan {id}: not recalled within {} days",
+            config.orphan_grace_days
+        );
         graph.remove_node(id);
     }
     doomed

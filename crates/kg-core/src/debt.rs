@@ -61,8 +61,14 @@ impl Debt {
         obj.insert("oversized_gists".into(), Value::from(self.oversized));
         obj.insert("unconnected_active".into(), Value::from(self.unconnected));
         obj.insert("active_nodes".into(), Value::from(self.active_nodes));
-        obj.insert("untended_days".into(), float(round_to(self.untended_days, 1)));
-        obj.insert("never_maintained".into(), Value::Bool(self.never_maintained));
+        obj.insert(
+            "untended_days".into(),
+            float(round_to(self.untended_days, 1)),
+        );
+        obj.insert(
+            "never_maintained".into(),
+            Value::Bool(self.never_maintained),
+        );
         obj.insert("active_days_7d".into(), Value::from(self.active_days_7d));
         obj
     }
@@ -251,7 +257,10 @@ pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
             continue;
         };
         let Ok(file) = parse_graph(&bytes) else {
-            log::warn!("debt survey skips {}: not a valid graph file", layout.project_graph(&dir).display());
+            log::warn!(
+                "debt survey skips {}: not a valid graph file",
+                layout.project_graph(&dir).display()
+            );
             continue;
         };
         let events = ToolEvents::load(&layout.tool_events(&dir));
@@ -278,7 +287,11 @@ mod tests {
         let mut g = Graph::default();
         for i in 0..active {
             let mut n = Node::new(&format!("n{i}"));
-            let gist = if i < oversized { "x".repeat(301) } else { "short".into() };
+            let gist = if i < oversized {
+                "x".repeat(301)
+            } else {
+                "short".into()
+            };
             n.set(field::GIST, Value::String(gist));
             if let Some(&ts) = reads.get(i) {
                 n.set(field::LAST_READ_TS, float_value(ts));
@@ -294,18 +307,27 @@ mod tests {
 
     #[test]
     fn busy_dirty_unmaintained_graph_is_high() {
-        let reads = [NOW, NOW - 86_400.0, NOW - 2.0 * 86_400.0, NOW - 3.0 * 86_400.0];
+        let reads = [
+            NOW,
+            NOW - 86_400.0,
+            NOW - 2.0 * 86_400.0,
+            NOW - 3.0 * 86_400.0,
+        ];
         let g = graph(10, 5, 3, &reads);
         let d = compute_debt(&g, false, [], NOW);
         assert_eq!((d.oversized, d.unconnected, d.active_days_7d), (5, 3, 4));
         assert!(d.never_maintained);
         assert_eq!(d.level, DebtLevel::High);
         let line = d.line();
-        assert!(line.contains("/kg-maintain") && line.contains("never maintained"), "{line}");
+        assert!(
+            line.contains("/kg-maintain") && line.contains("never maintained"),
+            "{line}"
+        );
         let mut maintained = g.clone();
-        maintained
-            .progress
-            .insert("maintain".into(), serde_json::json!({"last_ts": NOW - 3600.0}));
+        maintained.progress.insert(
+            "maintain".into(),
+            serde_json::json!({"last_ts": NOW - 3600.0}),
+        );
         let d = compute_debt(&maintained, false, [], NOW);
         assert!(d.level == DebtLevel::Low && d.score < 0.1);
         assert!(!d.line().contains("kg-maintain"));
@@ -315,7 +337,12 @@ mod tests {
     fn pristine_graphs_stay_low() {
         let dormant = compute_debt(&graph(6, 0, 0, &[]), false, [], NOW);
         assert_eq!(dormant.level, DebtLevel::Low);
-        let reads = [NOW, NOW - 86_400.0, NOW - 2.0 * 86_400.0, NOW - 3.0 * 86_400.0];
+        let reads = [
+            NOW,
+            NOW - 86_400.0,
+            NOW - 2.0 * 86_400.0,
+            NOW - 3.0 * 86_400.0,
+        ];
         let busy = compute_debt(&graph(6, 0, 0, &reads), false, [], NOW);
         assert!(busy.score < 0.3);
         let empty = compute_debt(&Graph::default(), false, [], NOW);
@@ -324,7 +351,13 @@ mod tests {
 
     #[test]
     fn activity_counts_distinct_recent_days() {
-        let stamps = [NOW, NOW - 60.0, NOW - 2.0 * 86_400.0, NOW - 30.0 * 86_400.0, 0.0];
+        let stamps = [
+            NOW,
+            NOW - 60.0,
+            NOW - 2.0 * 86_400.0,
+            NOW - 30.0 * 86_400.0,
+            0.0,
+        ];
         assert_eq!(activity_days(stamps, NOW), 2);
     }
 
@@ -344,7 +377,10 @@ mod tests {
             d.line(),
             "DEBT: LOW (0.17) — 1 oversized gist(s), 5 unconnected, untended 32.9d, active 1/7d"
         );
-        let whole = Debt { untended_days: 2.0, ..d };
+        let whole = Debt {
+            untended_days: 2.0,
+            ..d
+        };
         assert!(whole.line().contains("untended 2d"));
     }
 }

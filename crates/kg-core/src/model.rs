@@ -183,7 +183,9 @@ impl Node {
     }
 
     pub fn orphaned_ts(&self) -> Option<f64> {
-        self.obj.get(field::ORPHANED_TS).map(|v| v.as_f64().unwrap_or(0.0))
+        self.obj
+            .get(field::ORPHANED_TS)
+            .map(|v| v.as_f64().unwrap_or(0.0))
     }
 
     pub fn is_orphaned(&self) -> bool {
@@ -354,7 +356,10 @@ impl Graph {
     pub fn bump_version(&mut self, key: String, now: f64, session: Option<&str>) {
         let previous = self.versions.get(&key).map(Version::v).unwrap_or(0);
         let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
-        let entry = self.versions.entry(key).or_insert_with(|| Version(Object::new()));
+        let entry = self
+            .versions
+            .entry(key)
+            .or_insert_with(|| Version(Object::new()));
         entry.0.insert("v".into(), Value::from(previous + 1));
         entry.0.insert("ts".into(), float_value(now));
         entry.0.insert("session".into(), session);
@@ -451,7 +456,16 @@ mod tests {
             assert!(validate_ident(IdentKind::NodeId, ok).is_ok(), "{ok}");
         }
         let long = "a".repeat(200);
-        for bad in ["", "a b", "<script>", "a/b", "a'b", "-leading", long.as_str(), "abc\n"] {
+        for bad in [
+            "",
+            "a b",
+            "<script>",
+            "a/b",
+            "a'b",
+            "-leading",
+            long.as_str(),
+            "abc\n",
+        ] {
             assert!(validate_ident(IdentKind::NodeId, bad).is_err(), "{bad:?}");
         }
         assert_eq!(
@@ -462,7 +476,12 @@ mod tests {
 
     #[test]
     fn edge_refs_and_rels_follow_their_charsets() {
-        for ok in ["knowledge-graph/server/store.py", "~/Mail/x", "node-id", "/abs/path"] {
+        for ok in [
+            "knowledge-graph/server/store.py",
+            "~/Mail/x",
+            "node-id",
+            "/abs/path",
+        ] {
             assert!(validate_ident(IdentKind::EdgeRef, ok).is_ok(), "{ok}");
         }
         for bad in ["", "a'b", "<img>", "a b"] {

@@ -1,7 +1,7 @@
 //! Namespaces: which graph a level and a project path address, where its file lives,
 //! and the safety rules for client-supplied project paths.
 
-use crate::persist::{read_json_object, write_json_object, WriteMode};
+use crate::persist::{WriteMode, read_json_object, write_json_object};
 use serde_json::Value;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -111,7 +111,8 @@ pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError
     let resolved_text = resolved.to_string_lossy().into_owned();
     let home_text = home.to_string_lossy();
     let inside = resolved_text == home_text
-        || format!("{resolved_text}/").starts_with(&format!("{}/", home_text.trim_end_matches('/')));
+        || format!("{resolved_text}/")
+            .starts_with(&format!("{}/", home_text.trim_end_matches('/')));
     if inside {
         Ok(resolved_text)
     } else {
@@ -316,7 +317,10 @@ mod tests {
         let root = resolve_project_root(&proj.to_string_lossy(), &home_path).expect("inside");
         assert_eq!(root, proj.to_string_lossy());
         let dotted = format!("{}/src/../src/api/", home_path.display());
-        assert_eq!(resolve_project_root(&dotted, &home_path).expect("inside"), root);
+        assert_eq!(
+            resolve_project_root(&dotted, &home_path).expect("inside"),
+            root
+        );
         let escape = format!("{}/../..", home_path.display());
         assert!(matches!(
             resolve_project_root(&escape, &home_path),
@@ -347,21 +351,36 @@ mod tests {
             root: storage.path().to_path_buf(),
         };
         let nobody = |_: &str| None;
-        assert_eq!(layout.slug_for("/home/u/work/api", &nobody).expect("slug"), "api");
+        assert_eq!(
+            layout.slug_for("/home/u/work/api", &nobody).expect("slug"),
+            "api"
+        );
         fs::create_dir_all(layout.project_dir("api")).expect("mkdir");
         fs::write(
             layout.project_graph("api"),
             r#"{"nodes": {}, "_meta": {"project_path": "/home/u/work/api"}}"#,
         )
         .expect("write");
-        assert_eq!(layout.slug_for("/home/u/work/api", &nobody).expect("slug"), "api");
+        assert_eq!(
+            layout.slug_for("/home/u/work/api", &nobody).expect("slug"),
+            "api"
+        );
         let other = layout.slug_for("/home/u/oss/api", &nobody).expect("slug");
         assert!(other.starts_with("api-") && other.len() == 12, "{other}");
-        assert_eq!(layout.slug_for("/home/u/oss/api", &nobody).expect("slug"), other);
+        assert_eq!(
+            layout.slug_for("/home/u/oss/api", &nobody).expect("slug"),
+            other
+        );
         // An unsaved claim in memory also counts.
         let claimed = |s: &str| (s == "web").then(|| "/home/u/a/web".to_string());
-        assert_ne!(layout.slug_for("/home/u/b/web", &claimed).expect("slug"), "web");
-        assert_eq!(layout.slug_for("/home/u/a/web", &claimed).expect("slug"), "web");
+        assert_ne!(
+            layout.slug_for("/home/u/b/web", &claimed).expect("slug"),
+            "web"
+        );
+        assert_eq!(
+            layout.slug_for("/home/u/a/web", &claimed).expect("slug"),
+            "web"
+        );
     }
 
     #[test]
@@ -373,8 +392,14 @@ mod tests {
         fs::create_dir_all(layout.project_dir("old")).expect("mkdir");
         fs::write(layout.project_graph("old"), r#"{"nodes": {}}"#).expect("write");
         fs::write(layout.aliases(), r#"{"old": "new"}"#).expect("alias");
-        assert_eq!(layout.slug_for("/home/u/new", &|_| None).expect("slug"), "new");
+        assert_eq!(
+            layout.slug_for("/home/u/new", &|_| None).expect("slug"),
+            "new"
+        );
         assert!(layout.project_graph("new").exists());
-        assert!(layout.project_graph("old").exists(), "old folder is left in place");
+        assert!(
+            layout.project_graph("old").exists(),
+            "old folder is left in place"
+        );
     }
 }

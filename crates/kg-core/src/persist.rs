@@ -129,7 +129,10 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
     write_entries(
         &mut out,
         style,
-        graph.nodes.iter().map(|(id, n)| (id.as_str(), n.as_object())),
+        graph
+            .nodes
+            .iter()
+            .map(|(id, n)| (id.as_str(), n.as_object())),
     );
     out.push_str(",\n  \"edges\": ");
     let edge_keys: Vec<String> = graph.edges.keys().map(EdgeKey::to_string).collect();
@@ -150,7 +153,11 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
     );
     if !graph.progress.is_empty() {
         out.push_str(",\n    \"progress\": ");
-        let progress: Object = graph.progress.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let progress: Object = graph
+            .progress
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         write_json(&mut out, &Value::Object(progress), style, 2);
     }
     if level == Level::Project {
@@ -224,6 +231,9 @@ pub fn sibling_with_extension(path: &Path, extension: &str) -> PathBuf {
     path.with_extension(extension)
 }
 
+/// Checks that bytes are a usable file (a graph file must parse).
+pub type Validator = dyn Fn(&[u8]) -> bool;
+
 /// Identity of the file this process last wrote, to recognise a foreign replacement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStamp {
@@ -280,7 +290,7 @@ pub fn atomic_write(
     bytes: &[u8],
     mode: WriteMode,
     last_written: Option<FileStamp>,
-    validate: Option<&dyn Fn(&[u8]) -> bool>,
+    validate: Option<&Validator>,
 ) -> Result<Option<FileStamp>, PersistError> {
     let write_err = |source: io::Error| PersistError::Write {
         path: path.to_path_buf(),
@@ -318,7 +328,7 @@ pub fn atomic_write(
 fn keep_previous(
     path: &Path,
     last_written: Option<FileStamp>,
-    validate: Option<&dyn Fn(&[u8]) -> bool>,
+    validate: Option<&Validator>,
 ) -> io::Result<()> {
     let Some(current) = FileStamp::of(path) else {
         return Ok(()); // nothing to back up (first save, or quarantined)
@@ -431,7 +441,11 @@ pub fn read_json_object(path: &Path) -> Result<Option<Object>, String> {
     match fs::read(path) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(obj)) => Ok(Some(obj)),
-            Ok(other) => Err(format!("{} holds {}, not an object", path.display(), kind_of(&other))),
+            Ok(other) => Err(format!(
+                "{} holds {}, not an object",
+                path.display(),
+                kind_of(&other)
+            )),
             Err(e) => Err(format!("{}: {e}", path.display())),
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -447,7 +461,12 @@ pub fn write_json_object(
     mode: WriteMode,
 ) -> Result<(), PersistError> {
     let mut text = String::new();
-    write_json(&mut text, &Value::Object(obj.clone()), JsonStyle::file(indent), 0);
+    write_json(
+        &mut text,
+        &Value::Object(obj.clone()),
+        JsonStyle::file(indent),
+        0,
+    );
     atomic_write(path, text.as_bytes(), mode, None, None).map(|_| ())
 }
 
@@ -567,13 +586,32 @@ mod tests {
         let valid = |b: &[u8]| parse_graph(b).is_ok();
         let s1 = atomic_write(&path, b"{}", WriteMode::GRAPH, None, Some(&valid)).expect("w1");
         assert!(!dir.path().join("graph.prev").exists());
-        let s2 = atomic_write(&path, b"{\"nodes\": {}}", WriteMode::GRAPH, s1, Some(&valid))
-            .expect("w2");
-        assert_eq!(fs::read(dir.path().join("graph.prev")).expect("prev"), b"{}");
+        let s2 = atomic_write(
+            &path,
+            b"{\"nodes\": {}}",
+            WriteMode::GRAPH,
+            s1,
+            Some(&valid),
+        )
+        .expect("w2");
+        assert_eq!(
+            fs::read(dir.path().join("graph.prev")).expect("prev"),
+            b"{}"
+        );
         // Someone scribbles over the file: it must not become the backup.
         fs::write(&path, b"garbage").expect("scribble");
-        atomic_write(&path, b"{\"edges\": {}}", WriteMode::GRAPH, s2, Some(&valid)).expect("w3");
-        assert_eq!(fs::read(dir.path().join("graph.prev")).expect("prev"), b"{}");
+        atomic_write(
+            &path,
+            b"{\"edges\": {}}",
+            WriteMode::GRAPH,
+            s2,
+            Some(&valid),
+        )
+        .expect("w3");
+        assert_eq!(
+            fs::read(dir.path().join("graph.prev")).expect("prev"),
+            b"{}"
+        );
         assert_eq!(fs::read(&path).expect("cur"), b"{\"edges\": {}}");
         let leftovers: Vec<_> = fs::read_dir(dir.path())
             .expect("ls")

@@ -244,7 +244,11 @@ impl Plan {
         if !self.anchors.is_empty() {
             total += ARCHIVED_HEAD.chars().count() + 1;
         }
-        total += self.anchors.iter().map(|&i| index.anchor_cost(i)).sum::<usize>();
+        total += self
+            .anchors
+            .iter()
+            .map(|&i| index.anchor_cost(i))
+            .sum::<usize>();
         total
     }
 

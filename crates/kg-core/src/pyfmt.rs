@@ -86,9 +86,13 @@ pub fn g_format(x: f64) -> String {
     let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= PRECISION {
+    if !(-4..PRECISION).contains(&exp) {
         let mantissa = strip_fraction_zeros(mantissa);
-        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+        format!(
+            "{mantissa}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     } else {
         let decimals = (PRECISION - 1 - exp).max(0) as usize;
         strip_fraction_zeros(&format!("{x:.decimals$}")).to_string()
@@ -359,7 +363,13 @@ mod tests {
             to_json(&v, JsonStyle::file(2)),
             "{\n  \"a\": [\n    1,\n    2.0,\n    \"\\u00e9\\u2014\"\n  ],\n  \"b\": {},\n  \"c\": [],\n  \"d\": null\n}"
         );
-        assert_eq!(to_json(&v, JsonStyle::WIRE), "{\"a\":[1,2.0,\"é—\"],\"b\":{},\"c\":[],\"d\":null}");
-        assert_eq!(to_json(&json!("😀"), JsonStyle::file(1)), "\"\\ud83d\\ude00\"");
+        assert_eq!(
+            to_json(&v, JsonStyle::WIRE),
+            "{\"a\":[1,2.0,\"é—\"],\"b\":{},\"c\":[],\"d\":null}"
+        );
+        assert_eq!(
+            to_json(&json!("😀"), JsonStyle::file(1)),
+            "\"\\ud83d\\ude00\""
+        );
     }
 }

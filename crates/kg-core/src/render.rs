@@ -168,7 +168,8 @@ impl Block {
         let raw = RawSignals::of(source.graph, &index, opts.now);
         let scores = score_all(&index, &raw, &index.tiers, true, opts.now, opts.grace_days);
         let score_or = |i: Option<usize>, missing: f64| {
-            i.and_then(|i| scores[i]).map_or(missing, |s: NodeScore| s.score)
+            i.and_then(|i| scores[i])
+                .map_or(missing, |s: NodeScore| s.score)
         };
         let name = match source.level {
             Level::User => "USER",
@@ -230,11 +231,7 @@ impl Block {
         anchors.sort_by(|a, b| a.value.total_cmp(&b.value));
         let health = health_line(&plan, &index);
         let entries_chars = entries.iter().map(|e| e.chars).sum();
-        let cites_chars = entries
-            .iter()
-            .flat_map(|e| &e.cites)
-            .map(|c| c.chars)
-            .sum();
+        let cites_chars = entries.iter().flat_map(|e| &e.cites).map(|c| c.chars).sum();
         let anchors_chars = anchors.iter().map(|a| a.chars).sum();
         Block {
             level: source.level,
@@ -349,14 +346,18 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         ReadKind::FullRead => (preloaded_count > 0).then(|| wording::dedup_prefix(preloaded_count)),
     };
     let fixed = prefix.as_ref().map_or(0, |p| p.chars().count() + 2)
-        + opts.session_id.map_or(0, |sid| "\n\nSession: ".len() + sid.chars().count());
+        + opts
+            .session_id
+            .map_or(0, |sid| "\n\nSession: ".len() + sid.chars().count());
     let notes = opts.kind == ReadKind::FullRead;
     let measure = |blocks: &[Block]| -> usize {
         let body: usize = blocks.iter().map(Block::chars).sum::<usize>() - 1;
         let hidden_anchors: usize = blocks.iter().map(Block::hidden_anchors).sum();
         let hidden_edges: usize = blocks.iter().map(|b| b.hidden_edges).sum();
         let note = if notes && (hidden_anchors > 0 || hidden_edges > 0) {
-            2 + wording::degradation_note(hidden_anchors, hidden_edges).chars().count()
+            2 + wording::degradation_note(hidden_anchors, hidden_edges)
+                .chars()
+                .count()
         } else {
             0
         };
@@ -423,7 +424,12 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
             let block = &mut blocks[b];
             let entry = &mut block.entries[p];
             entry.removed = true;
-            let remaining: usize = entry.cites.iter().filter(|c| !c.removed).map(|c| c.chars).sum();
+            let remaining: usize = entry
+                .cites
+                .iter()
+                .filter(|c| !c.removed)
+                .map(|c| c.chars)
+                .sum();
             block.cites_chars -= remaining;
             block.entries_chars -= entry.chars;
             block.live_entries -= 1;
@@ -537,7 +543,10 @@ pub fn sync_text(report: &SyncReport) -> String {
         return "No updates from other sessions".to_string();
     }
     let block = |name: &str, items: &[SyncItem]| -> String {
-        let nodes = items.iter().filter(|i| matches!(i, SyncItem::Node { .. })).count();
+        let nodes = items
+            .iter()
+            .filter(|i| matches!(i, SyncItem::Node { .. }))
+            .count();
         let mut lines = vec![format!(
             "{name}: {nodes} node changes, {} edge changes",
             items.len() - nodes
@@ -569,14 +578,20 @@ pub fn likes_text(likes: &Likes) -> String {
     for (id, reason) in &likes.rejected {
         lines.push(format!("Skipped {id}: {reason}"));
     }
-    lines.push(format!("{} like(s) remaining this session.", likes.remaining));
+    lines.push(format!(
+        "{} like(s) remaining this session.",
+        likes.remaining
+    ));
     lines.join("\n")
 }
 
 /// The `kg_progress` read answer.
 pub fn progress_text(task_id: &str, state: Option<&serde_json::Value>) -> String {
     match state {
-        Some(v) => format!("Progress for '{task_id}':\n{}", to_json(v, JsonStyle::file(2))),
+        Some(v) => format!(
+            "Progress for '{task_id}':\n{}",
+            to_json(v, JsonStyle::file(2))
+        ),
         None => format!("No progress found for task '{task_id}'"),
     }
 }

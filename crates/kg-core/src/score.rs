@@ -126,7 +126,8 @@ pub fn score_all(
     let con = percentiles(&pick(&conn_all));
     let use_ = percentiles(&pick(&raw.usefulness));
     for (k, &i) in eligible.iter().enumerate() {
-        let score = WEIGHT_RECENCY * rec[k] + WEIGHT_CONNECTEDNESS * con[k] + WEIGHT_USEFULNESS * use_[k];
+        let score =
+            WEIGHT_RECENCY * rec[k] + WEIGHT_CONNECTEDNESS * con[k] + WEIGHT_USEFULNESS * use_[k];
         out[i] = Some(NodeScore {
             score,
             recency: rec[k],

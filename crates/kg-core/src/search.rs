@@ -11,9 +11,10 @@
 //! adjacency built in graph-then-edge order, and path edges collected from the target
 //! end back to the source.
 
-use crate::model::{EdgeKey, Graph, Level, Node};
+use crate::model::{EdgeKey, Graph, Level, Node, field, value_text};
 use crate::pyfmt::round_to;
 use crate::wording;
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 /// Character budget of the `kg_search` text.
@@ -111,27 +112,36 @@ fn push_lower(buf: &mut String, s: &str) {
     }
 }
 
-/// Build the searchable text of a node into `buf` (cleared first):
-/// `id gist notes… touches…`, lowercased.
-fn searchable_text(buf: &mut String, id: &str, node: &Node) {
-    buf.clear();
+/// Append each string of a `notes`/`touches` field, space-separated, lowercased.
+/// Reads the field the way [`Node::notes`] does (a list; a lone string is one item;
+/// non-strings as JSON text) without copying it first.
+fn push_list(buf: &mut String, value: Option<&Value>) {
+    match value {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    buf.push(' ');
+                }
+                match item {
+                    Value::String(s) => push_lower(buf, s),
+                    other => push_lower(buf, &value_text(other)),
+                }
+            }
+        }
+        Some(Value::String(s)) => push_lower(buf, s),
+        _ => {}
+    }
+}
+
+/// Append the searchable text of a node: `id gist notes… touches…`, lowercased.
+fn push_searchable(buf: &mut String, id: &str, node: &Node) {
     push_lower(buf, id);
     buf.push(' ');
     push_lower(buf, node.gist());
     buf.push(' ');
-    for (i, note) in node.notes().iter().enumerate() {
-        if i > 0 {
-            buf.push(' ');
-        }
-        push_lower(buf, note);
-    }
+    push_list(buf, node.get(field::NOTES));
     buf.push(' ');
-    for (i, touch) in node.touches().iter().enumerate() {
-        if i > 0 {
-            buf.push(' ');
-        }
-        push_lower(buf, touch);
-    }
+    push_list(buf, node.get(field::TOUCHES));
 }
 
 /// Score one graph: `(node index, raw score)` in the order each node first gained
@@ -141,35 +151,49 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
     if n == 0 || terms.is_empty() {
         return Vec::new();
     }
-    // One pass over the nodes with a reused buffer: each node's text is built and
-    // lowercased once, whatever the number of terms.
-    let mut matches: Vec<Vec<(usize, usize)>> = vec![Vec::new(); terms.len()];
-    let mut buf = String::new();
-    for (index, (id, node)) in graph.nodes.iter().enumerate() {
-        searchable_text(&mut buf, id, node);
-        for (term, hits) in terms.iter().zip(matches.iter_mut()) {
-            // Non-overlapping, left to right: Python's `str.count`.
-            let tf = buf.matches(term.as_str()).count();
-            if tf > 0 {
-                hits.push((index, tf));
-            }
-        }
+    // All node texts in one corpus, built and lowercased once per call, separated by
+    // '\n': a term never holds whitespace, so no match spans two nodes, and one
+    // scan per term replaces a searcher per node and term.
+    let mut corpus = String::new();
+    let mut ends: Vec<usize> = Vec::with_capacity(n);
+    for (id, node) in &graph.nodes {
+        push_searchable(&mut corpus, id, node);
+        ends.push(corpus.len());
+        corpus.push('\n');
     }
     let mut scores: Vec<Option<f64>> = vec![None; n];
     let mut order: Vec<usize> = Vec::new();
     let n_f = n as f64;
-    for mut hits in matches {
+    let mut hits: Vec<(usize, usize)> = Vec::new();
+    for term in terms {
+        // (node, tf) in node order. Leftmost non-overlapping matches over the corpus
+        // are the per-node ones (Python's `str.count`), as none crosses a separator.
+        hits.clear();
+        let mut node = 0;
+        for (at, _) in corpus.match_indices(term.as_str()) {
+            while ends[node] <= at {
+                node += 1;
+            }
+            match hits.last_mut() {
+                Some((last, tf)) if *last == node => *tf += 1,
+                _ => hits.push((node, 1)),
+            }
+        }
         if hits.is_empty() {
             continue;
         }
         let df = hits.len() as f64;
-        let idf = if n > 1 { (n_f / df).ln() / n_f.ln() } else { 1.0 };
+        let idf = if n > 1 {
+            (n_f / df).ln() / n_f.ln()
+        } else {
+            1.0
+        };
         if idf <= 0.0 {
             continue; // the term is in every node: it tells nothing apart
         }
         // Stable: equal tf keeps node order, yet every match gets its own rank.
         hits.sort_by(|a, b| b.1.cmp(&a.1));
-        for (rank, (index, _)) in hits.into_iter().enumerate() {
+        for (rank, &(index, _)) in hits.iter().enumerate() {
             let add = idf / (RRF_K + rank as f64);
             match &mut scores[index] {
                 Some(score) => *score += add,
@@ -184,6 +208,19 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
         .into_iter()
         .filter_map(|index| scores[index].map(|s| (index, s)))
         .collect()
+}
+
+/// Python's `round(x, 4)`. Most scores are far from a rounding tie, and then the
+/// integer nearest to `x·10⁴` divided by 10⁴ (one correctly rounded division) is
+/// exactly the double nearest the rounded decimal, as Python returns; near a tie, or
+/// for huge values, the exact decimal path of [`round_to`] decides.
+fn round4(x: f64) -> f64 {
+    let y = x * 10_000.0;
+    if y.is_finite() && y.abs() < 1e12 && ((y - y.floor()) - 0.5).abs() > 1e-6 {
+        y.round() / 10_000.0
+    } else {
+        round_to(x, 4)
+    }
 }
 
 /// A scored (level, id) before materialisation.
@@ -232,7 +269,7 @@ pub fn search(
                 graph: g,
                 node,
                 raw,
-                rounded: round_to(raw, 4),
+                rounded: round4(raw),
             };
             match by_key.get(&(sg.level, id.as_str())) {
                 Some(&at) => {
@@ -314,39 +351,110 @@ pub fn search(
     }
 }
 
-/// Undirected adjacency: id → `(neighbour, edge)` in graph order, then edge order.
-type Adjacency<'g> = HashMap<&'g str, Vec<(&'g str, &'g EdgeKey)>>;
+/// Undirected adjacency over the node ids of the participating graphs, as compact
+/// lists: vertex `v`'s `(neighbour, edge)` entries are `entries[starts[v]..starts[v + 1]]`,
+/// in graph order, then edge order.
+struct Adjacency<'g> {
+    starts: Vec<usize>,
+    entries: Vec<(usize, &'g EdgeKey)>,
+}
 
-/// The union of the shortest paths (≤ 4 edges) between every pair of top hits.
-fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) -> Vec<EdgeKey> {
-    let is_node = |id: &str| graphs.iter().any(|sg| sg.graph.nodes.contains_key(id));
-    let mut adjacency: Adjacency<'_> = HashMap::new();
-    for &g in order {
-        for key in graphs[g].graph.edges.keys() {
-            // Artifacts do not route and self-loops lead nowhere.
-            if key.from == key.to || !is_node(&key.from) || !is_node(&key.to) {
-                continue;
-            }
-            adjacency
-                .entry(key.from.as_str())
-                .or_default()
-                .push((key.to.as_str(), key));
-            adjacency
-                .entry(key.to.as_str())
-                .or_default()
-                .push((key.from.as_str(), key));
+impl<'g> Adjacency<'g> {
+    fn neighbours(&self, v: usize) -> &[(usize, &'g EdgeKey)] {
+        &self.entries[self.starts[v]..self.starts[v + 1]]
+    }
+}
+
+/// Vertex numbering: an id is one vertex whatever the number of graphs holding it,
+/// numbered by the first graph in search order that holds it.
+struct Vertices<'a, 'g> {
+    graphs: &'a [SearchGraph<'g>],
+    order: &'a [usize],
+    offsets: Vec<usize>,
+}
+
+impl Vertices<'_, '_> {
+    fn new<'a, 'g>(graphs: &'a [SearchGraph<'g>], order: &'a [usize]) -> Vertices<'a, 'g> {
+        let mut offsets = vec![0; graphs.len()];
+        let mut next = 0;
+        for &g in order {
+            offsets[g] = next;
+            next += graphs[g].graph.nodes.len();
+        }
+        Vertices {
+            graphs,
+            order,
+            offsets,
         }
     }
 
-    let mut collected: Vec<EdgeKey> = Vec::new();
-    let mut known: HashSet<&EdgeKey> = HashSet::new();
-    for (i, source) in top.iter().enumerate() {
-        for target in &top[i + 1..] {
-            let (source, target) = (source.id.as_str(), target.id.as_str());
-            if !adjacency.contains_key(source) || !adjacency.contains_key(target) {
+    fn count(&self) -> usize {
+        self.graphs.iter().map(|sg| sg.graph.nodes.len()).sum()
+    }
+
+    fn of(&self, id: &str) -> Option<usize> {
+        self.order.iter().find_map(|&g| {
+            let index = self.graphs[g].graph.nodes.get_index_of(id)?;
+            Some(self.offsets[g] + index)
+        })
+    }
+}
+
+/// The union of the shortest paths (≤ 4 edges) between every pair of top hits.
+fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) -> Vec<EdgeKey> {
+    let vertices = Vertices::new(graphs, order);
+    // Qualifying edges: both endpoints are nodes (artifacts do not route), no self-loop.
+    let mut links: Vec<(usize, usize, &EdgeKey)> = Vec::new();
+    for &g in order {
+        for key in graphs[g].graph.edges.keys() {
+            if key.from == key.to {
                 continue;
             }
-            for key in shortest_path(&adjacency, source, target) {
+            if let (Some(a), Some(b)) = (vertices.of(&key.from), vertices.of(&key.to)) {
+                links.push((a, b, key));
+            }
+        }
+    }
+    let count = vertices.count();
+    let mut starts = vec![0usize; count + 1];
+    for &(a, b, _) in &links {
+        starts[a + 1] += 1;
+        starts[b + 1] += 1;
+    }
+    for v in 0..count {
+        starts[v + 1] += starts[v];
+    }
+    let Some(&(_, _, filler)) = links.first() else {
+        return Vec::new();
+    };
+    let mut fill = starts.clone();
+    let mut entries: Vec<(usize, &EdgeKey)> = vec![(0, filler); links.len() * 2];
+    for &(a, b, key) in &links {
+        entries[fill[a]] = (b, key);
+        fill[a] += 1;
+        entries[fill[b]] = (a, key);
+        fill[b] += 1;
+    }
+    let adjacency = Adjacency { starts, entries };
+
+    let ends: Vec<Option<usize>> = top
+        .iter()
+        .map(|hit| {
+            vertices
+                .of(&hit.id)
+                .filter(|&v| !adjacency.neighbours(v).is_empty())
+        })
+        .collect();
+    let mut search = Bfs::new(count);
+    let mut collected: Vec<EdgeKey> = Vec::new();
+    let mut known: HashSet<&EdgeKey> = HashSet::new();
+    for (i, source) in ends.iter().enumerate() {
+        for target in &ends[i + 1..] {
+            // A pair is skipped when either id has no adjacency entry.
+            let (Some(source), Some(target)) = (*source, *target) else {
+                continue;
+            };
+            for key in search.path(&adjacency, source, target) {
                 // The same edge on a later path keeps its first position.
                 if known.insert(key) {
                     collected.push(key.clone());
@@ -357,45 +465,67 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
     collected
 }
 
-/// Breadth-first search with parents fixed at first discovery, stopping when `target`
-/// is discovered; the path's edges are returned from the target end back to `source`.
-/// Empty when `target` is further than [`MAX_PATH_EDGES`] (or is `source` itself).
-fn shortest_path<'g>(adjacency: &Adjacency<'g>, source: &'g str, target: &str) -> Vec<&'g EdgeKey> {
-    let mut parent: HashMap<&'g str, (&'g str, &'g EdgeKey)> = HashMap::new();
-    let mut visited: HashSet<&'g str> = HashSet::from([source]);
-    let mut frontier: Vec<&'g str> = vec![source];
-    for _ in 0..MAX_PATH_EDGES {
-        let mut next: Vec<&'g str> = Vec::new();
-        for &node in &frontier {
-            let Some(neighbours) = adjacency.get(node) else {
-                continue;
-            };
-            for &(neighbour, key) in neighbours {
-                if !visited.insert(neighbour) {
-                    continue;
-                }
-                parent.insert(neighbour, (node, key));
-                if neighbour == target {
-                    let mut path = Vec::new();
-                    let mut at = neighbour;
-                    while at != source {
-                        let Some(&(up, key)) = parent.get(at) else {
-                            break;
-                        };
-                        path.push(key);
-                        at = up;
-                    }
-                    return path;
-                }
-                next.push(neighbour);
-            }
+/// Breadth-first search state, reused across pairs: a generation stamp marks the
+/// vertices discovered by the current search, so nothing is cleared between pairs.
+struct Bfs<'g> {
+    stamp: Vec<u32>,
+    generation: u32,
+    parent: Vec<(usize, Option<&'g EdgeKey>)>,
+}
+
+impl<'g> Bfs<'g> {
+    fn new(count: usize) -> Bfs<'g> {
+        Bfs {
+            stamp: vec![0; count],
+            generation: 0,
+            parent: vec![(0, None); count],
         }
-        if next.is_empty() {
-            break;
-        }
-        frontier = next;
     }
-    Vec::new()
+
+    /// Parents are fixed at first discovery and the search stops when `target` is
+    /// discovered; the path's edges come back from the target end to `source`. Empty
+    /// when `target` is further than [`MAX_PATH_EDGES`] (or is `source` itself).
+    fn path(
+        &mut self,
+        adjacency: &Adjacency<'g>,
+        source: usize,
+        target: usize,
+    ) -> Vec<&'g EdgeKey> {
+        self.generation += 1;
+        let generation = self.generation;
+        self.stamp[source] = generation;
+        let mut frontier = vec![source];
+        for _ in 0..MAX_PATH_EDGES {
+            let mut next = Vec::new();
+            for &v in &frontier {
+                for &(w, key) in adjacency.neighbours(v) {
+                    if self.stamp[w] == generation {
+                        continue;
+                    }
+                    self.stamp[w] = generation;
+                    self.parent[w] = (v, Some(key));
+                    if w == target {
+                        let mut path = Vec::new();
+                        let mut at = w;
+                        while at != source {
+                            let (up, Some(key)) = self.parent[at] else {
+                                break;
+                            };
+                            path.push(key);
+                            at = up;
+                        }
+                        return path;
+                    }
+                    next.push(w);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        Vec::new()
+    }
 }
 
 /// Ids to mark seen after a search with a session: top, more and connectors, even the
@@ -506,7 +636,11 @@ pub fn search_text(query: &str, result: &SearchResult, has_session: bool) -> Str
     }
     if !connector_lines.is_empty() || !edge_lines.is_empty() {
         total += section_cost(CONNECTIONS_HEAD);
-        total += connector_lines.iter().chain(&edge_lines).map(line_cost).sum::<usize>();
+        total += connector_lines
+            .iter()
+            .chain(&edge_lines)
+            .map(line_cost)
+            .sum::<usize>();
     }
     if !more_lines.is_empty() {
         total += section_cost(MORE_HEAD) + more_lines.iter().map(line_cost).sum::<usize>();
@@ -579,8 +713,8 @@ pub fn search_text(query: &str, result: &SearchResult, has_session: bool) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Edge, field};
-    use serde_json::{Value, json};
+    use crate::model::Edge;
+    use serde_json::json;
     use std::path::{Path, PathBuf};
 
     // ---- helpers ---------------------------------------------------------------
@@ -650,7 +784,12 @@ mod tests {
             &[],
         );
         edge(&mut g, "ingest-queue", "retry-policy", "governed-by");
-        edge(&mut g, "dead-letter-bucket", "retry-policy", "receives-from");
+        edge(
+            &mut g,
+            "dead-letter-bucket",
+            "retry-policy",
+            "receives-from",
+        );
         g
     }
 
@@ -898,7 +1037,13 @@ CONNECTIONS between hits:
         let mut g = Graph::default();
         for i in 0..42 {
             let gist = format!("needle {}", "needle ".repeat(42 - i));
-            node(&mut g, &format!("hit{i:02}"), &gist, &[&format!("note of {i}")], &[]);
+            node(
+                &mut g,
+                &format!("hit{i:02}"),
+                &gist,
+                &[&format!("note of {i}")],
+                &[],
+            );
         }
         node(&mut g, "bridge", "joins two hits", &["bridge note"], &[]);
         node(&mut g, "unrelated", "nothing here", &[], &[]);
@@ -906,7 +1051,9 @@ CONNECTIONS between hits:
         edge(&mut g, "bridge", "hit01", "uses");
         let result = run(&project(&g), "needle", &["hit01"]);
         let text = search_text("needle", &result, true);
-        assert!(text.starts_with("Found 42 match(es) for 'needle' — top 5:\n\n▸ hit00 (project)\n"));
+        assert!(
+            text.starts_with("Found 42 match(es) for 'needle' — top 5:\n\n▸ hit00 (project)\n")
+        );
         assert!(text.contains("    - note of 0\n"));
         assert!(text.contains("▸ hit01 (project, seen)\n  gist: needle"));
         assert!(!text.contains("note of 1\n"));
@@ -927,17 +1074,32 @@ CONNECTIONS between hits:
         for i in 0..20 {
             let notes: Vec<String> = (0..10).map(|j| format!("{i}-{j} {big_note}")).collect();
             let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
-            node(&mut g, &format!("big{i:02}"), &format!("ferret gist {i}"), &notes, &[]);
+            node(
+                &mut g,
+                &format!("big{i:02}"),
+                &format!("ferret gist {i}"),
+                &notes,
+                &[],
+            );
         }
         for i in 0..5 {
             node(&mut g, &format!("plain{i}"), "no match", &[], &[]);
         }
         for i in 0..5 {
-            edge(&mut g, &format!("big{i:02}"), &format!("big{:02}", i + 1), "next");
+            edge(
+                &mut g,
+                &format!("big{i:02}"),
+                &format!("big{:02}", i + 1),
+                "next",
+            );
         }
         let result = run(&project(&g), "ferret", &[]);
         let text = search_text("ferret", &result, true);
-        assert!(text.chars().count() <= SEARCH_BUDGET, "{}", text.chars().count());
+        assert!(
+            text.chars().count() <= SEARCH_BUDGET,
+            "{}",
+            text.chars().count()
+        );
         for hit in &result.top {
             assert!(text.contains(&format!("▸ {} (project)\n  gist: {}", hit.id, hit.gist)));
         }
@@ -959,7 +1121,13 @@ CONNECTIONS between hits:
         let mut g = Graph::default();
         let long = "q".repeat(900);
         for i in 0..15 {
-            node(&mut g, &format!("h{i:02}"), &format!("stoat {long}"), &[], &[]);
+            node(
+                &mut g,
+                &format!("h{i:02}"),
+                &format!("stoat {long}"),
+                &[],
+                &[],
+            );
         }
         node(&mut g, "mid", "middle", &[], &[]);
         edge(&mut g, "h00", "mid", "r");
@@ -967,11 +1135,16 @@ CONNECTIONS between hits:
         let result = run(&project(&g), "stoat", &[]);
         let text = search_text("stoat", &result, true);
         assert!(text.chars().count() <= SEARCH_BUDGET);
-        assert!(text.contains("CONNECTIONS between hits:\n  mid: middle\n  mid --r--> h01\n  h00 --r--> mid"));
+        assert!(text.contains(
+            "CONNECTIONS between hits:\n  mid: middle\n  mid --r--> h01\n  h00 --r--> mid"
+        ));
         assert!(text.contains("MORE MATCHES:\n  h05: "));
         assert!(!text.contains("h14: "));
         // Adding the next more line back would have broken the budget.
-        let next = format!("\n  h{:02}: stoat {long}", text.matches("\n  h").count() + 5);
+        let next = format!(
+            "\n  h{:02}: stoat {long}",
+            text.matches("\n  h").count() + 5
+        );
         assert!(text.chars().count() + next.chars().count() > SEARCH_BUDGET);
     }
 
@@ -995,12 +1168,23 @@ CONNECTIONS between hits:
             node(
                 &mut g,
                 &format!("node-{i}-component-topic"),
-                &format!("Gist {i}: the service {} handles retries and queues; see runbook", i % 97),
-                &["A note about the incident and what we learned from it.", "Second note."],
+                &format!(
+                    "Gist {i}: the service {} handles retries and queues; see runbook",
+                    i % 97
+                ),
+                &[
+                    "A note about the incident and what we learned from it.",
+                    "Second note.",
+                ],
                 &["src/service/handler.rs", "docs/runbook.md"],
             );
             if i > 0 {
-                edge(&mut g, &format!("node-{i}-component-topic"), &format!("node-{}-component-topic", i / 2), "part-of");
+                edge(
+                    &mut g,
+                    &format!("node-{i}-component-topic"),
+                    &format!("node-{}-component-topic", i / 2),
+                    "part-of",
+                );
             }
         }
         let graphs = project(&g);
@@ -1062,8 +1246,8 @@ CONNECTIONS between hits:
                     .is_some_and(|n| n.starts_with(prefix))
             })
             .expect("case present");
-        let case: Value =
-            serde_json::from_slice(&std::fs::read(&file).expect("case readable")).expect("case JSON");
+        let case: Value = serde_json::from_slice(&std::fs::read(&file).expect("case readable"))
+            .expect("case JSON");
         let args = &case["call"]["args"];
         let mut expected = case["output"]["text"].as_str().expect("text").to_string();
         // Reference prose is compared with our own wording in its place.
@@ -1089,7 +1273,9 @@ CONNECTIONS between hits:
     #[test]
     fn reference_goldens_match() {
         let Some(root) = reference_root() else {
-            println!("note: reference fixtures not found at {REFERENCE}; golden search check skipped");
+            println!(
+                "note: reference fixtures not found at {REFERENCE}; golden search check skipped"
+            );
             return;
         };
         let storage = root.join("storage");
@@ -1141,5 +1327,81 @@ CONNECTIONS between hits:
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+}
+#[cfg(test)]
+mod probe {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn probe() {
+        use crate::model::field;
+        use serde_json::{Value, json};
+        let mut g = Graph::default();
+        for i in 0..10_000 {
+            let mut n = Node::new(&format!("node-{i}-component-topic"));
+            n.set(
+                field::GIST,
+                Value::String(format!(
+                    "Gist {i}: the service {} handles retries and queues; see runbook",
+                    i % 97
+                )),
+            );
+            n.set(
+                field::NOTES,
+                json!([
+                    "A note about the incident and what we learned from it.",
+                    "Second note."
+                ]),
+            );
+            n.set(
+                field::TOUCHES,
+                json!(["src/service/handler.rs", "docs/runbook.md"]),
+            );
+            g.nodes.insert(format!("node-{i}-component-topic"), n);
+        }
+        let terms = query_terms("service retries runbook 42 handler");
+        let t = std::time::Instant::now();
+        let mut buf = String::new();
+        let mut total = 0;
+        for _ in 0..20 {
+            for (id, node) in &g.nodes {
+                buf.clear();
+                push_searchable(&mut buf, id, node);
+                total += buf.len();
+            }
+        }
+        println!("text {:?}", t.elapsed() / 20);
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            for (id, node) in &g.nodes {
+                buf.clear();
+                push_searchable(&mut buf, id, node);
+                for term in &terms {
+                    total += buf.matches(term.as_str()).count();
+                }
+            }
+        }
+        println!("text+match {:?}", t.elapsed() / 20);
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            let s = score_graph(&g, &terms);
+            total += s.len();
+        }
+        println!("score_graph {:?}", t.elapsed() / 20);
+        let t = std::time::Instant::now();
+        for i in 0..200_000 {
+            total += round_to(i as f64 / 7e6, 4) as usize;
+        }
+        println!("round x10k {:?}", t.elapsed() / 20);
+        let graphs = [SearchGraph {
+            level: Level::Project,
+            graph: &g,
+        }];
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            total += search(&graphs, &terms, None).total;
+        }
+        println!("search {:?} {total}", t.elapsed() / 20);
     }
 }

@@ -156,7 +156,9 @@ fn string_array(items: &[String]) -> Value {
 
 /// Is `s` a KG session id (8 lowercase hex characters)?
 pub fn is_session_id(s: &str) -> bool {
-    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 8
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// All sessions known to this process, in registration order.

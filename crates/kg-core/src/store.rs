@@ -69,7 +69,9 @@ pub enum StoreError {
     SessionRequired,
     #[error("Session {0} has no project_path registered")]
     SessionWithoutProject(String),
-    #[error("Cannot load graph from {path}: {cause}. Inspect the file manually or restore from backup.")]
+    #[error(
+        "Cannot load graph from {path}: {cause}. Inspect the file manually or restore from backup."
+    )]
     Load { path: PathBuf, cause: String },
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
@@ -80,7 +82,9 @@ impl StoreError {
     pub fn is_domain(&self) -> bool {
         matches!(
             self,
-            StoreError::Invalid(_) | StoreError::NodeNotFound { .. } | StoreError::UnknownSession(_)
+            StoreError::Invalid(_)
+                | StoreError::NodeNotFound { .. }
+                | StoreError::UnknownSession(_)
         )
     }
 
@@ -234,7 +238,11 @@ pub struct Likes {
 /// One line of a `kg_sync` report.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncItem {
-    Node { id: String, archived: bool, gist: String },
+    Node {
+        id: String,
+        archived: bool,
+        gist: String,
+    },
     Edge(EdgeKey),
 }
 
@@ -325,7 +333,14 @@ impl Store {
             .push(listener);
     }
 
-    fn record(&self, level: Level, project_path: Option<&str>, source: Option<&str>, kind: ChangeKind, now: f64) {
+    fn record(
+        &self,
+        level: Level,
+        project_path: Option<&str>,
+        source: Option<&str>,
+        kind: ChangeKind,
+        now: f64,
+    ) {
         let change = self
             .changes
             .lock()
@@ -338,25 +353,22 @@ impl Store {
                 source_session: source.map(str::to_string),
                 kind,
             });
-        for listener in self.listeners.read().unwrap_or_else(|e| e.into_inner()).iter() {
+        for listener in self
+            .listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
             listener(&change);
         }
     }
 
-    /// Record a change that does not come from a graph mutation (debt verdicts).
-    pub(crate) fn record_change(
-        &self,
-        slot: &GraphSlot,
-        source: Option<&str>,
-        kind: ChangeKind,
-        now: f64,
-    ) {
-        self.record(slot.level, slot.project_root(), source, kind, now);
-    }
-
     /// The next change-log sequence number.
     pub fn change_head(&self) -> u64 {
-        self.changes.lock().unwrap_or_else(|e| e.into_inner()).head()
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .head()
     }
 
     /// Changes from `seq` on (for readers that keep their own cursor).
@@ -383,7 +395,11 @@ impl Store {
 
     /// Number of graphs in memory, the user graph included.
     pub fn loaded_graph_count(&self) -> usize {
-        1 + self.projects.read().unwrap_or_else(|e| e.into_inner()).len()
+        1 + self
+            .projects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// The project graph of an already resolved root, loading it on first use.
@@ -513,7 +529,10 @@ impl Store {
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
         if heal_gists(&mut state.graph) {
             if let Err(e) = self.save_locked(slot, state) {
-                log::warn!("healed gists of {} stay in memory: {e}", slot.path.display());
+                log::warn!(
+                    "healed gists of {} stay in memory: {e}",
+                    slot.path.display()
+                );
                 state.dirty = true;
             }
         }
@@ -550,6 +569,13 @@ impl Store {
                 Err(StoreError::Save(e))
             }
         }
+    }
+
+    /// Write a graph to disk now, whether or not it changed.
+    pub fn save(&self, slot: &GraphSlot) -> Result<(), StoreError> {
+        let mut state = slot.lock();
+        self.save_locked(slot, &mut state)?;
+        Ok(())
     }
 
     /// Save a graph that maintenance changed; a failure keeps it dirty for the next tick.
@@ -604,7 +630,11 @@ impl Store {
     }
 
     /// Graphs to search for an id: user first, then the session's project graph.
-    fn auto_slots(&self, session: Option<&str>, now: f64) -> Result<Vec<Arc<GraphSlot>>, StoreError> {
+    fn auto_slots(
+        &self,
+        session: Option<&str>,
+        now: f64,
+    ) -> Result<Vec<Arc<GraphSlot>>, StoreError> {
         let mut slots = vec![self.user.clone()];
         if let Some(p) = self.session_project_slot(session, now)? {
             slots.push(p);
@@ -632,7 +662,10 @@ impl Store {
         let g = &mut state.graph;
         journal.node(g, id);
         let created = !g.nodes.contains_key(id);
-        let node = g.nodes.entry(id.to_string()).or_insert_with(|| Node::new(id));
+        let node = g
+            .nodes
+            .entry(id.to_string())
+            .or_insert_with(|| Node::new(id));
         node.set(field::GIST, Value::String(healed.gist));
         if let Some(notes) = healed.notes {
             node.set(field::NOTES, string_array(notes));
@@ -731,8 +764,12 @@ impl Store {
             }
             let mut journal = Journal::default();
             let g = &mut state.graph;
-            let touching: Vec<EdgeKey> =
-                g.edges.keys().filter(|k| k.from == id || k.to == id).cloned().collect();
+            let touching: Vec<EdgeKey> = g
+                .edges
+                .keys()
+                .filter(|k| k.from == id || k.to == id)
+                .cloned()
+                .collect();
             journal.node(g, id);
             for key in &touching {
                 journal.edge(g, key);
@@ -868,7 +905,11 @@ impl Store {
             state.dirty = true; // a read stamp is flushed by the tick, not written through
         }
         let g = &state.graph;
-        let node = g.nodes.get(id).map(|n| n.as_object().clone()).unwrap_or_default();
+        let node = g
+            .nodes
+            .get(id)
+            .map(|n| n.as_object().clone())
+            .unwrap_or_default();
         if was_archived {
             self.record(
                 slot.level,
@@ -908,15 +949,16 @@ impl Store {
     ) -> Result<NodeRead, StoreError> {
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
-        let current = state
-            .graph
-            .nodes
-            .get(id)
-            .map(Node::tier)
-            .ok_or_else(|| StoreError::NodeNotFound {
-                id: id.to_string(),
-                level: slot.level.as_str().to_string(),
-            })?;
+        let current =
+            state
+                .graph
+                .nodes
+                .get(id)
+                .map(Node::tier)
+                .ok_or_else(|| StoreError::NodeNotFound {
+                    id: id.to_string(),
+                    level: slot.level.as_str().to_string(),
+                })?;
         match tier {
             Tier::Active => self.read_node_locked(&slot, &mut state, target.session, id, now),
             Tier::Archived | Tier::Orphaned => {
@@ -943,7 +985,11 @@ impl Store {
                 Ok(NodeRead {
                     id: id.to_string(),
                     level: slot.level,
-                    node: g.nodes.get(id).map(|n| n.as_object().clone()).unwrap_or_default(),
+                    node: g
+                        .nodes
+                        .get(id)
+                        .map(|n| n.as_object().clone())
+                        .unwrap_or_default(),
                     was_archived: false,
                     rescued: Vec::new(),
                     edges: g
@@ -977,9 +1023,10 @@ impl Store {
             }
             if liked.len() >= LIKES_PER_SESSION {
                 result.rejected.shift_remove(id);
-                result
-                    .rejected
-                    .insert(id.clone(), format!("session like budget ({LIKES_PER_SESSION}) exhausted"));
+                result.rejected.insert(
+                    id.clone(),
+                    format!("session like budget ({LIKES_PER_SESSION}) exhausted"),
+                );
                 continue;
             }
             let mut found = false;
@@ -1028,7 +1075,12 @@ impl Store {
 
     /// The progress slot of a task: the session's project graph for `project`, else the
     /// user graph. The project graph is loaded first, so nothing is lost.
-    fn progress_slot(&self, sid: Option<&str>, level: Level, now: f64) -> Result<Arc<GraphSlot>, StoreError> {
+    fn progress_slot(
+        &self,
+        sid: Option<&str>,
+        level: Level,
+        now: f64,
+    ) -> Result<Arc<GraphSlot>, StoreError> {
         match level {
             Level::User => Ok(self.user.clone()),
             Level::Project => {
@@ -1166,7 +1218,11 @@ impl Store {
         let (cursor, watermark, project_root) = {
             let mut sessions = self.lock_sessions();
             let record = sessions.touch(sid, now, head);
-            (record.sync_seq, record.sync_watermark(), record.project_path.clone())
+            (
+                record.sync_seq,
+                record.sync_watermark(),
+                record.project_path.clone(),
+            )
         };
         let from_log: Option<HashSet<(Option<String>, String)>> = cursor.and_then(|c| {
             let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
@@ -1184,17 +1240,16 @@ impl Store {
                     return false;
                 }
                 match &from_log {
-                    Some(set) => set.contains(&(slot.project_root().map(str::to_string), key.to_string())),
+                    Some(set) => {
+                        set.contains(&(slot.project_root().map(str::to_string), key.to_string()))
+                    }
                     None => v.ts() > watermark,
                 }
             };
             let mut nodes = Vec::new();
             let mut edges = Vec::new();
-            let edge_text: IndexMap<String, &EdgeKey> = g
-                .edges
-                .keys()
-                .map(|k| (edge_version_key(k), k))
-                .collect();
+            let edge_text: IndexMap<String, &EdgeKey> =
+                g.edges.keys().map(|k| (edge_version_key(k), k)).collect();
             for (key, v) in &g.versions {
                 if !wanted(key, v) {
                     continue;
@@ -1236,8 +1291,18 @@ impl Store {
     pub fn snapshot(&self, slot: &GraphSlot) -> (Vec<Object>, Vec<Object>) {
         let state = slot.lock();
         (
-            state.graph.nodes.values().map(|n| n.as_object().clone()).collect(),
-            state.graph.edges.values().map(|e| e.as_object().clone()).collect(),
+            state
+                .graph
+                .nodes
+                .values()
+                .map(|n| n.as_object().clone())
+                .collect(),
+            state
+                .graph
+                .edges
+                .values()
+                .map(|e| e.as_object().clone())
+                .collect(),
         )
     }
 
@@ -1270,7 +1335,13 @@ impl Store {
             self.save_maintenance(slot, state);
             let mut moves = moves;
             moves.reason = why.to_string();
-            self.record(slot.level, slot.project_root(), None, ChangeKind::TiersMoved(moves), now);
+            self.record(
+                slot.level,
+                slot.project_root(),
+                None,
+                ChangeKind::TiersMoved(moves),
+                now,
+            );
         }
     }
 
@@ -1293,7 +1364,13 @@ impl Store {
             if !moves.is_empty() {
                 state.dirty = true;
                 moves.reason = "maintenance tick".into();
-                self.record(slot.level, slot.project_root(), None, ChangeKind::TiersMoved(moves), now);
+                self.record(
+                    slot.level,
+                    slot.project_root(),
+                    None,
+                    ChangeKind::TiersMoved(moves),
+                    now,
+                );
             }
             if state.dirty {
                 self.save_maintenance(&slot, &mut state);

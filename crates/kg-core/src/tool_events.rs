@@ -219,7 +219,11 @@ mod tests {
         events.evict();
         assert_eq!(events.events.len(), MAX_EVENT_KEYS);
         assert!(!events.events.contains_key("read:f0"));
-        assert!(events.events.contains_key(&format!("read:f{}", MAX_EVENT_KEYS + 19)));
+        assert!(
+            events
+                .events
+                .contains_key(&format!("read:f{}", MAX_EVENT_KEYS + 19))
+        );
         for s in 0..15 {
             events.bump("web:x", &format!("cc-{s}"), 1.0);
         }

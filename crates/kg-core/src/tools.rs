@@ -65,11 +65,10 @@ pub struct ReadArgs {
 
 /// `kg_read`: the whole memory, or nodes in full.
 pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
-    let reusable = args.session_id.as_deref().filter(|sid| {
-        store
-            .session(sid)
-            .is_some_and(|r| r.project_path.is_some())
-    });
+    let reusable = args
+        .session_id
+        .as_deref()
+        .filter(|sid| store.session(sid).is_some_and(|r| r.project_path.is_some()));
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             store.count_op(sid, now);
@@ -138,7 +137,11 @@ pub fn level_debt(store: &Store, slot: &GraphSlot, now: f64) -> Debt {
 /// The graphs of a session: the user graph and, when the session has a project, its
 /// graph (a project graph that fails to load renders empty, as a full read must still
 /// show the user level).
-pub fn session_slots(store: &Store, sid: &str, now: f64) -> (Arc<GraphSlot>, Option<Arc<GraphSlot>>) {
+pub fn session_slots(
+    store: &Store,
+    sid: &str,
+    now: f64,
+) -> (Arc<GraphSlot>, Option<Arc<GraphSlot>>) {
     let project = match store.session_project_slot(Some(sid), now) {
         Ok(p) => p,
         Err(e) => {
@@ -198,7 +201,14 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
         .and_then(|r| r.preloaded_ids.clone())
         .map(|ids| ids.into_iter().collect());
     let first = record.as_ref().is_none_or(|r| r.full_read_ts.is_none());
-    let rendered = render_session(store, sid, ReadKind::FullRead, None, preloaded.as_ref(), now);
+    let rendered = render_session(
+        store,
+        sid,
+        ReadKind::FullRead,
+        None,
+        preloaded.as_ref(),
+        now,
+    );
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
             r.mark_seen(rendered.active_ids.iter().map(String::as_str));
@@ -237,7 +247,11 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
         })
         .collect();
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
-    let result = search(&graphs, &query_terms(query), seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool));
+    let result = search(
+        &graphs,
+        &query_terms(query),
+        seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool),
+    );
     drop(states);
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
@@ -319,7 +333,14 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
     };
     answer(
         store
-            .put_edge(target, &args.from, &args.to, &args.rel, args.notes.clone(), now)
+            .put_edge(
+                target,
+                &args.from,
+                &args.to,
+                &args.rel,
+                args.notes.clone(),
+                now,
+            )
             .map(|(level, _)| {
                 format!(
                     "Edge {} saved to {level} graph",
@@ -334,7 +355,9 @@ pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> To
     answer(
         store
             .delete_node(None, Some(session_id), id, now)
-            .map(|(level, n)| format!("Deleted node '{id}' and {n} connected edges from {level} graph")),
+            .map(|(level, n)| {
+                format!("Deleted node '{id}' and {n} connected edges from {level} graph")
+            }),
     )
 }
 
@@ -352,7 +375,11 @@ pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) 
 
 pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> ToolText {
     store.count_op(session_id, now);
-    answer(store.useful(session_id, ids, now).map(|likes| likes_text(&likes)))
+    answer(
+        store
+            .useful(session_id, ids, now)
+            .map(|likes| likes_text(&likes)),
+    )
 }
 
 pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {

@@ -130,13 +130,26 @@ mod tests {
         assert!(note.contains("session_id: cafe0123 (pass it to every kg_* call)"));
         assert!(note.contains("kg_sync(session_id)"));
         assert!(FULL_READ_NUDGE.contains("kg_read(session_id)"));
-        let nudge = capture_nudge("src/a.rs", "read in 2 distinct sessions now", "0badf00d", "project");
+        let nudge = capture_nudge(
+            "src/a.rs",
+            "read in 2 distinct sessions now",
+            "0badf00d",
+            "project",
+        );
         assert!(nudge.starts_with("KG capture: 'src/a.rs'"));
-        for marker in ["kg_put_node(", "session_id='0badf00d'", "level='project'", "touches=['src/a.rs']"] {
+        for marker in [
+            "kg_put_node(",
+            "session_id='0badf00d'",
+            "level='project'",
+            "touches=['src/a.rs']",
+        ] {
             assert!(nudge.contains(marker), "{marker}");
         }
         assert!(first_read_close().contains(RECALL_PHRASE));
         assert!(dedup_prefix(60).contains("(preloaded)"));
-        assert!(oversized_gist_advice(434).contains("434") && oversized_gist_advice(434).contains("300"));
+        assert!(
+            oversized_gist_advice(434).contains("434")
+                && oversized_gist_advice(434).contains("300")
+        );
     }
 }

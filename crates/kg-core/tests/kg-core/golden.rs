@@ -45,8 +45,11 @@ fn step_now(step: &Value, case: &Value) -> f64 {
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+    v.and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    })
 }
 
 fn text<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
@@ -80,7 +83,13 @@ impl Replay {
     }
 
     /// Run one step; `spans`/`budget` describe its expected output.
-    fn run(&mut self, step: &Value, spans: &[Span], budget: Option<&Value>, is_call: bool) -> Outcome {
+    fn run(
+        &mut self,
+        step: &Value,
+        spans: &[Span],
+        budget: Option<&Value>,
+        is_call: bool,
+    ) -> Outcome {
         let now = step_now(step, &self.case);
         let expected = step.get("output");
         match step["kind"].as_str() {
@@ -197,11 +206,15 @@ impl Replay {
         is_call: bool,
     ) -> Outcome {
         let path = step["path"].as_str().unwrap_or_default();
-        let params = self.ph.fill_value(step.get("params").unwrap_or(&Value::Null));
+        let params = self
+            .ph
+            .fill_value(step.get("params").unwrap_or(&Value::Null));
         match path {
             "/api/session_bootstrap" => {
                 let request = BootstrapRequest {
-                    project_path: text(&params, "project_path").unwrap_or_default().to_string(),
+                    project_path: text(&params, "project_path")
+                        .unwrap_or_default()
+                        .to_string(),
                     claude_session_id: text(&params, "claude_session_id").map(String::from),
                     source: text(&params, "source").map(String::from),
                     transcript_path: text(&params, "transcript_path").map(String::from),
@@ -213,7 +226,9 @@ impl Replay {
                     .map(|n| n as usize);
                 let header = |sid: &str| match header_chars {
                     Some(n) => {
-                        let marker = format!("KG MEMORY PRELOADED session_id: {sid} (pass it to every kg_* call)");
+                        let marker = format!(
+                            "KG MEMORY PRELOADED session_id: {sid} (pass it to every kg_* call)"
+                        );
                         let pad = n.saturating_sub(marker.chars().count());
                         format!("{marker}{}", ".".repeat(pad))
                     }
@@ -245,8 +260,9 @@ impl Replay {
                     )));
                 }
                 let want_text = body["text"].as_str().unwrap_or_default();
-                let result = matches_with_prose(want_text, &self.ph.normalise(&boot.text), &[], false)
-                    .map_err(|e| format!("text: {e}"));
+                let result =
+                    matches_with_prose(want_text, &self.ph.normalise(&boot.text), &[], false)
+                        .map_err(|e| format!("text: {e}"));
                 if result.is_err() {
                     return Outcome::Checked(result);
                 }
@@ -279,9 +295,9 @@ impl Replay {
                 }
                 Outcome::Checked(Ok(()))
             }
-            _ if SERVER_ROUTES.iter().any(|r| path.starts_with(r)) => {
-                Outcome::Skipped("REST bodies are the server's (issue 4) and ambient routes (issue 5)")
-            }
+            _ if SERVER_ROUTES.iter().any(|r| path.starts_with(r)) => Outcome::Skipped(
+                "REST bodies are the server's (issue 4) and ambient routes (issue 5)",
+            ),
             _ => Outcome::Skipped("route answered by the server (issue 4)"),
         }
     }
@@ -323,23 +339,36 @@ fn golden_cases_match_the_reference() {
         .filter(|n| n.ends_with(".json"))
         .collect();
     names.sort();
-    assert!(names.len() >= 68, "expected the 68 reference cases, found {}", names.len());
+    assert!(
+        names.len() >= 68,
+        "expected the 68 reference cases, found {}",
+        names.len()
+    );
     let mut failures = Vec::new();
     let mut skipped = Vec::new();
     let mut passed = 0;
     for name in &names {
-        let case: Value =
-            serde_json::from_str(&fs::read_to_string(fixtures().join("cases").join(name)).expect("read"))
-                .expect("case parses");
+        let case: Value = serde_json::from_str(
+            &fs::read_to_string(fixtures().join("cases").join(name)).expect("read"),
+        )
+        .expect("case parses");
         match replay(name, case) {
             Ok(None) => passed += 1,
             Ok(Some(why)) => skipped.push(format!("{name}: {why}")),
             Err(e) => failures.push(e),
         }
     }
-    println!("golden: {passed} matched, {} left to the server's replay:", skipped.len());
+    println!(
+        "golden: {passed} matched, {} left to the server's replay:",
+        skipped.len()
+    );
     for s in &skipped {
         println!("  {s}");
     }
-    assert!(failures.is_empty(), "{} golden case(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden case(s) differ:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

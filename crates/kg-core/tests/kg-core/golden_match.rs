@@ -38,7 +38,11 @@ impl Span {
                 where_: s["where"].as_str().unwrap_or("text").to_string(),
                 markers: s["markers"]
                     .as_array()
-                    .map(|m| m.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                    .map(|m| {
+                        m.iter()
+                            .filter_map(|x| x.as_str().map(String::from))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 starts_with: s
                     .get("starts_with")
@@ -51,14 +55,22 @@ impl Span {
 
 /// The escaped form a span takes inside compact JSON (`ensure_ascii=False`).
 pub fn json_escaped(text: &str) -> String {
-    let quoted = kg_core::pyfmt::to_json(&Value::String(text.to_string()), kg_core::pyfmt::JsonStyle::WIRE);
+    let quoted = kg_core::pyfmt::to_json(
+        &Value::String(text.to_string()),
+        kg_core::pyfmt::JsonStyle::WIRE,
+    );
     quoted[1..quoted.len() - 1].to_string()
 }
 
 /// Does `actual` equal `expected` with each span replaced by an acceptable wording?
 /// `raw`: the texts are compact JSON and spans appear escaped; replacements must be
 /// valid JSON string fragments, checked in decoded form.
-pub fn matches_with_prose(expected: &str, actual: &str, spans: &[Span], raw: bool) -> Result<(), String> {
+pub fn matches_with_prose(
+    expected: &str,
+    actual: &str,
+    spans: &[Span],
+    raw: bool,
+) -> Result<(), String> {
     if spans.is_empty() {
         return if expected == actual {
             Ok(())
@@ -69,9 +81,16 @@ pub fn matches_with_prose(expected: &str, actual: &str, spans: &[Span], raw: boo
     // Split the expected text into exact pieces around the spans, in text order.
     let mut located: Vec<(usize, &Span, String)> = Vec::new();
     for span in spans {
-        let needle = if raw { json_escaped(&span.span) } else { span.span.clone() };
+        let needle = if raw {
+            json_escaped(&span.span)
+        } else {
+            span.span.clone()
+        };
         let Some(pos) = expected.find(&needle) else {
-            return Err(format!("span {} not found in the expected output", span.kind));
+            return Err(format!(
+                "span {} not found in the expected output",
+                span.kind
+            ));
         };
         located.push((pos, span, needle));
     }
@@ -89,7 +108,11 @@ pub fn matches_with_prose(expected: &str, actual: &str, spans: &[Span], raw: boo
     } else {
         Err(format!(
             "output differs outside the prose spans ({}), or a replacement lacks its markers\n{}",
-            spans_in_order.iter().map(|s| s.kind.as_str()).collect::<Vec<_>>().join(", "),
+            spans_in_order
+                .iter()
+                .map(|s| s.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             first_difference(expected, actual)
         ))
     }
@@ -108,9 +131,15 @@ fn match_from(actual: &str, pieces: &[&str], spans: &[&Span], raw: bool) -> bool
     while search_from <= rest.len() {
         let candidate = if next.is_empty() {
             // The last piece may be empty: the replacement runs to the end.
-            if pieces.len() == 2 { Some(rest.len()) } else { Some(search_from) }
+            if pieces.len() == 2 {
+                Some(rest.len())
+            } else {
+                Some(search_from)
+            }
         } else {
-            rest.get(search_from..).and_then(|s| s.find(next)).map(|p| p + search_from)
+            rest.get(search_from..)
+                .and_then(|s| s.find(next))
+                .map(|p| p + search_from)
         };
         let Some(end) = candidate else { return false };
         if !rest.is_char_boundary(end) {
@@ -202,7 +231,11 @@ impl Placeholders {
         match value {
             Value::String(s) => Value::String(self.fill(s)),
             Value::Array(a) => Value::Array(a.iter().map(|v| self.fill_value(v)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), self.fill_value(v))).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), self.fill_value(v)))
+                    .collect(),
+            ),
             other => other.clone(),
         }
     }
@@ -252,10 +285,30 @@ fn comparator_accepts_rewording_with_markers_and_rejects_damage() {
     let expected = "A\nSay hello to Bob.\nZ";
     let spans = [span];
     assert!(matches_with_prose(expected, "A\nSay hi, Bob!\nZ", &spans, false).is_ok());
-    assert!(matches_with_prose(expected, "A\nSay hi!\nZ", &spans, false).is_err(), "marker missing");
-    assert!(matches_with_prose(expected, "A\nHi Bob\nZ", &spans, false).is_err(), "starts_with");
-    assert!(matches_with_prose(expected, "B\nSay hi, Bob!\nZ", &spans, false).is_err(), "outside");
-    assert!(matches_with_prose(expected, "A\nSay Z Bob\nZ", &spans, false).is_ok(), "backtracks");
+    assert!(
+        matches_with_prose(expected, "A\nSay hi!\nZ", &spans, false).is_err(),
+        "marker missing"
+    );
+    assert!(
+        matches_with_prose(expected, "A\nHi Bob\nZ", &spans, false).is_err(),
+        "starts_with"
+    );
+    assert!(
+        matches_with_prose(expected, "B\nSay hi, Bob!\nZ", &spans, false).is_err(),
+        "outside"
+    );
+    assert!(
+        matches_with_prose(expected, "A\nSay Z Bob\nZ", &spans, false).is_ok(),
+        "backtracks"
+    );
     let raw_expected = "{\"t\":\"x \\\"q\\\" Say hello to Bob.\"}";
-    assert!(matches_with_prose(raw_expected, "{\"t\":\"x \\\"q\\\" Say \\\"yo\\\" Bob\"}", &spans, true).is_ok());
+    assert!(
+        matches_with_prose(
+            raw_expected,
+            "{\"t\":\"x \\\"q\\\" Say \\\"yo\\\" Bob\"}",
+            &spans,
+            true
+        )
+        .is_ok()
+    );
 }

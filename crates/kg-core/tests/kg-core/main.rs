@@ -1,5 +1,9 @@
 //! kg-core integration tests.
 
+mod compaction;
+mod crash;
 mod golden;
 mod golden_match;
+mod lossless;
+mod storage;
 mod support;

@@ -16,7 +16,9 @@ impl TempHome {
     pub fn new() -> TempHome {
         let shm = Path::new("/dev/shm");
         let dir = if shm.is_dir() {
-            tempfile::Builder::new().prefix("kg-core-test-").tempdir_in(shm)
+            tempfile::Builder::new()
+                .prefix("kg-core-test-")
+                .tempdir_in(shm)
         } else {
             tempfile::Builder::new().prefix("kg-core-test-").tempdir()
         }
@@ -61,5 +63,6 @@ fn copy_substituting(from: &Path, to: &Path, home: &str) {
 pub const T: f64 = 1_795_176_000.0;
 
 pub fn open_store(home: &TempHome, now: f64) -> kg_core::Store {
-    kg_core::Store::open(kg_core::StoreConfig::new(home.storage(), &home.path), now).expect("store opens")
+    kg_core::Store::open(kg_core::StoreConfig::new(home.storage(), &home.path), now)
+        .expect("store opens")
 }

@@ -1,0 +1,251 @@
+//! Bad files, bad identifiers, bad paths: refused or quarantined, nothing lost.
+
+use crate::support::{T, TempHome, open_store};
+use kg_core::store::SyncItem;
+use kg_core::{ChangeKind, Level, StoreError, Target};
+use std::fs;
+
+const GOOD: &str = r#"{"nodes": {"kept": {"id": "kept", "gist": "from the backup"}}, "edges": {}}"#;
+
+fn user() -> Target<'static> {
+    Target {
+        level: Level::User,
+        session: None,
+        project_path: None,
+    }
+}
+
+#[test]
+fn corrupt_graph_files_are_quarantined_and_prev_used() {
+    let cases: [(&str, &[u8]); 5] = [
+        ("truncated", br#"{"nodes": {"a": {"id": "a", "gi"#),
+        ("wrong types", br#"{"nodes": {"a": 5}, "edges": {}}"#),
+        ("array", b"[1, 2, 3]"),
+        (
+            "invalid utf-8",
+            b"{\"nodes\": {\"a\": {\"gist\": \"\xc3\x28\"}}}",
+        ),
+        (
+            "edge without rel",
+            br#"{"edges": {"k": {"from": "a", "to": "b"}}}"#,
+        ),
+    ];
+    for (with_prev, (name, bytes)) in [true, false]
+        .into_iter()
+        .flat_map(|p| cases.iter().map(move |c| (p, c)))
+    {
+        let home = TempHome::new();
+        fs::create_dir_all(home.storage()).expect("storage");
+        let file = home.storage().join("user.json");
+        fs::write(&file, bytes).expect("write");
+        if with_prev {
+            fs::write(home.storage().join("user.prev"), GOOD).expect("prev");
+        }
+        let store = open_store(&home, T);
+        let quarantined = store
+            .changes_since(0)
+            .expect("log")
+            .into_iter()
+            .find_map(|c| match c.kind {
+                ChangeKind::Quarantined {
+                    moved_to,
+                    recovered_from_prev,
+                    ..
+                } => Some((moved_to, recovered_from_prev)),
+                _ => None,
+            });
+        let (moved_to, recovered) =
+            quarantined.unwrap_or_else(|| panic!("{name}: no quarantine reported"));
+        assert_eq!(
+            fs::read(&moved_to).expect("quarantined bytes"),
+            *bytes,
+            "{name}: bytes intact"
+        );
+        assert!(
+            moved_to.to_string_lossy().contains("user.json.corrupt-"),
+            "{name}"
+        );
+        assert_eq!(recovered, with_prev, "{name}");
+        let nodes = store.with_graph(store.user_slot(), |g| g.nodes.len());
+        assert_eq!(
+            nodes,
+            usize::from(with_prev),
+            "{name}: backup content loaded"
+        );
+        // The next save never turns the corrupt bytes (or nothing) into the backup.
+        store
+            .put_node(user(), "fresh", "after recovery", None, None, T)
+            .expect("write");
+        store
+            .put_node(user(), "fresh", "again", None, None, T + 1.0)
+            .expect("write");
+        let prev = fs::read_to_string(home.storage().join("user.prev")).expect("prev exists");
+        assert!(
+            kg_core::persist::parse_graph(prev.as_bytes()).is_ok(),
+            "{name}: .prev stays valid"
+        );
+        assert_eq!(
+            fs::read(&moved_to).expect("still there"),
+            *bytes,
+            "{name}: never overwritten"
+        );
+    }
+}
+
+#[test]
+fn a_corrupt_project_graph_is_quarantined_on_first_use() {
+    let home = TempHome::new();
+    let project = home.path.join("src/app");
+    fs::create_dir_all(&project).expect("project");
+    let dir = home.storage().join("projects/app");
+    fs::create_dir_all(&dir).expect("dir");
+    fs::write(dir.join("graph.json"), b"{\"nodes\": ").expect("write");
+    let store = open_store(&home, T);
+    let root = store
+        .resolve_root(&project.to_string_lossy())
+        .expect("root");
+    let slot = store.project_slot(&root, T).expect("loads empty");
+    assert_eq!(store.with_graph(&slot, |g| g.nodes.len()), 0);
+    let moved: Vec<_> = fs::read_dir(&dir)
+        .expect("ls")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("graph.json.corrupt-")
+        })
+        .collect();
+    assert_eq!(moved.len(), 1);
+}
+
+#[test]
+fn bad_identifiers_and_paths_are_refused_and_nothing_is_written() {
+    let home = TempHome::new();
+    let store = open_store(&home, T);
+    let graph = home.storage().join("user.json");
+    for bad in [
+        "<script>alert(1)</script>",
+        "has space",
+        "a/b",
+        "-x",
+        "",
+        "x\n",
+    ] {
+        let err = store
+            .put_node(user(), bad, "g", None, None, T)
+            .expect_err(bad);
+        assert!(matches!(err, StoreError::Invalid(_)), "{bad}");
+        assert!(err.to_string().contains("use letters, digits"), "{err}");
+    }
+    let err = store
+        .put_edge(user(), "a", "x' onerror='1", "rel", None, T)
+        .expect_err("ref");
+    assert!(err.to_string().contains("'/', '~'"), "{err}");
+    assert!(
+        store
+            .put_edge(user(), "a", "b", "has space", None, T)
+            .is_err()
+    );
+    assert!(!graph.exists(), "nothing was written");
+
+    let outside = |path: &str| {
+        let t = Target {
+            level: Level::Project,
+            session: None,
+            project_path: Some(path),
+        };
+        store.put_node(t, "ok-id", "g", None, None, T)
+    };
+    for path in ["/etc", "/", &format!("{}/../..", home.path.display())] {
+        let err = outside(path).expect_err(path);
+        assert!(
+            err.to_string()
+                .starts_with("Project path must be within home directory"),
+            "{err}"
+        );
+    }
+    fs::create_dir_all(home.path.join("-dash")).expect("dir");
+    let err = outside(&home.path.join("-dash").to_string_lossy()).expect_err("slug");
+    assert_eq!(err.to_string(), "Invalid slug: '-dash'");
+    assert!(
+        !home.storage().join("projects").exists(),
+        "no project folder was created"
+    );
+    assert!(store.register_session(Some("/etc"), None, T).is_err());
+}
+
+#[test]
+fn namesake_projects_keep_separate_files() {
+    let home = TempHome::new();
+    let (a, b) = (home.path.join("work/api"), home.path.join("oss/api"));
+    fs::create_dir_all(&a).expect("a");
+    fs::create_dir_all(&b).expect("b");
+    {
+        let store = open_store(&home, T);
+        for (dir, gist) in [(&a, "work api"), (&b, "oss api")] {
+            let path = dir.to_string_lossy().into_owned();
+            let t = Target {
+                level: Level::Project,
+                session: None,
+                project_path: Some(&path),
+            };
+            store
+                .put_node(t, "about", gist, None, None, T)
+                .expect("write");
+        }
+    }
+    let store = open_store(&home, T);
+    for (dir, gist) in [(&b, "oss api"), (&a, "work api")] {
+        let root = store.resolve_root(&dir.to_string_lossy()).expect("root");
+        let slot = store.project_slot(&root, T).expect("load");
+        let got = store.with_graph(&slot, |g| g.nodes["about"].gist().to_string());
+        assert_eq!(got, gist, "{} found its own graph again", dir.display());
+    }
+}
+
+#[test]
+fn sync_reports_exactly_the_other_sessions_changes() {
+    let home = TempHome::new();
+    let project = home.path.join("p");
+    fs::create_dir_all(&project).expect("project");
+    let store = open_store(&home, T);
+    let path = project.to_string_lossy().into_owned();
+    let a = store.register_session(Some(&path), None, T).expect("a");
+    let b = store.register_session(Some(&path), None, T).expect("b");
+    let put = |sid: &str, id: &str, now: f64| {
+        let t = Target {
+            level: Level::Project,
+            session: Some(sid),
+            project_path: None,
+        };
+        store
+            .put_node(t, id, &format!("gist of {id}"), None, None, now)
+            .expect("put");
+    };
+    // Interleaved, some in the same second: a write by A between B's writes must not
+    // hide them from A's next sync (the reference's watermark bug).
+    put(&a, "a1", T + 1.0);
+    put(&b, "b1", T + 2.0);
+    put(&a, "a2", T + 3.0);
+    put(&b, "b2", T + 3.0);
+    put(&a, "a3", T + 3.0);
+    let ids = |items: &[SyncItem]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| match i {
+                SyncItem::Node { id, .. } => id.clone(),
+                SyncItem::Edge(k) => k.to_string(),
+            })
+            .collect()
+    };
+    let for_a = store.sync(&a, T + 3.0).expect("sync a");
+    assert_eq!(ids(&for_a.project), ["b1", "b2"]);
+    let for_b = store.sync(&b, T + 3.0).expect("sync b");
+    assert_eq!(ids(&for_b.project), ["a1", "a2", "a3"]);
+    put(&b, "b3", T + 3.0);
+    assert_eq!(
+        ids(&store.sync(&a, T + 3.0).expect("again").project),
+        ["b3"]
+    );
+    assert!(store.sync(&b, T + 4.0).expect("nothing").project.is_empty());
+}
