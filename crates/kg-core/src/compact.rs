@@ -9,7 +9,7 @@ use crate::change::TierMoves;
 use crate::model::{Graph, Tier, field, float_value};
 use crate::plan::{LevelIndex, Mode, Plan};
 use crate::score::{DAY_SECS, RawSignals, score_all};
-use crate::store::{GraphSlot, GraphState, StoreConfig};
+use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
 
 /// Rendered characters a level may hold.
@@ -95,10 +95,36 @@ pub fn maybe_compact(
     state: &mut GraphState,
     config: &StoreConfig,
     now: f64,
+    journal: Option<&mut Journal>,
 ) -> TierMoves {
     let key = slot.namespace.key();
+    let moves = compact_graph(
+        &mut state.graph,
+        &mut state.stall_logged,
+        &key,
+        config.grace_days,
+        now,
+        journal,
+    );
+    if !moves.is_empty() {
+        state.dirty = true;
+    }
+    moves
+}
+
+/// The passes on a bare graph. `stall_logged` remembers whether a grace stall was
+/// already reported for this graph; `journal` records undo steps for every node it
+/// changes.
+pub fn compact_graph(
+    graph: &mut Graph,
+    stall_logged: &mut bool,
+    key: &str,
+    grace_days: f64,
+    now: f64,
+    journal: Option<&mut Journal>,
+) -> TierMoves {
     let (moves, orphaned, flags, stall) = {
-        let mut pass = Pass::new(&state.graph, now, config.grace_days);
+        let mut pass = Pass::new(graph, now, grace_days);
         let before = pass.tiers.clone();
         let mut size = pass.measure();
         let mut stall = Stall::Clear;
@@ -126,14 +152,14 @@ pub fn maybe_compact(
                     size = pass.measure();
                 }
                 if !archived.is_empty() {
-                    size = resurrect(&mut pass, &archived, size, &key);
+                    size = resurrect(&mut pass, &archived, size, key);
                 }
             }
         }
         if archived.is_empty() {
             size = refill(&mut pass, size);
         }
-        let orphaned = orphan_pass(&mut pass, &state.graph);
+        let orphaned = orphan_pass(&mut pass, graph);
         let _ = size;
         let mut moves = TierMoves::default();
         for ((id, was), now_tier) in pass.index.ids.iter().zip(&before).zip(&pass.tiers) {
@@ -150,7 +176,7 @@ pub fn maybe_compact(
     };
     match stall {
         Stall::Stalled { size, active } => {
-            if state.stall_logged {
+            if *stall_logged {
                 log::debug!(
                     "compaction of {key} still deferred: {size} chars, {active} active nodes in grace"
                 );
@@ -158,24 +184,34 @@ pub fn maybe_compact(
                 log::info!(
                     "Graph {key} is {size} chars > {LEVEL_BUDGET} limit but all {active} active nodes are in grace; compaction deferred until a node leaves grace"
                 );
-                state.stall_logged = true;
+                *stall_logged = true;
             }
         }
-        Stall::Clear => state.stall_logged = false,
+        Stall::Clear => *stall_logged = false,
+    }
+    if let Some(journal) = journal {
+        let touched = flags
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_some())
+            .map(|(i, _)| i);
+        for i in touched.chain(orphaned.iter().copied()) {
+            if let Some((id, _)) = graph.nodes.get_index(i) {
+                let id = id.clone();
+                journal.node(graph, &id);
+            }
+        }
     }
     // Write the flags in the reference's order: `_archived` first, then `_orphaned_ts`.
     for (i, flag) in flags.iter().enumerate() {
-        if let (Some(value), Some((_, node))) = (flag, state.graph.nodes.get_index_mut(i)) {
+        if let (Some(value), Some((_, node))) = (flag, graph.nodes.get_index_mut(i)) {
             node.set(field::ARCHIVED, Value::Bool(*value));
         }
     }
     for i in orphaned {
-        if let Some((_, node)) = state.graph.nodes.get_index_mut(i) {
+        if let Some((_, node)) = graph.nodes.get_index_mut(i) {
             node.set(field::ORPHANED_TS, float_value(now));
         }
-    }
-    if !moves.is_empty() {
-        state.dirty = true;
     }
     moves
 }

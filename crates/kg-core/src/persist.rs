@@ -8,7 +8,7 @@
 //! good backup.
 
 use crate::model::{Edge, EdgeKey, Graph, Level, Node, Object, Version};
-use crate::pyfmt::{JsonStyle, write_json, write_json_str};
+use crate::pyfmt::{JsonStyle, push_spaces, write_json, write_json_str};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, Write};
@@ -188,19 +188,18 @@ fn write_entries_at<'a>(
     entries: impl Iterator<Item = (&'a str, &'a Object)>,
     depth: usize,
 ) {
-    let pad = "  ".repeat(depth + 1);
     let mut any = false;
     for (key, obj) in entries {
         out.push_str(if any { ",\n" } else { "{\n" });
         any = true;
-        out.push_str(&pad);
+        push_spaces(out, 2 * (depth + 1));
         write_json_str(out, key, true);
         out.push_str(": ");
         write_object(out, obj, style, depth + 1);
     }
     if any {
         out.push('\n');
-        out.push_str(&"  ".repeat(depth));
+        push_spaces(out, 2 * depth);
         out.push('}');
     } else {
         out.push_str("{}");
@@ -212,17 +211,16 @@ fn write_object(out: &mut String, obj: &Object, style: JsonStyle, depth: usize) 
         out.push_str("{}");
         return;
     }
-    let pad = "  ".repeat(depth + 1);
     out.push('{');
     for (i, (key, value)) in obj.iter().enumerate() {
         out.push_str(if i > 0 { ",\n" } else { "\n" });
-        out.push_str(&pad);
+        push_spaces(out, 2 * (depth + 1));
         write_json_str(out, key, true);
         out.push_str(": ");
         write_json(out, value, style, depth + 1);
     }
     out.push('\n');
-    out.push_str(&"  ".repeat(depth));
+    push_spaces(out, 2 * depth);
     out.push('}');
 }
 

@@ -249,7 +249,17 @@ fn item_separator(style: JsonStyle) -> &'static str {
 fn newline_indent(out: &mut String, style: JsonStyle, depth: usize) {
     if let Some(width) = style.indent {
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', width * depth));
+        push_spaces(out, width * depth);
+    }
+}
+
+/// Append `n` spaces without allocating.
+pub fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 
@@ -277,7 +287,21 @@ pub fn json_float(f: f64) -> String {
 /// A JSON string literal with Python's escaping rules.
 pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
     out.push('"');
-    for c in s.chars() {
+    let bytes = s.as_bytes();
+    // Copy runs of characters that need no escaping in one go; graph files are large
+    // and almost entirely plain ASCII.
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || (ensure_ascii && b >= 0x7F);
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !needs_escape(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        // Every byte that starts an escape is ASCII or a UTF-8 lead byte, so `i` is a
+        // char boundary.
+        out.push_str(&s[start..i]);
+        let c = s[i..].chars().next().unwrap_or('\u{fffd}');
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -289,15 +313,17 @@ pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
             c if (c as u32) < 0x20 => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            c if ensure_ascii && (c as u32) > 0x7E => {
+            c => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
             }
-            c => out.push(c),
         }
+        i += c.len_utf8();
+        start = i;
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 

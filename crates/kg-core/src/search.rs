@@ -15,7 +15,9 @@ use crate::model::{EdgeKey, Graph, Level, Node, field, value_text};
 use crate::pyfmt::round_to;
 use crate::wording;
 use serde_json::Value;
+use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Character budget of the `kg_search` text.
 pub const SEARCH_BUDGET: usize = 10_000;
@@ -76,8 +78,12 @@ pub struct SearchResult {
     pub more: Vec<Hit>,
     /// Number of records (every matching (level, id)).
     pub total: usize,
-    /// Edges on the connection paths between top hits, each once, in collection order.
+    /// Edges on the connection paths between top hits, in first-collected order. Each
+    /// edge (its `(from, to, rel)` identity) appears once; parallel edges with another
+    /// `rel` are distinct.
     pub path_edges: Vec<EdgeKey>,
+    /// Path endpoints that are neither top nor "more" hits, in path-edge order (`from`
+    /// then `to`), each once; gist and level from the first graph holding the id.
     pub connectors: Vec<Connector>,
 }
 
@@ -99,22 +105,9 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// Append the lowercase of `s` to `buf`; ASCII (the common case) takes the fast path.
-fn push_lower(buf: &mut String, s: &str) {
-    if s.is_ascii() {
-        let start = buf.len();
-        buf.push_str(s);
-        buf[start..].make_ascii_lowercase();
-    } else {
-        // Whole-piece lowercasing keeps context-dependent mappings (final sigma);
-        // pieces are joined by spaces, so word boundaries match the reference's.
-        buf.push_str(&s.to_lowercase());
-    }
-}
-
-/// Append each string of a `notes`/`touches` field, space-separated, lowercased.
-/// Reads the field the way [`Node::notes`] does (a list; a lone string is one item;
-/// non-strings as JSON text) without copying it first.
+/// Append each string of a `notes`/`touches` field, space-separated. Reads the field
+/// the way [`Node::notes`] does (a list; a lone string is one item; non-strings as
+/// JSON text) without copying it first.
 fn push_list(buf: &mut String, value: Option<&Value>) {
     match value {
         Some(Value::Array(items)) => {
@@ -123,25 +116,45 @@ fn push_list(buf: &mut String, value: Option<&Value>) {
                     buf.push(' ');
                 }
                 match item {
-                    Value::String(s) => push_lower(buf, s),
-                    other => push_lower(buf, &value_text(other)),
+                    Value::String(s) => buf.push_str(s),
+                    other => buf.push_str(&value_text(other)),
                 }
             }
         }
-        Some(Value::String(s)) => push_lower(buf, s),
+        Some(Value::String(s)) => buf.push_str(s),
         _ => {}
     }
 }
 
-/// Append the searchable text of a node: `id gist notes… touches…`, lowercased.
+/// Append the searchable text of a node, `id gist notes… touches…`, lowercased.
 fn push_searchable(buf: &mut String, id: &str, node: &Node) {
-    push_lower(buf, id);
+    // One linear walk over the few fields beats three hashed look-ups.
+    let (mut gist, mut notes, mut touches) = (None, None, None);
+    for (key, value) in node.as_object() {
+        match key.as_str() {
+            field::GIST => gist = Some(value),
+            field::NOTES => notes = Some(value),
+            field::TOUCHES => touches = Some(value),
+            _ => {}
+        }
+    }
+    let start = buf.len();
+    buf.push_str(id);
     buf.push(' ');
-    push_lower(buf, node.gist());
+    buf.push_str(gist.and_then(Value::as_str).unwrap_or(""));
     buf.push(' ');
-    push_list(buf, node.get(field::NOTES));
+    push_list(buf, notes);
     buf.push(' ');
-    push_list(buf, node.get(field::TOUCHES));
+    push_list(buf, touches);
+    if buf[start..].is_ascii() {
+        buf[start..].make_ascii_lowercase();
+    } else {
+        // Unicode lowercasing of the whole text, as the reference does (context-
+        // dependent mappings such as final sigma included).
+        let lower = buf[start..].to_lowercase();
+        buf.truncate(start);
+        buf.push_str(&lower);
+    }
 }
 
 /// Score one graph: `(node index, raw score)` in the order each node first gained
@@ -151,34 +164,49 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
     if n == 0 || terms.is_empty() {
         return Vec::new();
     }
-    // All node texts in one corpus, built and lowercased once per call, separated by
-    // '\n': a term never holds whitespace, so no match spans two nodes, and one
-    // scan per term replaces a searcher per node and term.
-    let mut corpus = String::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(n);
-    for (id, node) in &graph.nodes {
-        push_searchable(&mut corpus, id, node);
-        ends.push(corpus.len());
-        corpus.push('\n');
+    // Node texts are built and lowercased once per call into a chunk of a few dozen
+    // kilobytes, which every term then scans while it is still in cache. Texts are
+    // separated by '\n': a term never holds whitespace, so no match spans two nodes,
+    // and the leftmost non-overlapping matches over the chunk are exactly the per-node
+    // ones (Python's `str.count`).
+    const CHUNK_BYTES: usize = 32 * 1024;
+    let mut term_hits: Vec<Vec<(usize, usize)>> = vec![Vec::new(); terms.len()];
+    let mut chunk = String::with_capacity(CHUNK_BYTES * 2);
+    let mut ends: Vec<usize> = Vec::new();
+    let mut first = 0;
+    for (index, (id, node)) in graph.nodes.iter().enumerate() {
+        push_searchable(&mut chunk, id, node);
+        ends.push(chunk.len());
+        chunk.push('\n');
+        if chunk.len() < CHUNK_BYTES && index + 1 < n {
+            continue;
+        }
+        for (term, hits) in terms.iter().zip(term_hits.iter_mut()) {
+            // The substring test has a vectorised fast path; most chunks lack most terms.
+            if !chunk.contains(term.as_str()) {
+                continue;
+            }
+            // (node, tf) in node order.
+            let mut local = 0;
+            for (at, _) in chunk.match_indices(term.as_str()) {
+                while ends[local] <= at {
+                    local += 1;
+                }
+                let node = first + local;
+                match hits.last_mut() {
+                    Some((last, tf)) if *last == node => *tf += 1,
+                    _ => hits.push((node, 1)),
+                }
+            }
+        }
+        chunk.clear();
+        ends.clear();
+        first = index + 1;
     }
     let mut scores: Vec<Option<f64>> = vec![None; n];
     let mut order: Vec<usize> = Vec::new();
     let n_f = n as f64;
-    let mut hits: Vec<(usize, usize)> = Vec::new();
-    for term in terms {
-        // (node, tf) in node order. Leftmost non-overlapping matches over the corpus
-        // are the per-node ones (Python's `str.count`), as none crosses a separator.
-        hits.clear();
-        let mut node = 0;
-        for (at, _) in corpus.match_indices(term.as_str()) {
-            while ends[node] <= at {
-                node += 1;
-            }
-            match hits.last_mut() {
-                Some((last, tf)) if *last == node => *tf += 1,
-                _ => hits.push((node, 1)),
-            }
-        }
+    for mut hits in term_hits {
         if hits.is_empty() {
             continue;
         }
@@ -192,7 +220,7 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
             continue; // the term is in every node: it tells nothing apart
         }
         // Stable: equal tf keeps node order, yet every match gets its own rank.
-        hits.sort_by(|a, b| b.1.cmp(&a.1));
+        hits.sort_by_key(|&(_, tf)| Reverse(tf));
         for (rank, &(index, _)) in hits.iter().enumerate() {
             let add = idf / (RRF_K + rank as f64);
             match &mut scores[index] {
@@ -257,19 +285,26 @@ pub fn search(
     let order = search_order(graphs);
     let is_seen = |id: &str| seen.is_some_and(|f| f(id));
 
+    // Merging is only needed when a level has several graphs.
+    let shared_level = |level: Level| graphs.iter().filter(|sg| sg.level == level).count() > 1;
     let mut records: Vec<Record> = Vec::new();
-    let mut by_key: HashMap<(Level, &str), usize> = HashMap::new();
+    let mut by_key: FastMap<(Level, &str), usize> = FastMap::default();
     for &g in &order {
         let sg = &graphs[g];
+        let merge = shared_level(sg.level);
         for (node, raw) in score_graph(sg.graph, terms) {
-            let Some((id, _)) = sg.graph.nodes.get_index(node) else {
-                continue;
-            };
             let record = Record {
                 graph: g,
                 node,
                 raw,
                 rounded: round4(raw),
+            };
+            if !merge {
+                records.push(record);
+                continue;
+            }
+            let Some((id, _)) = sg.graph.nodes.get_index(node) else {
+                continue;
             };
             match by_key.get(&(sg.level, id.as_str())) {
                 Some(&at) => {
@@ -365,44 +400,69 @@ impl<'g> Adjacency<'g> {
     }
 }
 
-/// Vertex numbering: an id is one vertex whatever the number of graphs holding it,
-/// numbered by the first graph in search order that holds it.
-struct Vertices<'a, 'g> {
-    graphs: &'a [SearchGraph<'g>],
-    order: &'a [usize],
-    offsets: Vec<usize>,
+/// A fast, non-keyed hasher (the Fx mix) for the per-call id maps: the keys are our
+/// own node ids, and SipHash's DoS resistance costs more than the lookups themselves.
+#[derive(Debug, Default, Clone, Copy)]
+struct FxHasher {
+    hash: u64,
 }
 
-impl Vertices<'_, '_> {
-    fn new<'a, 'g>(graphs: &'a [SearchGraph<'g>], order: &'a [usize]) -> Vertices<'a, 'g> {
-        let mut offsets = vec![0; graphs.len()];
-        let mut next = 0;
-        for &g in order {
-            offsets[g] = next;
-            next += graphs[g].graph.nodes.len();
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
         }
-        Vertices {
-            graphs,
-            order,
-            offsets,
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
         }
     }
 
-    fn count(&self) -> usize {
-        self.graphs.iter().map(|sg| sg.graph.nodes.len()).sum()
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
     }
 
-    fn of(&self, id: &str) -> Option<usize> {
-        self.order.iter().find_map(|&g| {
-            let index = self.graphs[g].graph.nodes.get_index_of(id)?;
-            Some(self.offsets[g] + index)
-        })
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
     }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+type FastSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+
+/// Vertex numbering: an id is one vertex whatever the number of graphs holding it.
+fn vertices<'g>(graphs: &[SearchGraph<'g>], order: &[usize]) -> FastMap<&'g str, usize> {
+    let capacity = graphs.iter().map(|sg| sg.graph.nodes.len()).sum();
+    let mut ids: FastMap<&'g str, usize> =
+        FastMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default());
+    for &g in order {
+        let graph: &'g Graph = graphs[g].graph;
+        for id in graph.nodes.keys() {
+            let next = ids.len();
+            ids.entry(id.as_str()).or_insert(next);
+        }
+    }
+    ids
 }
 
 /// The union of the shortest paths (≤ 4 edges) between every pair of top hits.
 fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) -> Vec<EdgeKey> {
-    let vertices = Vertices::new(graphs, order);
+    let vertices = vertices(graphs, order);
     // Qualifying edges: both endpoints are nodes (artifacts do not route), no self-loop.
     let mut links: Vec<(usize, usize, &EdgeKey)> = Vec::new();
     for &g in order {
@@ -410,12 +470,15 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
             if key.from == key.to {
                 continue;
             }
-            if let (Some(a), Some(b)) = (vertices.of(&key.from), vertices.of(&key.to)) {
+            if let (Some(&a), Some(&b)) = (
+                vertices.get(key.from.as_str()),
+                vertices.get(key.to.as_str()),
+            ) {
                 links.push((a, b, key));
             }
         }
     }
-    let count = vertices.count();
+    let count = vertices.len();
     let mut starts = vec![0usize; count + 1];
     for &(a, b, _) in &links {
         starts[a + 1] += 1;
@@ -441,13 +504,14 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
         .iter()
         .map(|hit| {
             vertices
-                .of(&hit.id)
+                .get(hit.id.as_str())
+                .copied()
                 .filter(|&v| !adjacency.neighbours(v).is_empty())
         })
         .collect();
     let mut search = Bfs::new(count);
     let mut collected: Vec<EdgeKey> = Vec::new();
-    let mut known: HashSet<&EdgeKey> = HashSet::new();
+    let mut known: FastSet<&EdgeKey> = FastSet::default();
     for (i, source) in ends.iter().enumerate() {
         for target in &ends[i + 1..] {
             // A pair is skipped when either id has no adjacency entry.
@@ -963,6 +1027,26 @@ CONNECTIONS between hits:
         assert_eq!(search(&both, &query_terms("kiwi"), None).total, 4);
     }
 
+    #[test]
+    fn fast_rounding_agrees_with_python_round() {
+        let mut x = 0.000_01f64;
+        while x < 2.0 {
+            assert_eq!(round4(x), round_to(x, 4), "{x}");
+            x = x * 1.000_37 + 1e-7;
+        }
+        for rank in 0..5_000 {
+            for idf in [1.0, 0.369, 0.5, 0.123_456_7] {
+                let raw = idf / (60.0 + f64::from(rank));
+                assert_eq!(round4(raw), round_to(raw, 4));
+                let two = raw + idf / 61.0;
+                assert_eq!(round4(two), round_to(two, 4));
+            }
+        }
+        for tie in [0.000_05, 0.000_15, 0.012_25, 1.000_05] {
+            assert_eq!(round4(tie), round_to(tie, 4), "{tie}");
+        }
+    }
+
     // ---- connection paths (§12.6 item 38) ---------------------------------------
 
     #[test]
@@ -1188,18 +1272,25 @@ CONNECTIONS between hits:
             }
         }
         let graphs = project(&g);
-        let terms = query_terms("service retries runbook 42 handler");
-        let start = std::time::Instant::now();
-        let rounds = 20;
-        for _ in 0..rounds {
-            let result = search(&graphs, &terms, None);
-            std::hint::black_box(search_text("q", &result, false));
+        for query in ["service retries runbook 42 handler", "retries 42", "zebra"] {
+            let terms = query_terms(query);
+            let start = std::time::Instant::now();
+            let rounds = 50;
+            for _ in 0..rounds {
+                let result = search(&graphs, &terms, None);
+                std::hint::black_box(search_text(query, &result, false));
+            }
+            println!(
+                "10k nodes, '{query}': {:?} per search",
+                start.elapsed() / rounds
+            );
         }
-        println!("10k nodes: {:?} per search", start.elapsed() / rounds);
     }
 
     // ---- reference goldens ----------------------------------------------------------
 
+    /// Where the reference fixtures live; `KG_REFERENCE_FIXTURES` overrides it (CI keeps
+    /// them elsewhere). Absent fixtures skip the golden check with a note.
     const REFERENCE: &str = "/work/shared/fixtures/reference";
 
     fn reference_root() -> Option<PathBuf> {
@@ -1274,7 +1365,8 @@ CONNECTIONS between hits:
     fn reference_goldens_match() {
         let Some(root) = reference_root() else {
             println!(
-                "note: reference fixtures not found at {REFERENCE}; golden search check skipped"
+                "note: reference fixtures not found ({REFERENCE} or $KG_REFERENCE_FIXTURES); \
+                 golden search check skipped"
             );
             return;
         };
@@ -1302,7 +1394,8 @@ CONNECTIONS between hits:
         let after_read = |id: &str| read.contains(id);
         let fresh = |_: &str| false;
 
-        let cases: [(&str, &[SearchGraph<'_>], Option<&dyn Fn(&str) -> bool>); 9] = [
+        type Seen<'s> = Option<&'s dyn Fn(&str) -> bool>;
+        let cases: [(&str, &[SearchGraph<'_>], Seen<'_>); 9] = [
             ("012", &both, Some(&after_read)),
             ("013", &both, Some(&after_read)),
             ("014", &both, Some(&after_read)),
@@ -1327,81 +1420,5 @@ CONNECTIONS between hits:
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    }
-}
-#[cfg(test)]
-mod probe {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn probe() {
-        use crate::model::field;
-        use serde_json::{Value, json};
-        let mut g = Graph::default();
-        for i in 0..10_000 {
-            let mut n = Node::new(&format!("node-{i}-component-topic"));
-            n.set(
-                field::GIST,
-                Value::String(format!(
-                    "Gist {i}: the service {} handles retries and queues; see runbook",
-                    i % 97
-                )),
-            );
-            n.set(
-                field::NOTES,
-                json!([
-                    "A note about the incident and what we learned from it.",
-                    "Second note."
-                ]),
-            );
-            n.set(
-                field::TOUCHES,
-                json!(["src/service/handler.rs", "docs/runbook.md"]),
-            );
-            g.nodes.insert(format!("node-{i}-component-topic"), n);
-        }
-        let terms = query_terms("service retries runbook 42 handler");
-        let t = std::time::Instant::now();
-        let mut buf = String::new();
-        let mut total = 0;
-        for _ in 0..20 {
-            for (id, node) in &g.nodes {
-                buf.clear();
-                push_searchable(&mut buf, id, node);
-                total += buf.len();
-            }
-        }
-        println!("text {:?}", t.elapsed() / 20);
-        let t = std::time::Instant::now();
-        for _ in 0..20 {
-            for (id, node) in &g.nodes {
-                buf.clear();
-                push_searchable(&mut buf, id, node);
-                for term in &terms {
-                    total += buf.matches(term.as_str()).count();
-                }
-            }
-        }
-        println!("text+match {:?}", t.elapsed() / 20);
-        let t = std::time::Instant::now();
-        for _ in 0..20 {
-            let s = score_graph(&g, &terms);
-            total += s.len();
-        }
-        println!("score_graph {:?}", t.elapsed() / 20);
-        let t = std::time::Instant::now();
-        for i in 0..200_000 {
-            total += round_to(i as f64 / 7e6, 4) as usize;
-        }
-        println!("round x10k {:?}", t.elapsed() / 20);
-        let graphs = [SearchGraph {
-            level: Level::Project,
-            graph: &g,
-        }];
-        let t = std::time::Instant::now();
-        for _ in 0..20 {
-            total += search(&graphs, &terms, None).total;
-        }
-        println!("search {:?} {total}", t.elapsed() / 20);
     }
 }

@@ -143,7 +143,7 @@ pub struct Target<'a> {
 
 /// Undo records for one mutation, so a failed save leaves memory as it was.
 #[derive(Debug, Default)]
-struct Journal {
+pub struct Journal {
     steps: Vec<Undo>,
 }
 
@@ -156,7 +156,7 @@ enum Undo {
 }
 
 impl Journal {
-    fn node(&mut self, g: &Graph, id: &str) {
+    pub(crate) fn node(&mut self, g: &Graph, id: &str) {
         let prev = g.nodes.get_full(id).map(|(i, _, n)| (i, n.clone()));
         self.steps.push(Undo::Node(id.to_string(), prev));
     }
@@ -682,6 +682,10 @@ impl Store {
         let vkey = node_version_key(id);
         journal.version(g, &vkey);
         g.bump_version(vkey, now, target.session);
+        // Compaction joins the same save: one durable write covers the put and the
+        // tier moves it caused, and a failed save undoes both.
+        let moves =
+            crate::compact::maybe_compact(&slot, &mut state, &self.config, now, Some(&mut journal));
         self.commit(&slot, &mut state, journal)?;
         self.record(
             slot.level,
@@ -692,7 +696,7 @@ impl Store {
             },
             now,
         );
-        self.maintain_locked(&slot, &mut state, now, "after a write");
+        self.record_moves(&slot, moves, "after a write", now);
         Ok(PutNode {
             level: slot.level,
             created,
@@ -1328,12 +1332,8 @@ impl Store {
 
     // ----- background work -------------------------------------------------------------
 
-    /// Maintenance of one locked graph after a write (compaction entry point).
-    fn maintain_locked(&self, slot: &GraphSlot, state: &mut GraphState, now: f64, why: &str) {
-        let moves = crate::compact::maybe_compact(slot, state, &self.config, now);
+    fn record_moves(&self, slot: &GraphSlot, mut moves: TierMoves, why: &str, now: f64) {
         if !moves.is_empty() {
-            self.save_maintenance(slot, state);
-            let mut moves = moves;
             moves.reason = why.to_string();
             self.record(
                 slot.level,
@@ -1355,7 +1355,8 @@ impl Store {
             if !state.loaded {
                 continue;
             }
-            let mut moves = crate::compact::maybe_compact(&slot, &mut state, &self.config, now);
+            let mut moves =
+                crate::compact::maybe_compact(&slot, &mut state, &self.config, now, None);
             let pruned = crate::compact::prune_orphans(&mut state.graph, &self.config, now);
             if !pruned.is_empty() {
                 state.dirty = true;
