@@ -23,8 +23,10 @@ pub const RESURRECTION_MARGIN: f64 = 0.05;
 
 /// The working state of one maintenance pass.
 struct Pass<'g> {
+    graph: &'g Graph,
     index: LevelIndex<'g>,
-    raw: RawSignals,
+    /// Computed only when a pass needs scores (most writes leave the level in band).
+    raw: std::cell::OnceCell<RawSignals>,
     tiers: Vec<Tier>,
     /// The last value each node's `_archived` flag was given by this pass.
     flag: Vec<Option<bool>>,
@@ -35,12 +37,12 @@ struct Pass<'g> {
 impl<'g> Pass<'g> {
     fn new(graph: &'g Graph, now: f64, grace_days: f64) -> Pass<'g> {
         let index = LevelIndex::of(graph);
-        let raw = RawSignals::of(graph, &index, now);
         let tiers = index.tiers.clone();
         let flag = vec![None; index.len()];
         Pass {
+            graph,
             index,
-            raw,
+            raw: std::cell::OnceCell::new(),
             tiers,
             flag,
             now,
@@ -56,7 +58,8 @@ impl<'g> Pass<'g> {
     fn scores(&self, include_archived: bool) -> Vec<Option<f64>> {
         score_all(
             &self.index,
-            &self.raw,
+            self.raw
+                .get_or_init(|| RawSignals::of(self.graph, &self.index, self.now)),
             &self.tiers,
             include_archived,
             self.now,

@@ -97,10 +97,88 @@ pub fn as_ts(value: Option<&Value>) -> Option<f64> {
     value.and_then(Value::as_f64)
 }
 
+/// A value derived from an object (its JSON text, its typed fields), computed on first
+/// use and dropped whenever the object changes. Saving a graph re-serialises only the
+/// entries that changed since the last save.
+pub struct Memo<T>(std::cell::OnceCell<T>);
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo(std::cell::OnceCell::new())
+    }
+}
+
+impl<T: Clone> Clone for Memo<T> {
+    fn clone(&self) -> Self {
+        Memo(self.0.clone())
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    /// A cache never makes two objects different.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> fmt::Debug for Memo<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Memo")
+    }
+}
+
+impl<T> Memo<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+}
+
+/// The typed fields of a node that scoring and planning read for every node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeMeta {
+    pub tier: Tier,
+    pub created_ts: f64,
+    pub last_read_ts: Option<f64>,
+    pub gist: Box<str>,
+    pub gist_chars: usize,
+    pub useful_ts: Box<[f64]>,
+}
+
+impl NodeMeta {
+    fn of(obj: &Object) -> NodeMeta {
+        NodeMeta {
+            tier: if obj.contains_key(field::ORPHANED_TS) {
+                Tier::Orphaned
+            } else if obj.get(field::ARCHIVED).is_some_and(truthy) {
+                Tier::Archived
+            } else {
+                Tier::Active
+            },
+            created_ts: as_ts(obj.get(field::CREATED_TS)).unwrap_or(0.0),
+            last_read_ts: as_ts(obj.get(field::LAST_READ_TS)),
+            gist: obj
+                .get(field::GIST)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .into(),
+            gist_chars: obj
+                .get(field::GIST)
+                .and_then(Value::as_str)
+                .map_or(0, |g| g.chars().count()),
+            useful_ts: match obj.get(field::USEFUL_TS) {
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_f64).collect(),
+                _ => Box::default(),
+            },
+        }
+    }
+}
+
 /// One memory: a JSON object whose map key is its id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     obj: Object,
+    meta: Memo<NodeMeta>,
+    text: Memo<Box<str>>,
 }
 
 impl Node {
@@ -108,11 +186,30 @@ impl Node {
     pub fn new(id: &str) -> Node {
         let mut obj = Object::new();
         obj.insert(field::ID.into(), Value::String(id.to_string()));
-        Node { obj }
+        Node::from_object(obj)
     }
 
     pub fn from_object(obj: Object) -> Node {
-        Node { obj }
+        Node {
+            obj,
+            meta: Memo::default(),
+            text: Memo::default(),
+        }
+    }
+
+    fn changed(&mut self) {
+        self.meta = Memo::default();
+        self.text = Memo::default();
+    }
+
+    /// The typed fields, computed once per change.
+    pub fn meta(&self) -> &NodeMeta {
+        self.meta.get_or_init(|| NodeMeta::of(&self.obj))
+    }
+
+    /// The object's JSON text as written by `render` (computed once per change).
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
+        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
     }
 
     pub fn as_object(&self) -> &Object {
@@ -129,6 +226,7 @@ impl Node {
 
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
+        self.changed();
         if let Some(slot) = self.obj.get_mut(key) {
             *slot = value;
         } else {
@@ -138,6 +236,7 @@ impl Node {
 
     /// Remove a field, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.changed();
         self.obj.shift_remove(key)
     }
 
@@ -148,10 +247,7 @@ impl Node {
 
     /// The gist; a missing or non-string gist reads as empty.
     pub fn gist(&self) -> &str {
-        self.obj
-            .get(field::GIST)
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        &self.meta().gist
     }
 
     pub fn notes(&self) -> Vec<String> {
@@ -164,18 +260,15 @@ impl Node {
 
     /// Creation time; a node without one is long past its grace period.
     pub fn created_ts(&self) -> f64 {
-        as_ts(self.obj.get(field::CREATED_TS)).unwrap_or(0.0)
+        self.meta().created_ts
     }
 
     pub fn last_read_ts(&self) -> Option<f64> {
-        as_ts(self.obj.get(field::LAST_READ_TS))
+        self.meta().last_read_ts
     }
 
-    pub fn useful_ts(&self) -> Vec<f64> {
-        match self.obj.get(field::USEFUL_TS) {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_f64).collect(),
-            _ => Vec::new(),
-        }
+    pub fn useful_ts(&self) -> &[f64] {
+        &self.meta().useful_ts
     }
 
     pub fn is_archived_flag(&self) -> bool {
@@ -193,13 +286,7 @@ impl Node {
     }
 
     pub fn tier(&self) -> Tier {
-        if self.is_orphaned() {
-            Tier::Orphaned
-        } else if self.is_archived_flag() {
-            Tier::Archived
-        } else {
-            Tier::Active
-        }
+        self.meta().tier
     }
 
     pub fn is_active(&self) -> bool {
@@ -255,6 +342,7 @@ impl fmt::Display for EdgeKey {
 pub struct Edge {
     pub key: EdgeKey,
     obj: Object,
+    text: Memo<Box<str>>,
 }
 
 impl Edge {
@@ -263,7 +351,11 @@ impl Edge {
         obj.insert("from".into(), Value::String(key.from.clone()));
         obj.insert("to".into(), Value::String(key.to.clone()));
         obj.insert("rel".into(), Value::String(key.rel.clone()));
-        Edge { key, obj }
+        Edge {
+            key,
+            obj,
+            text: Memo::default(),
+        }
     }
 
     /// Build from a stored object; `None` when `from`, `to` or `rel` is not a string.
@@ -274,7 +366,16 @@ impl Edge {
             to: text("to")?,
             rel: text("rel")?,
         };
-        Some(Edge { key, obj })
+        Some(Edge {
+            key,
+            obj,
+            text: Memo::default(),
+        })
+    }
+
+    /// The object's JSON text (computed once per change).
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
+        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
     }
 
     pub fn from(&self) -> &str {
@@ -298,6 +399,7 @@ impl Edge {
     }
 
     pub fn set_notes(&mut self, notes: Vec<String>) {
+        self.text = Memo::default();
         let value = Value::Array(notes.into_iter().map(Value::String).collect());
         if let Some(slot) = self.obj.get_mut("notes") {
             *slot = value;
@@ -313,17 +415,42 @@ impl Edge {
 
 /// One entry of `_meta.versions`, kept as the stored object so nothing is lost.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Version(pub Object);
+pub struct Version {
+    obj: Object,
+    text: Memo<Box<str>>,
+}
 
 impl Version {
+    pub fn from_object(obj: Object) -> Version {
+        Version {
+            obj,
+            text: Memo::default(),
+        }
+    }
+    pub fn as_object(&self) -> &Object {
+        &self.obj
+    }
     pub fn v(&self) -> i64 {
-        self.0.get("v").and_then(Value::as_i64).unwrap_or(0)
+        self.obj.get("v").and_then(Value::as_i64).unwrap_or(0)
     }
     pub fn ts(&self) -> f64 {
-        as_ts(self.0.get("ts")).unwrap_or(0.0)
+        as_ts(self.obj.get("ts")).unwrap_or(0.0)
     }
     pub fn session(&self) -> Option<&str> {
-        self.0.get("session").and_then(Value::as_str)
+        self.obj.get("session").and_then(Value::as_str)
+    }
+    /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.
+    fn bump(&mut self, now: f64, session: Option<&str>) {
+        self.text = Memo::default();
+        let next = self.v() + 1;
+        let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
+        self.obj.insert("v".into(), Value::from(next));
+        self.obj.insert("ts".into(), float_value(now));
+        self.obj.insert("session".into(), session);
+    }
+    /// The object's JSON text (computed once per change).
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
+        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
     }
 }
 
@@ -354,15 +481,10 @@ impl Graph {
 
     /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.
     pub fn bump_version(&mut self, key: String, now: f64, session: Option<&str>) {
-        let previous = self.versions.get(&key).map(Version::v).unwrap_or(0);
-        let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
-        let entry = self
-            .versions
+        self.versions
             .entry(key)
-            .or_insert_with(|| Version(Object::new()));
-        entry.0.insert("v".into(), Value::from(previous + 1));
-        entry.0.insert("ts".into(), float_value(now));
-        entry.0.insert("session".into(), session);
+            .or_insert_with(|| Version::from_object(Object::new()))
+            .bump(now, session);
     }
 
     /// Ids of every node by tier, in node order.

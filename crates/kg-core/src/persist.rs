@@ -87,7 +87,7 @@ pub fn parse_graph(bytes: &[u8]) -> Result<GraphFile, String> {
                         let Value::Object(obj) = entry else {
                             return Err(format!("version '{key}' is not an object"));
                         };
-                        graph.versions.insert(key, Version(obj));
+                        graph.versions.insert(key, Version::from_object(obj));
                     }
                 }
                 Some(_) => return Err("'_meta.versions' is not an object".into()),
@@ -121,34 +121,37 @@ fn kind_of(value: &Value) -> &'static str {
 }
 
 /// Serialise a graph exactly as the reference writes it (`json.dump(indent=2)`):
-/// `nodes`, `edges`, then a rebuilt `_meta`.
+/// `nodes`, `edges`, then a rebuilt `_meta`. Each entry's text is cached on the entry
+/// and reused until it changes, so a save after one write re-serialises one node.
 pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) -> String {
     let style = JsonStyle::file(2);
     let mut out = String::with_capacity(256 * (graph.nodes.len() + graph.edges.len() + 4));
     out.push_str("{\n  \"nodes\": ");
     write_entries(
         &mut out,
-        style,
         graph
             .nodes
             .iter()
-            .map(|(id, n)| (id.as_str(), n.as_object())),
+            .map(|(id, n)| (id.as_str(), n.cached_text(|obj| object_text(obj, style, 2)))),
+        1,
     );
     out.push_str(",\n  \"edges\": ");
     let edge_keys: Vec<String> = graph.edges.keys().map(EdgeKey::to_string).collect();
     write_entries(
         &mut out,
-        style,
         edge_keys
             .iter()
             .zip(graph.edges.values())
-            .map(|(k, e)| (k.as_str(), e.as_object())),
+            .map(|(k, e)| (k.as_str(), e.cached_text(|obj| object_text(obj, style, 2)))),
+        1,
     );
     out.push_str(",\n  \"_meta\": {\n    \"versions\": ");
-    write_entries_at(
+    write_entries(
         &mut out,
-        style,
-        graph.versions.iter().map(|(k, v)| (k.as_str(), &v.0)),
+        graph
+            .versions
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.cached_text(|obj| object_text(obj, style, 3)))),
         2,
     );
     if !graph.progress.is_empty() {
@@ -173,29 +176,27 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
     out
 }
 
-fn write_entries<'a>(
-    out: &mut String,
-    style: JsonStyle,
-    entries: impl Iterator<Item = (&'a str, &'a Object)>,
-) {
-    write_entries_at(out, style, entries, 1);
+/// The JSON text of an object nested at `depth`.
+fn object_text(obj: &Object, style: JsonStyle, depth: usize) -> String {
+    let mut out = String::with_capacity(64 * (obj.len() + 1));
+    write_object(&mut out, obj, style, depth);
+    out
 }
 
-/// An object of objects at nesting `depth`, without cloning the entries into a Value.
-fn write_entries_at<'a>(
+/// An object of already serialised entries at nesting `depth`.
+fn write_entries<'a>(
     out: &mut String,
-    style: JsonStyle,
-    entries: impl Iterator<Item = (&'a str, &'a Object)>,
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
     depth: usize,
 ) {
     let mut any = false;
-    for (key, obj) in entries {
+    for (key, text) in entries {
         out.push_str(if any { ",\n" } else { "{\n" });
         any = true;
         push_spaces(out, 2 * (depth + 1));
         write_json_str(out, key, true);
         out.push_str(": ");
-        write_object(out, obj, style, depth + 1);
+        out.push_str(text);
     }
     if any {
         out.push('\n');

@@ -13,6 +13,28 @@ use std::fmt::Write as _;
 /// `repr(float)`: the shortest string that round-trips, with at least one decimal,
 /// switching to exponent form below 1e-4 and from 1e16 on.
 pub fn float_repr(x: f64) -> String {
+    let mut out = String::new();
+    push_float_repr(&mut out, x);
+    out
+}
+
+/// Append `repr(x)` to `out`.
+pub fn push_float_repr(out: &mut String, x: f64) {
+    // Between 1e-4 and 1e16 Rust's shortest round-trip Display is Python's repr,
+    // except that Python keeps a `.0` on integral values.
+    let magnitude = x.abs();
+    if x.is_finite() && (1e-4..1e16).contains(&magnitude) {
+        let start = out.len();
+        let _ = write!(out, "{x}");
+        if !out[start..].contains('.') {
+            out.push_str(".0");
+        }
+        return;
+    }
+    out.push_str(&float_repr_slow(x));
+}
+
+fn float_repr_slow(x: f64) -> String {
     if x.is_nan() {
         return "nan".to_string();
     }
@@ -269,7 +291,11 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
     } else if let Some(u) = n.as_u64() {
         let _ = write!(out, "{u}");
     } else if let Some(f) = n.as_f64() {
-        out.push_str(&json_float(f));
+        if f.is_finite() {
+            push_float_repr(out, f);
+        } else {
+            out.push_str(&json_float(f));
+        }
     }
 }
 
