@@ -1,11 +1,53 @@
 //! Ambient memory: what the Claude Code hooks receive without the model asking —
-//! the session-start preload (interfaces.md §7.1).
+//! the session-start preload (interfaces.md §7.1), prompt recall (§7.3, in
+//! `ambient/prompt.rs`) and capture nudges after tool use (§7.4, in
+//! `ambient/tool_event.rs`). Every decision is made here; the hooks only relay.
+
+mod prompt;
+mod tool_event;
+
+pub use prompt::{
+    GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
+    RECALL_HEADER, RECALL_MAX_HITS, human_text, prompt_context, prompt_terms,
+};
+pub use tool_event::{
+    NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS, WEB_THRESHOLD,
+    tool_event,
+};
 
 use crate::render::ReadKind;
 use crate::session::recover_from_transcript;
 use crate::store::{Store, StoreError};
 use crate::tools::render_session;
 use crate::wording;
+use serde_json::{Value, json};
+
+/// `hookEventName` of the prompt hook.
+pub const USER_PROMPT_SUBMIT: &str = "UserPromptSubmit";
+/// `hookEventName` of the tool hook.
+pub const POST_TOOL_USE: &str = "PostToolUse";
+
+/// The hook output that adds `text` to the model's context.
+pub fn hook_output(event: &str, text: String) -> Value {
+    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+}
+
+/// The whole answer to a hook: its output, or `{}` when there is nothing to say.
+pub fn hook_response(event: &str, text: Option<String>) -> Value {
+    text.map_or_else(|| json!({}), |text| hook_output(event, text))
+}
+
+/// The KG session a hook speaks for: the one bound to the Claude session, else the
+/// newest session of the cwd's project.
+fn resolve_session(store: &Store, claude_sid: Option<&str>, cwd: Option<&str>) -> Option<String> {
+    if let Some(claude) = claude_sid.filter(|c| !c.is_empty())
+        && let Some(sid) = store.with_sessions(|s| s.find_by_claude_sid(claude).map(str::to_string))
+    {
+        return Some(sid);
+    }
+    cwd.filter(|c| !c.is_empty())
+        .and_then(|cwd| store.find_by_project_path(cwd))
+}
 
 /// What the SessionStart hook sends.
 #[derive(Debug, Clone, Default)]

@@ -95,6 +95,24 @@ pub fn capture_nudge(needle: &str, evidence: &str, sid: &str, level: &str) -> St
     )
 }
 
+/// Evidence of a capture nudge for a file read by several Claude sessions.
+pub fn read_evidence(sessions: usize) -> String {
+    format!("read in {sessions} distinct sessions now")
+}
+
+/// Evidence of a capture nudge for a URL fetched again.
+pub fn fetch_evidence(count: u64) -> String {
+    format!("fetched {count} times now")
+}
+
+/// Evidence of a capture nudge for a web query repeated.
+pub fn search_evidence(count: u64) -> String {
+    format!("searched {count} times now")
+}
+
+/// The level a web or search capture suggests: the finding may belong to every project.
+pub const CROSS_PROJECT_LEVEL: &str = "project (or user, if the finding is cross-project)";
+
 #[cfg(test)]
 mod tests {
     use super::*;

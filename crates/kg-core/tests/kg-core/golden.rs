@@ -5,7 +5,11 @@
 
 use crate::golden_match::{Placeholders, Span, fixtures, matches_with_prose};
 use crate::support::{TempHome, open_store};
-use kg_core::ambient::{BootstrapRequest, session_bootstrap};
+use kg_core::ambient::{
+    BootstrapRequest, POST_TOOL_USE, USER_PROMPT_SUBMIT, hook_response, prompt_context,
+    session_bootstrap, tool_event,
+};
+use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs};
 use kg_core::{EdgeKey, Level, Store};
 use serde_json::{Value, json};
@@ -19,8 +23,6 @@ const SERVER_ROUTES: &[&str] = &[
     "/api/session_state",
     "/api/nodes",
     "/api/graph/read",
-    "/api/prompt_context",
-    "/api/tool_event",
 ];
 
 struct Replay {
@@ -279,6 +281,36 @@ impl Replay {
                         .map_err(|e| format!("context: {e}")),
                 )
             }
+            "/api/prompt_context" | "/api/tool_event" => {
+                // The hook payload travels as the POST body.
+                let payload = self.ph.fill_value(step.get("body").unwrap_or(&Value::Null));
+                let response = if path == "/api/prompt_context" {
+                    hook_response(
+                        USER_PROMPT_SUBMIT,
+                        prompt_context(&self.store, &payload, now),
+                    )
+                } else {
+                    hook_response(POST_TOOL_USE, tool_event(&self.store, &payload, now))
+                };
+                let raw = to_json(&response, JsonStyle::WIRE);
+                self.learn(&raw);
+                let Some(expected) = expected else {
+                    return Outcome::Checked(Ok(()));
+                };
+                if expected["status"].as_u64() != Some(200) {
+                    return Outcome::Checked(Err(format!(
+                        "expected status {} (hooks always answer 200)",
+                        expected["status"]
+                    )));
+                }
+                let want = expected["raw"].as_str().unwrap_or_default();
+                Outcome::Checked(matches_with_prose(
+                    want,
+                    &self.ph.normalise(&raw),
+                    spans,
+                    true,
+                ))
+            }
             "/api/sessions/register" => {
                 let sid = self
                     .store
@@ -295,16 +327,17 @@ impl Replay {
                 }
                 Outcome::Checked(Ok(()))
             }
-            _ if SERVER_ROUTES.iter().any(|r| path.starts_with(r)) => Outcome::Skipped(
-                "REST bodies are the server's (issue 4) and ambient routes (issue 5)",
-            ),
+            _ if SERVER_ROUTES.iter().any(|r| path.starts_with(r)) => {
+                Outcome::Skipped("REST bodies are the server's (issue 4)")
+            }
             _ => Outcome::Skipped("route answered by the server (issue 4)"),
         }
     }
 }
 
-/// Run one case; `Ok(None)` when kg-core cannot answer it alone.
-fn replay(name: &str, case: Value) -> Result<Option<&'static str>, String> {
+/// Run one case; `Ok(None)` when it matched, `Ok(Some(why))` when kg-core cannot
+/// answer it alone.
+pub(crate) fn replay(name: &str, case: Value) -> Result<Option<&'static str>, String> {
     let mut replay = Replay::new(case.clone());
     let setup = case["setup"].as_array().cloned().unwrap_or_default();
     for (i, step) in setup.iter().enumerate() {

@@ -1,0 +1,511 @@
+//! Prompt recall (interfaces.md §7.3, core.md §8.5): what a user prompt brings back
+//! from memory before the model starts on it.
+//!
+//! Precision over recall: the human-text gate drops machine text, the terms drop
+//! generic vocabulary, two score gates drop weak matches, and a gist is injected at
+//! most once per session. Ranking is the shared core in [`crate::search`].
+
+use super::resolve_session;
+use crate::model::{EdgeKey, Level};
+use crate::search::{SearchGraph, SearchResult, search};
+use crate::store::Store;
+use crate::tools::search_slots;
+use crate::wording;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+/// Hits injected at most.
+pub const RECALL_MAX_HITS: usize = 5;
+/// Character budget of one injection.
+pub const RECALL_BUDGET: usize = 2_500;
+/// Terms shorter than this carry too little to search on.
+pub const MIN_TERM_CHARS: usize = 4;
+/// A prompt with fewer human-typed characters than this is not worth a search.
+pub const MIN_HUMAN_CHARS: usize = 8;
+/// Terms searched at most per prompt.
+pub const MAX_TERMS: usize = 24;
+/// Score a hit needs when the prompt has one term.
+pub const GATE_ONE_TERM: f64 = 0.010;
+/// Score a hit needs when the prompt has two or more terms.
+pub const GATE_MANY_TERMS: f64 = 0.020;
+/// First line of every injection (format, pinned by the goldens).
+pub const RECALL_HEADER: &str = "KG recall — memory matching this prompt:";
+const CONNECTIONS_HEAD: &str = "  connections:";
+
+/// Words too common in prompts to say anything about the memory. Sorted, for
+/// binary search.
+const STOPWORDS: &[&str] = &[
+    "about", "after", "again", "also", "back", "been", "before", "being", "between", "both",
+    "cannot", "could", "does", "doing", "done", "down", "each", "else", "even", "every", "from",
+    "good", "have", "having", "here", "into", "just", "know", "like", "little", "look", "made",
+    "make", "many", "maybe", "more", "most", "much", "need", "needs", "okay", "only", "other",
+    "over", "please", "really", "right", "same", "should", "some", "still", "such", "sure", "take",
+    "than", "that", "them", "then", "there", "these", "they", "thing", "things", "think", "this",
+    "those", "through", "under", "very", "want", "well", "were", "what", "when", "where", "which",
+    "while", "will", "with", "would", "your", "yours",
+];
+
+/// Serialises recall so a gist cannot be injected twice by two concurrent prompts of
+/// one session (the search and the seen marking form one step).
+static RECALL_LOCK: Mutex<()> = Mutex::new(());
+
+/// Python's `str.isspace`: Unicode whitespace plus the separators U+001C–U+001F.
+pub(crate) fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// The text after the last `/` (all of it when there is none).
+fn last_segment(s: &str) -> &str {
+    s.rsplit_once('/').map_or(s, |(_, tail)| tail)
+}
+
+/// Replace every `[Image:…]` placeholder (`\[Image:[^\]]*\]`) by one space.
+fn replace_image_placeholders(text: &str) -> String {
+    const OPEN: &str = "[Image:";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        // The placeholder ends at the first `]` after it; without one, no later
+        // placeholder can close either.
+        let Some(len) = rest[start + OPEN.len()..].find(']') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push(' ');
+        rest = &rest[start + OPEN.len() + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replace every quoted span holding a `/` (`'[^']*/[^']*'|"[^"]*/[^"]*"`, leftmost,
+/// non-overlapping) by one space, pushing each span's basename to `kept`.
+///
+/// A span starting at a quote can only end at the next quote of the same kind, so
+/// each quote costs the distance to the next one: linear overall.
+fn remove_quoted_paths(text: &str, kept: &mut Vec<String>) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let quote = bytes[i];
+        if (quote == b'\'' || quote == b'"')
+            && let Some(len) = bytes[i + 1..].iter().position(|&b| b == quote)
+        {
+            let close = i + 1 + len;
+            // Quotes and `/` are ASCII, so these offsets are char boundaries.
+            if text[i + 1..close].contains('/') {
+                out.push_str(&text[copied..i]);
+                out.push(' ');
+                let base = last_segment(
+                    text[i..=close]
+                        .trim_matches(|c| c == '\'' || c == '"')
+                        .trim_end_matches('/'),
+                );
+                if !base.is_empty() {
+                    kept.push(base.to_string());
+                }
+                i = close + 1;
+                copied = i;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The human-text gate (interfaces.md §7.3 step 3): the prompt with machine text
+/// removed and paths reduced to basenames, or `None` when too little of it was typed
+/// by a person (notifications, image placeholders, bare dragged paths, "ok").
+pub fn human_text(prompt: &str) -> Option<String> {
+    let text = prompt.trim_matches(is_py_space);
+    if text.is_empty()
+        || text.contains("<task-notification>")
+        || text.contains("[SYSTEM NOTIFICATION")
+    {
+        return None;
+    }
+    let text = replace_image_placeholders(text);
+    // Basenames of quoted paths come first, in match order.
+    let mut kept: Vec<String> = Vec::new();
+    let text = remove_quoted_paths(&text, &mut kept);
+    let mut human = 0usize;
+    for token in text.split(is_py_space).filter(|t| !t.is_empty()) {
+        let core = token.trim_matches(|c| "'\"()[]<>,".contains(c));
+        if core.contains('/') {
+            // A path: its file name may match touches, but it was not typed prose.
+            let base = last_segment(core.trim_end_matches('/'));
+            if !base.is_empty() {
+                kept.push(base.to_string());
+            }
+        } else {
+            human += token.chars().count();
+            kept.push(token.to_string());
+        }
+    }
+    (human >= MIN_HUMAN_CHARS).then(|| kept.join(" "))
+}
+
+fn is_stopword(term: &str) -> bool {
+    STOPWORDS.binary_search(&term).is_ok()
+}
+
+/// Search terms of a prompt's human text (interfaces.md §7.3 step 4): lowercase runs
+/// of `[a-z0-9][a-z0-9_\-./]*` with `.`, `/`, `-` trimmed from the ends; at least
+/// [`MIN_TERM_CHARS`] long, no stopwords, no repeats, at most [`MAX_TERMS`].
+pub fn prompt_terms(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let bytes = lower.as_bytes();
+    let starts = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let continues = |b: u8| starts(b) || matches!(b, b'_' | b'-' | b'.' | b'/');
+    let mut terms: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() && terms.len() < MAX_TERMS {
+        if !starts(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < bytes.len() && continues(bytes[i]) {
+            i += 1;
+        }
+        // ASCII run, so `start..i` lies on char boundaries.
+        let term = lower[start..i].trim_matches(|c| matches!(c, '.' | '/' | '-'));
+        // At most MAX_TERMS kept, so the repeat check stays cheap.
+        if term.len() >= MIN_TERM_CHARS && !is_stopword(term) && !terms.iter().any(|t| t == term) {
+            terms.push(term.to_string());
+        }
+    }
+    terms
+}
+
+/// A record that may be rendered: a hit or a connector.
+#[derive(Debug, Clone, Copy)]
+struct Entry<'a> {
+    level: Level,
+    id: &'a str,
+    gist: &'a str,
+    seen: bool,
+}
+
+impl Entry<'_> {
+    fn line(&self, indent: &str) -> String {
+        if self.seen {
+            format!("{indent}- [{}] {} (in context)", self.level, self.id)
+        } else {
+            format!("{indent}- [{}] {}: {}", self.level, self.id, self.gist)
+        }
+    }
+}
+
+/// What gate 1 and the neighbourhood rule keep of a search (steps 6–7).
+#[derive(Debug, Default)]
+struct Recall<'a> {
+    hits: Vec<Entry<'a>>,
+    connectors: Vec<Entry<'a>>,
+    edges: Vec<&'a EdgeKey>,
+}
+
+fn select(result: &SearchResult, term_count: usize) -> Recall<'_> {
+    let threshold = if term_count >= 2 {
+        GATE_MANY_TERMS
+    } else {
+        GATE_ONE_TERM
+    };
+    let hits: Vec<Entry<'_>> = result
+        .top
+        .iter()
+        .filter(|h| h.score >= threshold && !h.gist.is_empty())
+        .take(RECALL_MAX_HITS)
+        .map(|h| Entry {
+            level: h.level,
+            id: &h.id,
+            gist: &h.gist,
+            seen: h.seen,
+        })
+        .collect();
+    if hits.is_empty() {
+        return Recall::default();
+    }
+    // Records a path endpoint may be pulled in from; a top record replaces a "more"
+    // record or connector of the same id.
+    let mut pool: HashMap<&str, Entry<'_>> = HashMap::new();
+    for c in &result.connectors {
+        let entry = Entry {
+            level: c.level,
+            id: &c.id,
+            gist: &c.gist,
+            seen: c.seen,
+        };
+        pool.insert(&c.id, entry);
+    }
+    for h in result.more.iter().chain(&result.top) {
+        let entry = Entry {
+            level: h.level,
+            id: &h.id,
+            gist: &h.gist,
+            seen: h.seen,
+        };
+        pool.insert(&h.id, entry);
+    }
+    let hit_ids: HashSet<&str> = hits.iter().map(|e| e.id).collect();
+    let mut connector_ids: HashSet<&str> = HashSet::new();
+    let mut connectors = Vec::new();
+    let mut edges = Vec::new();
+    'edges: for edge in &result.path_edges {
+        let mut new: Vec<Entry<'_>> = Vec::new();
+        for id in [edge.from.as_str(), edge.to.as_str()] {
+            if hit_ids.contains(id) || connector_ids.contains(id) || new.iter().any(|e| e.id == id)
+            {
+                continue;
+            }
+            match pool.get(id) {
+                Some(entry) if !entry.gist.is_empty() => new.push(*entry),
+                // An endpoint we cannot show makes the edge meaningless.
+                _ => continue 'edges,
+            }
+        }
+        for entry in new {
+            connector_ids.insert(entry.id);
+            connectors.push(entry);
+        }
+        edges.push(edge);
+    }
+    Recall {
+        hits,
+        connectors,
+        edges,
+    }
+}
+
+/// Render within [`RECALL_BUDGET`], trimming edges (last first), then connectors,
+/// then seen hits (last first), then trailing hits while more than one remains.
+/// `recall` is left holding what was rendered.
+fn render(recall: &mut Recall<'_>) -> String {
+    let hit_lines: Vec<String> = recall.hits.iter().map(|e| e.line("")).collect();
+    let connector_lines: Vec<String> = recall.connectors.iter().map(|e| e.line("  ")).collect();
+    let edge_lines: Vec<String> = recall
+        .edges
+        .iter()
+        .map(|e| format!("  {} --{}--> {}", e.from, e.rel, e.to))
+        .collect();
+    // Every line after the header costs its characters plus the newline before it;
+    // the connections heading is there while it has a line under it.
+    let cost = |line: &String| line.chars().count() + 1;
+    let hit_costs: Vec<usize> = hit_lines.iter().map(cost).collect();
+    let section: Vec<usize> = connector_lines
+        .iter()
+        .chain(&edge_lines)
+        .map(cost)
+        .collect();
+    let heading = CONNECTIONS_HEAD.chars().count() + 1;
+    let mut hits: Vec<usize> = (0..hit_lines.len()).collect();
+    let mut kept = section.len(); // connectors first, then edges, trimmed from the end
+    let mut total = RECALL_HEADER.chars().count()
+        + hit_costs.iter().sum::<usize>()
+        + section.iter().sum::<usize>()
+        + if kept > 0 { heading } else { 0 };
+    while total > RECALL_BUDGET {
+        if kept > 0 {
+            kept -= 1;
+            total -= section[kept] + if kept == 0 { heading } else { 0 };
+        } else if let Some(pos) = hits.iter().rposition(|&i| recall.hits[i].seen) {
+            total -= hit_costs[hits.remove(pos)];
+        } else if hits.len() > 1 {
+            total -= hits.pop().map_or(0, |i| hit_costs[i]);
+        } else {
+            break; // one hit always stays, even over budget
+        }
+    }
+    let connectors = kept.min(connector_lines.len());
+    recall.hits = hits.iter().map(|&i| recall.hits[i]).collect();
+    recall.connectors.truncate(connectors);
+    recall.edges.truncate(kept - connectors);
+    let mut lines: Vec<&str> = vec![RECALL_HEADER];
+    lines.extend(hits.iter().map(|&i| hit_lines[i].as_str()));
+    if kept > 0 {
+        lines.push(CONNECTIONS_HEAD);
+        lines.extend(connector_lines[..connectors].iter().map(String::as_str));
+        lines.extend(edge_lines[..kept - connectors].iter().map(String::as_str));
+    }
+    lines.join("\n")
+}
+
+/// The `additionalContext` for a UserPromptSubmit hook payload (interfaces.md §7.3),
+/// or `None` for silence. Marks the injected gists seen in the resolved session.
+pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String> {
+    let field = |key: &str| payload.get(key).and_then(Value::as_str);
+    let sid = resolve_session(store, field("session_id"), field("cwd"))?;
+    let full_read = store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))?;
+    if !full_read {
+        return Some(wording::FULL_READ_NUDGE.to_string());
+    }
+    let text = human_text(field("prompt").unwrap_or(""))?;
+    let terms = prompt_terms(&text);
+    if terms.is_empty() {
+        return None;
+    }
+    let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // Loads the session's project graph if needed and refreshes its activity; counts
+    // no op.
+    let slots = match search_slots(store, Some(&sid), now) {
+        Ok(slots) => slots,
+        Err(e) => {
+            log::warn!("prompt recall for session {sid} skipped: {e}");
+            return None;
+        }
+    };
+    let result = {
+        let states: Vec<_> = slots.iter().map(|s| (s.level, s.lock())).collect();
+        let graphs: Vec<SearchGraph<'_>> = states
+            .iter()
+            .map(|(level, state)| SearchGraph {
+                level: *level,
+                graph: &state.graph,
+            })
+            .collect();
+        // The session registry is a leaf lock, so asking it under the graph locks is safe.
+        let is_seen =
+            |id: &str| store.with_sessions(|s| s.lookup(&sid).is_some_and(|r| r.has_seen(id)));
+        search(&graphs, &terms, Some(&is_seen))
+    };
+    let mut recall = select(&result, terms.len());
+    // Gate 2: something new must be said.
+    if !recall
+        .hits
+        .iter()
+        .chain(&recall.connectors)
+        .any(|e| !e.seen)
+    {
+        return None;
+    }
+    let text = render(&mut recall);
+    let fresh: Vec<&str> = recall
+        .hits
+        .iter()
+        .chain(&recall.connectors)
+        .filter(|e| !e.seen)
+        .map(|e| e.id)
+        .collect();
+    if fresh.is_empty() {
+        return None;
+    }
+    store.mark_seen(&sid, fresh);
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(STOPWORDS.len(), 82);
+    }
+
+    #[test]
+    fn the_gate_follows_the_spec_examples() {
+        assert_eq!(
+            human_text("please review assets/mm-zephyr.css for the widget").as_deref(),
+            Some("please review mm-zephyr.css for the widget")
+        );
+        assert_eq!(human_text("ok /very/long/path/that/is/not/text.png"), None);
+        assert_eq!(
+            human_text("Yes commit all").as_deref(),
+            Some("Yes commit all")
+        );
+        assert_eq!(human_text("  \u{1f}\t "), None);
+        assert_eq!(
+            human_text("<task-notification>build ok, reconciler done"),
+            None
+        );
+        assert_eq!(
+            human_text("done [SYSTEM NOTIFICATION: background reconciler finished]"),
+            None
+        );
+    }
+
+    #[test]
+    fn images_and_quoted_paths_leave_only_basenames() {
+        let prompt = "[Image: /h/u/shot one.png] '/h/u/screens/error dialog.png'";
+        assert_eq!(human_text(prompt), None);
+        // Quoted basenames come first, then the tokens in order.
+        assert_eq!(
+            human_text("compare these \"/a/b/c d.rs\" and 'x/y/' please").as_deref(),
+            Some("c d.rs y compare these and please")
+        );
+        // A quote without a slash stays text; an unclosed one too.
+        assert_eq!(
+            human_text("it's 'quoted text' here").as_deref(),
+            Some("it's 'quoted text' here")
+        );
+        // An image placeholder without `]` is not one.
+        assert_eq!(
+            human_text("[Image: never closed").as_deref(),
+            Some("[Image: never closed")
+        );
+        // Punctuation-only tokens count; bracketed paths reduce.
+        assert_eq!(human_text("() (src/a.rs)").as_deref(), None);
+        assert_eq!(
+            human_text("look (src/a.rs) ok!!").as_deref(),
+            Some("look a.rs ok!!")
+        );
+    }
+
+    #[test]
+    fn path_characters_do_not_count_toward_the_floor() {
+        assert_eq!(human_text("fix src/some/really/long/module/name.rs"), None);
+        assert_eq!(human_text("fix this src/a/b.rs"), None);
+        assert_eq!(
+            human_text("please fix src/a/b.rs").as_deref(),
+            Some("please fix b.rs")
+        );
+    }
+
+    #[test]
+    fn terms_follow_the_reference_tests() {
+        let t = prompt_terms("Please make the compactor logging quieter in prod");
+        assert!(t.contains(&"compactor".to_string()));
+        assert!(t.contains(&"logging".to_string()));
+        assert!(!t.contains(&"please".to_string()));
+        assert!(!t.contains(&"make".to_string()));
+        assert!(t.iter().all(|x| x.len() >= 4));
+        assert!(prompt_terms("yes go on do it").is_empty());
+        assert_eq!(prompt_terms("alpha beta alpha beta"), ["alpha", "beta"]);
+        let many: String = (0..50).map(|i| format!("term{i:02} ")).collect();
+        let t = prompt_terms(&many);
+        assert_eq!(t.len(), MAX_TERMS);
+        assert_eq!(t[0], "term00");
+        assert_eq!(t[23], "term23");
+    }
+
+    #[test]
+    fn terms_trim_path_punctuation_and_keep_file_names() {
+        assert_eq!(
+            prompt_terms("Check ./src/ledger/journal.rs... and -flag- __init__.py"),
+            ["check", "src/ledger/journal.rs", "flag", "init__.py"]
+        );
+        assert_eq!(prompt_terms("mm-zephyr.css/"), ["mm-zephyr.css"]);
+        // Non-ASCII letters split runs; Unicode lowercasing applies first.
+        assert_eq!(
+            prompt_terms("ÜBERSICHT Kelvin\u{212a}ey"),
+            ["bersicht", "kelvinkey"]
+        );
+    }
+
+    #[test]
+    fn adversarial_inputs_stay_linear() {
+        let quotes = "'\"".repeat(200_000);
+        assert!(human_text(&quotes).is_some());
+        let opens = "[Image:".repeat(100_000);
+        assert!(human_text(&opens).is_some());
+        let run = "a-".repeat(500_000);
+        assert_eq!(prompt_terms(&run).len(), 1);
+    }
+}

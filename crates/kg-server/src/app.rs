@@ -1,0 +1,254 @@
+//! Assembling the server: shared state, the router with its guards, and the run loop
+//! with graceful shutdown.
+
+use crate::clock::Clock;
+use crate::config::Settings;
+use crate::{mcp, rest, tasks, ws};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use kg_core::{Change, Store};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+/// Largest request body accepted, on every route.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// The server's version, reported by `/health` and MCP `serverInfo`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What every handler shares.
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub settings: Settings,
+    pub clock: Clock,
+    /// Every change of the store, as it happens (fed by the store's change log).
+    pub changes: broadcast::Sender<Arc<Change>>,
+    pub ws: ws::Registry,
+    /// Cancelled when the server shuts down.
+    pub shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// Open the store and wire its change log to the broadcast channel.
+    pub fn open(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<Arc<AppState>> {
+        let clock = Clock::of(&settings);
+        let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot open the storage root {}: {e}",
+                settings.storage_root.display()
+            )
+        })?;
+        let store = Arc::new(store);
+        let (changes, _) = broadcast::channel(4096);
+        let sender = changes.clone();
+        store.subscribe(Arc::new(move |change: &Change| {
+            // No receiver is fine: nobody is listening right now.
+            let _ = sender.send(Arc::new(change.clone()));
+        }));
+        Ok(Arc::new(AppState {
+            store,
+            settings,
+            clock,
+            changes,
+            ws: ws::Registry::default(),
+            shutdown,
+        }))
+    }
+
+    pub fn now(&self) -> f64 {
+        self.clock.now()
+    }
+
+    /// Run store work off the async runtime (it may fsync).
+    pub async fn blocking<R: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&AppState, f64) -> R + Send + 'static,
+    ) -> R {
+        let state = self.clone();
+        let now = self.now();
+        match tokio::task::spawn_blocking(move || work(&state, now)).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    /// Is this `Host` header (port stripped) one of ours?
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        let name = strip_port(&host);
+        if name.is_empty() {
+            return false;
+        }
+        let bind = self.settings.host.to_ascii_lowercase();
+        is_loopback_name(name) || name == bind || name.trim_matches(['[', ']']) == bind
+    }
+
+    /// Is this `Origin` a page of ours (served from a local host, or the tray app's
+    /// webview)?
+    pub fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim().to_ascii_lowercase();
+        if [
+            "tauri://localhost",
+            "http://tauri.localhost",
+            "https://tauri.localhost",
+        ]
+        .contains(&origin.as_str())
+            || self
+                .settings
+                .extra_origins
+                .iter()
+                .any(|o| o.eq_ignore_ascii_case(&origin))
+        {
+            return true;
+        }
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        let authority = rest.split('/').next().unwrap_or("");
+        is_loopback_name(strip_port(authority))
+    }
+}
+
+/// `localhost:8765` → `localhost`; `[::1]:8765` → `[::1]`; `::1` stays.
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    match host.matches(':').count() {
+        1 => host.split(':').next().unwrap_or(host),
+        _ => host,
+    }
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    matches!(name, "localhost" | "127.0.0.1" | "::1" | "[::1]")
+}
+
+/// Anti DNS-rebinding: every request must name a local host; pages of other origins
+/// may not talk to the server at all.
+async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let headers: &HeaderMap = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    if !host.as_deref().is_some_and(|h| state.host_allowed(h)) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "Misdirected Request: Host must be local",
+        )
+            .into_response();
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin.to_str().is_ok_and(|o| state.origin_allowed(o));
+        if !ok {
+            return (
+                StatusCode::FORBIDDEN,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "Forbidden: requests from this page's origin are not accepted; KG Memory only talks to local pages",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn not_found(request: Request<Body>) -> Response {
+    if request.uri().path().starts_with("/api/") {
+        rest::json_response(
+            StatusCode::NOT_FOUND,
+            &serde_json::json!({"detail": "Not Found"}),
+        )
+    } else {
+        (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "Not Found",
+        )
+            .into_response()
+    }
+}
+
+/// The whole HTTP surface.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .merge(rest::router())
+        .merge(ws::router())
+        .route_service("/", mcp::service(state.clone()))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// Bind the listening socket, explaining a port that is already taken.
+pub async fn bind(settings: &Settings) -> anyhow::Result<TcpListener> {
+    let addr = format!("{}:{}", settings.host, settings.port);
+    match TcpListener::bind(&addr).await {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            let holder = match probe_health(&settings.base_url()).await {
+                Some(version) => {
+                    format!("another KG Memory server (version {version}) is already running there")
+                }
+                None => {
+                    "another program is using it (it does not answer like KG Memory)".to_string()
+                }
+            };
+            anyhow::bail!(
+                "port {} on {} is already in use: {holder}. Use that server, stop it, or choose another port with --port <n> (or KG_HTTP_PORT=<n>).",
+                settings.port,
+                settings.host
+            )
+        }
+        Err(e) => Err(anyhow::anyhow!("cannot listen on {addr}: {e}")),
+    }
+}
+
+/// Ask `/health` at `base` whether a KG Memory server answers; returns its version.
+pub async fn probe_health(base: &str) -> Option<String> {
+    let url = format!("{base}/health");
+    let body = crate::client::get(&url, std::time::Duration::from_secs(2))
+        .await
+        .ok()?;
+    let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+    (value["transport"] == "streamable-http")
+        .then(|| value["version"].as_str().unwrap_or("?").to_string())
+}
+
+/// Serve until `state.shutdown` is cancelled; then drain, stop background work and
+/// flush everything to disk.
+pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Result<()> {
+    let local: SocketAddr = listener.local_addr()?;
+    log::info!(
+        "KG Memory {VERSION} serving on http://{local} (storage {})",
+        state.settings.storage_root.display()
+    );
+    let background = tasks::spawn(state.clone());
+    let shutdown = state.shutdown.clone();
+    let result = axum::serve(listener, router(state.clone()))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await;
+    state.shutdown.cancel();
+    background.finish(&state).await;
+    result.map_err(|e| anyhow::anyhow!("server error: {e}"))
+}

@@ -1,0 +1,99 @@
+//! Time: where "now" comes from, and how the server prints it.
+
+use crate::config::Settings;
+use std::path::PathBuf;
+
+/// Where "now" comes from. Logic never reads the system clock itself.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    System,
+    /// Read from a file on every call (tests freeze and move time this way).
+    File(PathBuf),
+}
+
+impl Clock {
+    pub fn of(settings: &Settings) -> Clock {
+        settings
+            .clock_file
+            .clone()
+            .map_or(Clock::System, Clock::File)
+    }
+
+    pub fn now(&self) -> f64 {
+        let system = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
+        match self {
+            Clock::System => system(),
+            Clock::File(path) => std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or_else(system),
+        }
+    }
+}
+
+/// `2026-11-20T12:00:00Z`-style UTC time.
+pub fn iso_utc(ts: f64) -> String {
+    let secs = ts.floor() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// `YYYY-MM-DD HH:MM` in local time.
+pub fn local_minute(ts: f64) -> String {
+    #[cfg(unix)]
+    {
+        let t = ts as libc::time_t;
+        // SAFETY: localtime_r writes only into the `tm` we pass and reads `t`.
+        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+        if !unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+            return format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}",
+                tm.tm_year + 1900,
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_hour,
+                tm.tm_min
+            );
+        }
+    }
+    let iso = iso_utc(ts);
+    format!("{} {} UTC", &iso[..10], &iso[11..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso_utc(1_795_176_000.0), "2026-11-20T12:00:00Z");
+        assert_eq!(iso_utc(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_utc(951_782_400.0), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn minute_stamp_has_the_reference_shape() {
+        let s = local_minute(1_795_176_000.0);
+        assert_eq!(&s[4..5], "-");
+        assert_eq!(&s[13..14], ":");
+    }
+}

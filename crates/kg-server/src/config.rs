@@ -1,0 +1,106 @@
+//! Settings of a server, from the environment the Python implementation used (so
+//! existing setups keep working) with command-line overrides on top.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default port of the memory server.
+pub const DEFAULT_PORT: u16 = 8765;
+/// Default bind address: loopback only.
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// Everything a server needs to start.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub host: String,
+    pub port: u16,
+    pub storage_root: PathBuf,
+    pub home: PathBuf,
+    /// Maintenance tick period (`KG_SAVE_INTERVAL`, seconds).
+    pub save_interval: Duration,
+    /// Git autocommit period (`KG_AUTOCOMMIT_INTERVAL`); `None` disables it.
+    pub autocommit_interval: Option<Duration>,
+    pub grace_days: f64,
+    pub orphan_grace_days: f64,
+    /// A file holding the current time as epoch seconds, re-read on every request.
+    /// For reproducible tests (`KG_CLOCK_FILE`); unset in normal use.
+    pub clock_file: Option<PathBuf>,
+    /// Extra browser origins allowed to talk to the server (the tray app's webview).
+    pub extra_origins: Vec<String>,
+}
+
+/// A setting that could not be understood.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}: {message}")]
+pub struct SettingError {
+    pub name: String,
+    pub message: String,
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Read a number of seconds; the reference falls back to the default on junk.
+fn seconds(name: &str, default: f64) -> f64 {
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse::<f64>().unwrap_or_else(|_| {
+            log::warn!("{name}={v:?} is not a number; using {default}");
+            default
+        }),
+        Err(_) => default,
+    }
+}
+
+impl Settings {
+    /// Settings from the environment (`KG_HTTP_HOST`, `KG_HTTP_PORT`,
+    /// `KG_STORAGE_ROOT`, `KG_SAVE_INTERVAL`, `KG_AUTOCOMMIT_INTERVAL`,
+    /// `KG_GRACE_PERIOD_DAYS`, `KG_ORPHAN_GRACE_DAYS`, `KG_CLOCK_FILE`).
+    pub fn from_env() -> Result<Settings, SettingError> {
+        let home = home_dir();
+        let port = match std::env::var("KG_HTTP_PORT") {
+            Ok(p) => p.trim().parse().map_err(|_| SettingError {
+                name: "KG_HTTP_PORT".into(),
+                message: format!("{p:?} is not a port number (1-65535)"),
+            })?,
+            Err(_) => DEFAULT_PORT,
+        };
+        let storage_root = std::env::var_os("KG_STORAGE_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".knowledge-graph"));
+        let save = seconds("KG_SAVE_INTERVAL", 30.0).max(1.0);
+        let autocommit = seconds("KG_AUTOCOMMIT_INTERVAL", 900.0);
+        Ok(Settings {
+            host: std::env::var("KG_HTTP_HOST").unwrap_or_else(|_| DEFAULT_HOST.into()),
+            port,
+            storage_root,
+            home,
+            save_interval: Duration::from_secs_f64(save),
+            autocommit_interval: (autocommit > 0.0).then(|| Duration::from_secs_f64(autocommit)),
+            grace_days: seconds("KG_GRACE_PERIOD_DAYS", 5.0),
+            orphan_grace_days: seconds("KG_ORPHAN_GRACE_DAYS", 365.0),
+            clock_file: std::env::var_os("KG_CLOCK_FILE").map(PathBuf::from),
+            extra_origins: Vec::new(),
+        })
+    }
+
+    pub fn store_config(&self) -> kg_core::StoreConfig {
+        let mut config = kg_core::StoreConfig::new(&self.storage_root, &self.home);
+        config.grace_days = self.grace_days;
+        config.orphan_grace_days = self.orphan_grace_days;
+        config
+    }
+
+    /// The URL clients use.
+    pub fn base_url(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("http://{host}:{}", self.port)
+    }
+}

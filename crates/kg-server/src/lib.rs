@@ -1,0 +1,15 @@
+//! KG Memory's server: the memory store behind MCP (stateless streamable HTTP), a REST
+//! API, a WebSocket of live changes and background maintenance. The `kg-memory`
+//! binary runs it headless; the tray app runs it in-process.
+
+pub mod app;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod mcp;
+pub mod rest;
+pub mod tasks;
+pub mod ws;
+
+pub use app::{AppState, VERSION, bind, serve};
+pub use config::Settings;

@@ -1,0 +1,509 @@
+//! The nine memory tools over MCP (rmcp), stateless: every POST is answered on its
+//! own, sessions are the application-level KG session ids inside the arguments.
+//!
+//! Arguments are checked against each tool's JSON Schema here, with the messages
+//! clients already know (`'gist' is a required property`), then converted to
+//! kg-core's own argument types: wire types stop at this file.
+
+use crate::app::{AppState, MAX_BODY_BYTES, VERSION};
+use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText};
+use kg_core::{EdgeKey, Level};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, OnceLock};
+
+/// The MCP handler: one per request (stateless), all sharing the app state.
+#[derive(Clone, Debug)]
+pub struct KgMcp {
+    state: Arc<AppState>,
+}
+
+/// The streamable-HTTP service mounted at `/`.
+pub fn service(state: Arc<AppState>) -> StreamableHttpService<KgMcp, NeverSessionManager> {
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".into(),
+        "::1".into(),
+        "[::1]".into(),
+    ];
+    hosts.push(state.settings.host.clone());
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(hosts)
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(state.shutdown.child_token());
+    let factory_state = state.clone();
+    StreamableHttpService::new(
+        move || {
+            Ok(KgMcp {
+                state: factory_state.clone(),
+            })
+        },
+        Arc::new(NeverSessionManager::default()),
+        config,
+    )
+}
+
+/// A tool's name, description and argument schema.
+struct ToolSpec {
+    name: &'static str,
+    description: &'static str,
+    schema: Value,
+}
+
+fn string() -> Value {
+    json!({"type": "string"})
+}
+
+fn strings() -> Value {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+fn level() -> Value {
+    json!({"type": "string", "enum": ["user", "project"]})
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// The tools in the order clients list them.
+fn specs() -> &'static [ToolSpec] {
+    static SPECS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    SPECS.get_or_init(|| {
+        vec![
+            ToolSpec {
+                name: "kg_read",
+                description: "Read persistent memory. First call of a session: pass cwd (the project root); \
+                    it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
+                    With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
+                    or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
+                    to active. level limits id lookups to one graph.",
+                schema: object(
+                    json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level()}),
+                    &[],
+                ),
+            },
+            ToolSpec {
+                name: "kg_search",
+                description: "Ranked full-text search over ids, gists, notes and touches of both graphs, every \
+                    tier included (archived and orphaned nodes too), with the connections between the best hits. \
+                    Search before writing a node (avoid duplicates) and whenever a problem feels familiar. \
+                    Pass session_id so the project graph is searched and already-seen notes are skipped.",
+                schema: object(json!({"query": string(), "session_id": string()}), &["query"]),
+            },
+            ToolSpec {
+                name: "kg_put_node",
+                description: "Create or update one insight at the moment you learn it. level: 'user' for \
+                    cross-project knowledge about the person or craft, 'project' for this codebase. id: short \
+                    kebab-case. gist: one line, the bottom line (aim under 120 chars; over 300 scans badly). \
+                    notes: depth and rationale; touches: precise file pointers. Omitted notes/touches stay as \
+                    they were; an update re-activates an archived node. Connect it with kg_put_edge.",
+                schema: object(
+                    json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
+                           "notes": strings(), "touches": strings()}),
+                    &["session_id", "level", "id", "gist"],
+                ),
+            },
+            ToolSpec {
+                name: "kg_put_edge",
+                description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
+                    node to another node or to a file path. Prefer an edge between existing nodes over a new \
+                    node; cross-level edges live in the project graph and point at user nodes.",
+                schema: object(
+                    json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
+                           "rel": string(), "notes": strings()}),
+                    &["session_id", "level", "from", "to", "rel"],
+                ),
+            },
+            ToolSpec {
+                name: "kg_delete_node",
+                description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
+                    (looks in the user graph first, then the project graph).",
+                schema: object(json!({"session_id": string(), "id": string()}), &["session_id", "id"]),
+            },
+            ToolSpec {
+                name: "kg_delete_edge",
+                description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
+                schema: object(
+                    json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
+                    &["session_id", "from", "to", "rel"],
+                ),
+            },
+            ToolSpec {
+                name: "kg_useful",
+                description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
+                    judged by results, not by having been read. Endorsements decay over 90 days and keep valuable \
+                    nodes active.",
+                schema: object(json!({"session_id": string(), "ids": strings()}), &["session_id", "ids"]),
+            },
+            ToolSpec {
+                name: "kg_sync",
+                description: "Fetch what other sessions (or your subagents) changed since this session last \
+                    synced or started.",
+                schema: object(json!({"session_id": string()}), &["session_id"]),
+            },
+            ToolSpec {
+                name: "kg_progress",
+                description: "Durable checkpoints for long tasks (scout, extract, maintain), kept across sessions, \
+                    restarts and compaction. With state: replace the task's stored state. Without: read it. \
+                    A maintenance pass stamps task 'maintain' with {\"last_ts\": <unix seconds>} — only that \
+                    stamp resets a graph's DEBT staleness.",
+                schema: object(
+                    json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
+                    &["session_id", "task_id"],
+                ),
+            },
+        ]
+    })
+}
+
+fn tool_list() -> Vec<Tool> {
+    specs()
+        .iter()
+        .map(|s| {
+            let schema = match &s.schema {
+                Value::Object(o) => o.clone(),
+                _ => Map::new(),
+            };
+            Tool::new(s.name, s.description, Arc::new(schema))
+        })
+        .collect()
+}
+
+/// Check arguments against a schema, reporting the most relevant failure the way
+/// Python's `jsonschema` words it: a missing required key first, then the first
+/// property (in schema order) of the wrong type or outside its enum, then items.
+pub fn validate(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
+    for key in schema["required"].as_array().into_iter().flatten() {
+        if let Some(key) = key.as_str()
+            && !args.contains_key(key)
+        {
+            return Err(format!("'{key}' is a required property"));
+        }
+    }
+    let mut deeper = None;
+    for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+        let Some(value) = args.get(name) else {
+            continue;
+        };
+        if let Some(message) = type_error(prop, value) {
+            return Err(message);
+        }
+        if let (Some(items), Value::Array(values)) = (prop.get("items"), value) {
+            for v in values {
+                if let Some(message) = type_error(items, v) {
+                    deeper.get_or_insert(message);
+                    break;
+                }
+            }
+        }
+    }
+    deeper.map_or(Ok(()), Err)
+}
+
+fn type_error(schema: &Value, value: &Value) -> Option<String> {
+    let wanted = schema["type"].as_str()?;
+    let ok = match wanted {
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        _ => true,
+    };
+    if !ok {
+        return Some(format!("{} is not of type '{wanted}'", py_repr(value)));
+    }
+    let choices = schema["enum"].as_array()?;
+    if choices.contains(value) {
+        return None;
+    }
+    let listed: Vec<String> = choices.iter().map(py_repr).collect();
+    Some(format!(
+        "{} is not one of [{}]",
+        py_repr(value),
+        listed.join(", ")
+    ))
+}
+
+/// A JSON value printed the way Python prints the decoded value.
+fn py_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => kg_core::pyfmt::float_repr(f),
+            _ => n.to_string(),
+        },
+        Value::String(s) => kg_core::pyfmt::repr_str(s),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_repr).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", kg_core::pyfmt::repr_str(k), py_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn text(args: &Map<String, Value>, key: &str) -> Option<String> {
+    args.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn list(args: &Map<String, Value>, key: &str) -> Option<Vec<String>> {
+    args.get(key).and_then(Value::as_array).map(|items| {
+        items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    })
+}
+
+fn level_arg(args: &Map<String, Value>) -> Option<Level> {
+    args.get("level")
+        .and_then(Value::as_str)
+        .and_then(|l| Level::parse(l).ok())
+}
+
+/// Run one validated tool call against the store.
+pub fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+    let store = &state.store;
+    let sid = || text(args, "session_id").unwrap_or_default();
+    let need = |key: &str| text(args, key).unwrap_or_default();
+    match name {
+        "kg_read" => tools::kg_read(
+            store,
+            &ReadArgs {
+                cwd: text(args, "cwd"),
+                session_id: text(args, "session_id"),
+                id: text(args, "id"),
+                ids: list(args, "ids"),
+                level: level_arg(args),
+            },
+            now,
+        ),
+        "kg_search" => tools::kg_search(
+            store,
+            &need("query"),
+            text(args, "session_id").as_deref(),
+            now,
+        ),
+        "kg_put_node" => tools::kg_put_node(
+            store,
+            &PutNodeArgs {
+                session_id: sid(),
+                level: level_arg(args).unwrap_or(Level::User),
+                id: need("id"),
+                gist: need("gist"),
+                notes: list(args, "notes"),
+                touches: list(args, "touches"),
+            },
+            now,
+        ),
+        "kg_put_edge" => tools::kg_put_edge(
+            store,
+            &PutEdgeArgs {
+                session_id: sid(),
+                level: level_arg(args).unwrap_or(Level::User),
+                from: need("from"),
+                to: need("to"),
+                rel: need("rel"),
+                notes: list(args, "notes"),
+            },
+            now,
+        ),
+        "kg_delete_node" => tools::kg_delete_node(store, &sid(), &need("id"), now),
+        "kg_delete_edge" => tools::kg_delete_edge(
+            store,
+            &sid(),
+            &EdgeKey::new(&need("from"), &need("to"), &need("rel")),
+            now,
+        ),
+        "kg_useful" => tools::kg_useful(store, &sid(), &list(args, "ids").unwrap_or_default(), now),
+        "kg_sync" => tools::kg_sync(store, &sid(), now),
+        "kg_progress" => tools::kg_progress(
+            store,
+            &sid(),
+            &need("task_id"),
+            args.get("state").cloned(),
+            level_arg(args).unwrap_or(Level::User),
+            now,
+        ),
+        other => ToolText {
+            text: format!(
+                "Internal error: Unknown tool: {other} (the tools are {})",
+                specs()
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            is_error: true,
+        },
+    }
+}
+
+fn result(answer: ToolText) -> CallToolResult {
+    let content = vec![ContentBlock::text(answer.text)];
+    if answer.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+impl rmcp::ServerHandler for KgMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("knowledge-graph-mcp", VERSION))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tool_list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tool_list().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        if let Some(spec) = specs().iter().find(|s| s.name == name)
+            && let Err(message) = validate(&spec.schema, &args)
+        {
+            return Ok(result(ToolText {
+                text: format!("Input validation error: {message}"),
+                is_error: true,
+            })
+            .into());
+        }
+        let answer = self
+            .state
+            .blocking(move |state, now| dispatch(state, &name, &args, now))
+            .await;
+        Ok(result(answer).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(name: &str) -> &'static Value {
+        &specs()
+            .iter()
+            .find(|s| s.name == name)
+            .expect("tool")
+            .schema
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn nine_tools_in_the_spec_order() {
+        let names: Vec<_> = specs().iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "kg_read",
+                "kg_search",
+                "kg_put_node",
+                "kg_put_edge",
+                "kg_delete_node",
+                "kg_delete_edge",
+                "kg_useful",
+                "kg_sync",
+                "kg_progress"
+            ]
+        );
+    }
+
+    #[test]
+    fn validation_messages_match_jsonschema() {
+        let put = schema("kg_put_node");
+        assert_eq!(
+            validate(
+                put,
+                &args(json!({"session_id": "a", "level": "project", "id": "x"}))
+            ),
+            Err("'gist' is a required property".into())
+        );
+        assert_eq!(
+            validate(
+                put,
+                &args(json!({"session_id": "a", "level": "project", "id": 5, "gist": "g"}))
+            ),
+            Err("5 is not of type 'string'".into())
+        );
+        assert_eq!(
+            validate(
+                put,
+                &args(json!({"session_id": "a", "level": "team", "id": "x", "gist": "g"}))
+            ),
+            Err("'team' is not one of ['user', 'project']".into())
+        );
+        assert_eq!(
+            validate(
+                put,
+                &args(
+                    json!({"session_id": "a", "level": "user", "id": "x", "gist": "g", "notes": "n"})
+                )
+            ),
+            Err("'n' is not of type 'array'".into())
+        );
+        assert_eq!(
+            validate(
+                put,
+                &args(
+                    json!({"session_id": "a", "level": "user", "id": "x", "gist": "g", "notes": [1]})
+                )
+            ),
+            Err("1 is not of type 'string'".into())
+        );
+        assert!(
+            validate(
+                put,
+                &args(
+                    json!({"session_id": "a", "level": "user", "id": "x", "gist": "g", "extra": 1})
+                )
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            validate(
+                schema("kg_progress"),
+                &args(json!({"session_id": "a", "task_id": "t", "state": [true, null]}))
+            ),
+            Err("[True, None] is not of type 'object'".into())
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! `/ws`: live changes for the graph view (interfaces.md §5), fed by the store's
+//! change log, so every mutation from any path reaches subscribers.
+//!
+//! A connection is keyed by a KG session (minted for it when none is given); the
+//! writing session never hears its own changes. Project-level changes reach
+//! connections whose session works in that project or that subscribed to it with
+//! `?project_path=`.
+
+use crate::app::AppState;
+use axum::Router;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::response::Response;
+use axum::routing::get;
+use kg_core::pyfmt::{JsonStyle, to_json};
+use kg_core::{Change, ChangeKind, Level};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast::error::RecvError;
+
+/// Which connection currently holds each session id (a newer connection with the
+/// same id replaces the older one).
+#[derive(Debug, Default)]
+pub struct Registry {
+    holders: Mutex<HashMap<String, u64>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    fn claim(&self, sid: &str) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sid.to_string(), id);
+        id
+    }
+
+    fn holds(&self, sid: &str, id: u64) -> bool {
+        self.holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(sid)
+            == Some(&id)
+    }
+
+    fn release(&self, sid: &str, id: u64) {
+        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
+        if holders.get(sid) == Some(&id) {
+            holders.remove(sid);
+        }
+    }
+
+    /// Connections currently open.
+    pub fn len(&self) -> usize {
+        self.holders.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new().route("/ws", get(upgrade))
+}
+
+async fn upgrade(
+    State(state): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    // The Host and Origin guards already ran (app.rs); a refused page never upgrades.
+    let subscription = params
+        .get("project_path")
+        .filter(|p| !p.is_empty())
+        .and_then(|p| state.store.resolve_root(p).ok());
+    let requested = params.get("session_id").filter(|s| !s.is_empty()).cloned();
+    upgrade
+        .on_failed_upgrade(|e| log::debug!("websocket upgrade failed: {e}"))
+        .on_upgrade(move |socket| connection(state, socket, requested, subscription))
+}
+
+fn send_text(value: &Value) -> Message {
+    Message::Text(Utf8Bytes::from(to_json(value, JsonStyle::WIRE)))
+}
+
+async fn connection(
+    state: Arc<AppState>,
+    mut socket: WebSocket,
+    requested: Option<String>,
+    subscription: Option<String>,
+) {
+    let sid = match requested {
+        Some(sid) => sid,
+        None => {
+            let registered = state
+                .blocking(|state, now| state.store.register_session(None, None, now))
+                .await;
+            match registered {
+                Ok(sid) => sid,
+                Err(e) => {
+                    log::error!("websocket: cannot register a session: {e}");
+                    return;
+                }
+            }
+        }
+    };
+    let me = state.ws.claim(&sid);
+    let mut changes = state.changes.subscribe();
+    if socket
+        .send(send_text(&json!({"type": "connected", "session_id": sid})))
+        .await
+        .is_err()
+    {
+        state.ws.release(&sid, me);
+        return;
+    }
+    loop {
+        tokio::select! {
+            incoming = socket.recv() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    if text.as_str().trim() == "ping"
+                        && socket.send(send_text(&json!({"type": "pong"}))).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                // Binary frames and pings are not part of the protocol: ignored.
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+            change = changes.recv() => match change {
+                Ok(change) => {
+                    if !state.ws.holds(&sid, me) {
+                        break; // a newer connection took this session over
+                    }
+                    let session_project = state.store.session(&sid).and_then(|r| r.project_path);
+                    if let Some(message) = message_for(&change, &sid, session_project.as_deref(), subscription.as_deref())
+                        && socket.send(send_text(&message)).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    // Too slow to keep up: tell the client to reload rather than drift.
+                    let hint = json!({"type": "resync", "missed": missed});
+                    if socket.send(send_text(&hint)).await.is_err() {
+                        break;
+                    }
+                }
+                Err(RecvError::Closed) => break,
+            },
+            () = state.shutdown.cancelled() => {
+                let _ = socket.send(Message::Close(None)).await;
+                break;
+            }
+        }
+    }
+    state.ws.release(&sid, me);
+}
+
+/// The message a connection gets for a change, if any.
+pub fn message_for(
+    change: &Change,
+    sid: &str,
+    session_project: Option<&str>,
+    subscription: Option<&str>,
+) -> Option<Value> {
+    if change.source_session.as_deref() == Some(sid) {
+        return None;
+    }
+    if change.level == Level::Project {
+        let project = change.project_path.as_deref()?;
+        if session_project != Some(project) && subscription != Some(project) {
+            return None;
+        }
+    }
+    let level = change.level.as_str();
+    let source = &change.source_session;
+    let mut message = match &change.kind {
+        ChangeKind::NodeUpdated { node } => {
+            json!({"type": "node_updated", "level": level, "node": node, "source_session": source})
+        }
+        ChangeKind::EdgeUpdated { edge } => {
+            json!({"type": "edge_updated", "level": level, "edge": edge, "source_session": source})
+        }
+        ChangeKind::NodeDeleted { id } => {
+            json!({"type": "node_deleted", "level": level, "node_id": id, "source_session": source})
+        }
+        ChangeKind::EdgeDeleted { key } => json!({
+            "type": "edge_deleted", "level": level, "from": key.from, "to": key.to, "rel": key.rel,
+            "source_session": source,
+        }),
+        ChangeKind::NodeRecalled { node, rescued } => json!({
+            "type": "node_recalled", "level": level, "node": node, "rescued_from_orphan": rescued,
+            "source_session": source,
+        }),
+        ChangeKind::TiersMoved(moves) => json!({
+            "type": "tiers_moved", "level": level, "archived": moves.archived, "restored": moves.restored,
+            "orphaned": moves.orphaned, "deleted": moves.deleted, "reason": moves.reason,
+            "source_session": source,
+        }),
+        ChangeKind::NodeLiked { id } => {
+            json!({"type": "node_liked", "level": level, "node_id": id, "source_session": source})
+        }
+        ChangeKind::ProgressSaved { task_id } => {
+            json!({"type": "progress_saved", "level": level, "task_id": task_id, "source_session": source})
+        }
+        ChangeKind::DebtChanged { from, to, score } => json!({
+            "type": "debt_changed", "level": level, "from": from, "to": to, "score": score,
+        }),
+        ChangeKind::Quarantined {
+            path,
+            moved_to,
+            recovered_from_prev,
+        } => json!({
+            "type": "quarantined", "level": level, "path": path.display().to_string(),
+            "moved_to": moved_to.display().to_string(), "recovered_from_prev": recovered_from_prev,
+        }),
+    };
+    if let (Some(obj), Some(project)) = (message.as_object_mut(), &change.project_path) {
+        obj.insert("project_path".into(), Value::String(project.clone()));
+    }
+    Some(message)
+}
