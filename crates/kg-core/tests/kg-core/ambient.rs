@@ -1,0 +1,697 @@
+//! The ambient loop's decisions: prompt recall (interfaces.md §7.3) and capture nudges
+//! (§7.4) — the reference goldens 046–063 plus the acceptance items of core.md
+//! §12.10–§12.11 (interfaces.md §13 E–G, I).
+
+use crate::golden::replay;
+use crate::golden_match::fixtures;
+use crate::support::{T, TempHome, open_store};
+use kg_core::ambient::{
+    POST_TOOL_USE, RECALL_BUDGET, RECALL_HEADER, USER_PROMPT_SUBMIT, hook_output, hook_response,
+    prompt_context, tool_event,
+};
+use kg_core::search::{SearchGraph, search};
+use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs};
+use kg_core::{Level, Store};
+use serde_json::{Value, json};
+use std::fs;
+use std::sync::Arc;
+
+#[test]
+fn goldens_046_to_063_match_through_kg_core() {
+    let mut checked = 0;
+    for entry in fs::read_dir(fixtures().join("cases")).expect("cases").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(number) = name.get(..3).and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !(46..=63).contains(&number) {
+            continue;
+        }
+        let case: Value =
+            serde_json::from_str(&fs::read_to_string(entry.path()).expect("read")).expect("json");
+        match replay(&name, case) {
+            Ok(None) => checked += 1,
+            Ok(Some(why)) => panic!("{name} was skipped: {why}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(checked, 18);
+}
+
+// ----- scaffolding ------------------------------------------------------------------
+
+/// A home with one project folder and a store over it.
+struct World {
+    home: TempHome,
+    store: Store,
+    project: String,
+}
+
+impl World {
+    fn new() -> World {
+        let home = TempHome::new();
+        let project = home.path.join("proj");
+        fs::create_dir_all(project.join("src")).expect("project folder");
+        let store = open_store(&home, T);
+        World {
+            project: project.to_string_lossy().into_owned(),
+            home,
+            store,
+        }
+    }
+
+    /// A session for the project bound to `claude`, past its full read unless `fresh`.
+    fn session(&self, claude: &str, full_read: bool) -> String {
+        let sid = self
+            .store
+            .register_session(Some(&self.project), Some(claude), T)
+            .expect("register");
+        if full_read {
+            // Set directly: a real full read would also mark every active gist seen.
+            self.store.with_sessions(|s| {
+                if let Some(r) = s.lookup_mut(&sid) {
+                    r.full_read_ts = Some(T);
+                }
+            });
+        }
+        sid
+    }
+
+    fn node(&self, sid: &str, id: &str, gist: &str, touches: &[&str]) {
+        let answer = tools::kg_put_node(
+            &self.store,
+            &PutNodeArgs {
+                session_id: sid.to_string(),
+                level: Level::Project,
+                id: id.to_string(),
+                gist: gist.to_string(),
+                notes: None,
+                touches: (!touches.is_empty())
+                    .then(|| touches.iter().map(|t| t.to_string()).collect()),
+            },
+            T,
+        );
+        assert!(!answer.is_error, "{}", answer.text);
+    }
+
+    fn edge(&self, sid: &str, from: &str, to: &str, rel: &str) {
+        let answer = tools::kg_put_edge(
+            &self.store,
+            &PutEdgeArgs {
+                session_id: sid.to_string(),
+                level: Level::Project,
+                from: from.to_string(),
+                to: to.to_string(),
+                rel: rel.to_string(),
+                notes: None,
+            },
+            T,
+        );
+        assert!(!answer.is_error, "{}", answer.text);
+    }
+
+    fn prompt(&self, claude: &str, prompt: &str) -> Option<String> {
+        self.prompt_at(claude, prompt, T)
+    }
+
+    fn prompt_at(&self, claude: &str, prompt: &str, now: f64) -> Option<String> {
+        let payload = json!({
+            "session_id": claude,
+            "transcript_path": "/nowhere.jsonl",
+            "cwd": self.project,
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        });
+        prompt_context(&self.store, &payload, now)
+    }
+
+    fn seen(&self, sid: &str) -> Vec<String> {
+        self.store
+            .session(sid)
+            .map(|r| r.seen_ids().to_vec())
+            .unwrap_or_default()
+    }
+
+    fn read(&self, claude: &str, file_path: &str, now: f64) -> Option<String> {
+        self.event(
+            claude,
+            "Read",
+            json!({"file_path": file_path}),
+            &self.project,
+            now,
+        )
+    }
+
+    fn event(
+        &self,
+        claude: &str,
+        tool: &str,
+        input: Value,
+        cwd: &str,
+        now: f64,
+    ) -> Option<String> {
+        let payload = json!({
+            "session_id": claude,
+            "transcript_path": "/nowhere.jsonl",
+            "cwd": cwd,
+            "hook_event_name": "PostToolUse",
+            "tool_name": tool,
+            "tool_input": input,
+            "tool_response": {},
+        });
+        tool_event(&self.store, &payload, now)
+    }
+
+    fn counter_path(&self) -> std::path::PathBuf {
+        self.home.storage().join("projects/proj/tool_events.json")
+    }
+
+    fn counters(&self) -> Value {
+        fs::read_to_string(self.counter_path())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.lines().collect()
+}
+
+// ----- prompt recall ------------------------------------------------------------------
+
+#[test]
+fn without_a_session_silence_and_before_the_full_read_only_the_nudge() {
+    let w = World::new();
+    // No session for this project (and none bound to the Claude sid).
+    assert_eq!(w.prompt("cc-1", "compactor logging is too chatty"), None);
+    w.session("cc-1", false);
+    let nudge = kg_core::wording::FULL_READ_NUDGE.to_string();
+    for prompt in [
+        "compactor logging is too chatty",
+        "[SYSTEM NOTIFICATION: build finished]",
+        "",
+    ] {
+        assert_eq!(w.prompt("cc-1", prompt).as_ref(), Some(&nudge), "{prompt}");
+    }
+    assert!(nudge.contains("kg_read(session_id)"));
+}
+
+#[test]
+fn a_matching_prompt_injects_once_and_unrelated_prompts_stay_silent() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    w.node(
+        &sid,
+        "compactor-logging",
+        "The compactor logs every archive pass at debug level; raise it to info for triage",
+        &[],
+    );
+    w.node(
+        &sid,
+        "garden-hose",
+        "Tomato seedlings want a soaker hose on a timer",
+        &[],
+    );
+    let text = w
+        .prompt("cc-1", "why is the compactor logging so noisy lately?")
+        .expect("injects");
+    let got = lines(&text);
+    assert_eq!(got[0], RECALL_HEADER);
+    assert_eq!(
+        got[1],
+        "- [project] compactor-logging: The compactor logs every archive pass at debug level; \
+         raise it to info for triage"
+    );
+    assert_eq!(got.len(), 2);
+    assert!(!text.contains("kg_read") && !text.contains("garden-hose"));
+    assert!(text.chars().count() <= RECALL_BUDGET);
+    assert!(w.seen(&sid).contains(&"compactor-logging".to_string()));
+    // Seen now: never again in this session.
+    assert_eq!(
+        w.prompt("cc-1", "why is the compactor logging so noisy lately?"),
+        None
+    );
+    assert_eq!(w.prompt("cc-1", "the quarterly budget spreadsheet"), None);
+    assert_eq!(w.prompt("cc-1", "yes go on"), None);
+    assert_eq!(w.prompt("cc-1", "yes go on, do that please"), None);
+}
+
+/// a —links-to→ mid —links-to→ b, plus filler so shared words keep some weight.
+fn chain(w: &World, sid: &str) {
+    w.node(sid, "chain-a", "Quokka shard rebalance moves one tenant at a time", &[]);
+    w.node(
+        sid,
+        "chain-mid",
+        "Placement service owns the tenant map",
+        &[],
+    );
+    w.node(sid, "chain-b", "Wombat shard rebalance pauses writes briefly", &[]);
+    for i in 0..4 {
+        w.node(sid, &format!("filler-{i}"), "Unrelated release checklist item", &[]);
+    }
+    w.edge(sid, "chain-a", "chain-mid", "reads-from");
+    w.edge(sid, "chain-mid", "chain-b", "feeds");
+}
+
+#[test]
+fn both_chain_ends_inject_with_the_connector_and_path_edges() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    chain(&w, &sid);
+    let text = w
+        .prompt("cc-1", "quokka and wombat shard rebalance")
+        .expect("injects");
+    assert_eq!(
+        lines(&text),
+        [
+            RECALL_HEADER,
+            "- [project] chain-a: Quokka shard rebalance moves one tenant at a time",
+            "- [project] chain-b: Wombat shard rebalance pauses writes briefly",
+            "  connections:",
+            "  - [project] chain-mid: Placement service owns the tenant map",
+            "  chain-mid --feeds--> chain-b",
+            "  chain-a --reads-from--> chain-mid",
+        ]
+    );
+    let seen = w.seen(&sid);
+    for id in ["chain-a", "chain-b", "chain-mid"] {
+        assert!(seen.contains(&id.to_string()), "{id}");
+    }
+    assert!(!seen.iter().any(|s| s.starts_with("filler")));
+    assert_eq!(w.prompt("cc-1", "quokka and wombat shard rebalance"), None);
+
+    // A new node linked to a seen one: its gist, the seen node as an anchor, the edge
+    // again (edges are not deduplicated across injections).
+    w.node(
+        &sid,
+        "chain-c",
+        "Quokka rebalance needs the pause flag set first",
+        &[],
+    );
+    w.edge(&sid, "chain-c", "chain-a", "part-of");
+    let text = w
+        .prompt("cc-1", "quokka rebalance pause flag")
+        .expect("injects the new node");
+    assert!(text.contains(
+        "- [project] chain-c: Quokka rebalance needs the pause flag set first"
+    ));
+    assert!(text.contains("[project] chain-a (in context)"));
+    assert!(!text.contains("moves one tenant"));
+    assert!(text.contains("  chain-c --part-of--> chain-a"));
+    assert_eq!(w.prompt("cc-1", "tomato seedlings and garden hoses"), None);
+}
+
+#[test]
+fn a_rare_term_beats_generic_vocabulary() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    for i in 0..9 {
+        w.node(
+            &sid,
+            &format!("generic-{i}"),
+            "The widget handler reads its settings at startup",
+            &[],
+        );
+    }
+    w.node(
+        &sid,
+        "rare-node",
+        "The flibbertigibbet quux-frobnicator handler drops late events",
+        &[],
+    );
+    // In search, the rare term ranks its node first, far ahead of the rest.
+    let root = w.store.resolve_root(&w.project).expect("root");
+    let slot = w.store.project_slot(&root, T).expect("slot");
+    let state = slot.lock();
+    let graphs = [SearchGraph {
+        level: Level::Project,
+        graph: &state.graph,
+    }];
+    let terms = ["flibbertigibbet".to_string(), "widget".to_string()];
+    let result = search(&graphs, &terms, None);
+    assert_eq!(result.top[0].id, "rare-node");
+    assert!(result.top[0].raw_score > 2.0 * result.top[1].raw_score);
+    drop(state);
+
+    assert_eq!(w.prompt("cc-1", "the widget reads settings at startup"), None);
+    // `handler` is in every node: it tells nothing apart.
+    assert_eq!(w.prompt("cc-1", "the handler"), None);
+    let text = w
+        .prompt("cc-1", "flibbertigibbet quux-frobnicator widget trouble")
+        .expect("injects");
+    assert!(text.contains(
+        "- [project] rare-node: The flibbertigibbet quux-frobnicator handler drops late events"
+    ));
+    assert!(!text.contains("generic-"));
+    assert_eq!(
+        w.prompt("cc-1", "flibbertigibbet quux-frobnicator widget trouble"),
+        None,
+        "a gist injects once per session"
+    );
+}
+
+#[test]
+fn machine_text_stays_silent_even_on_strong_matches() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    w.node(
+        &sid,
+        "quokka-shards",
+        "Quokka shard rebalance runs nightly",
+        &[],
+    );
+    let home = w.home.path.display();
+    for prompt in [
+        "[SYSTEM NOTIFICATION: quokka shard rebalance finished]".to_string(),
+        "<task-notification>quokka shard rebalance done</task-notification>".to_string(),
+        format!("[Image: {home}/proj/quokka-shard.png]"),
+        format!("'{home}/proj/screens/quokka shard rebalance.png'"),
+        format!("{home}/proj/src/quokka_shard_rebalance.rs"),
+    ] {
+        assert_eq!(w.prompt("cc-1", &prompt), None, "{prompt}");
+    }
+    assert!(w.seen(&sid).is_empty());
+    let text = w
+        .prompt("cc-1", "Why did the quokka shard rebalance stall?")
+        .expect("human text injects");
+    assert_eq!(lines(&text)[0], "KG recall — memory matching this prompt:");
+    assert!(!text.contains("depth") && !text.contains("ids=["));
+}
+
+#[test]
+fn a_basename_from_a_path_matches_touches() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    w.node(
+        &sid,
+        "journal-writer",
+        "Appends journal lines with sequence numbers",
+        &["src/ledger/journal.rs"],
+    );
+    w.node(&sid, "other-node", "Something else entirely", &[]);
+    // Three terms need 0.020: `sequence` alone scores 0.0167, the basename adds the rest.
+    assert_eq!(w.prompt("cc-1", "sequence ordering bug in lib/other.rs"), None);
+    let text = w
+        .prompt("cc-1", "sequence ordering bug in lib/journal.rs")
+        .expect("the basename matches the touch");
+    assert!(text.contains("- [project] journal-writer: Appends journal lines"));
+}
+
+#[test]
+fn recall_loads_the_project_graph_of_a_session_from_before_a_restart() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    w.node(&sid, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    w.store.flush();
+    let again = open_store(&w.home, T + 10.0);
+    assert_eq!(again.loaded_projects().len(), 0);
+    let payload = json!({"session_id": "cc-1", "cwd": w.project, "prompt": "quokka shard rebalance stalls"});
+    let text = prompt_context(&again, &payload, T + 10.0).expect("injects after loading");
+    assert!(text.contains("quokka-shards: Quokka shard rebalance runs nightly"));
+    // Resolving the project refreshed activity but counted no op.
+    let record = again.session(&sid).expect("session");
+    assert_eq!(record.last_activity, T + 10.0);
+    assert_eq!(record.op_count, 1, "only the put from before the restart");
+}
+
+#[test]
+fn two_sessions_of_one_project_keep_their_own_seen_sets() {
+    let w = World::new();
+    let older = w.session("cc-old", true);
+    let newer = w.session("cc-new", true);
+    w.node(&older, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    let prompt = "quokka shard rebalance stalls";
+    assert!(w.prompt("cc-old", prompt).is_some());
+    assert_eq!(w.seen(&older), ["quokka-shards"]);
+    assert!(w.seen(&newer).is_empty());
+    assert!(w.prompt("cc-new", prompt).is_some());
+    assert_eq!(w.prompt("cc-old", prompt), None);
+    // An unbound Claude session falls back to the newest session for the cwd.
+    assert_eq!(w.prompt("cc-other", prompt), None);
+}
+
+#[test]
+fn concurrent_prompts_of_one_session_inject_a_gist_once() {
+    let w = Arc::new(World::new());
+    let sid = w.session("cc-1", true);
+    w.node(&sid, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let w = Arc::clone(&w);
+            std::thread::spawn(move || w.prompt("cc-1", "quokka shard rebalance stalls"))
+        })
+        .collect();
+    let injected = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .filter(Option::is_some)
+        .count();
+    assert_eq!(injected, 1);
+}
+
+#[test]
+fn the_budget_trims_from_the_least_valuable_end() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let long = "x".repeat(900);
+    for i in 0..5 {
+        w.node(
+            &sid,
+            &format!("quokka-{i}"),
+            &format!("Quokka shard note {i} {long}"),
+            &[],
+        );
+    }
+    for i in 0..5 {
+        w.node(&sid, &format!("filler-{i}"), "Unrelated release checklist", &[]);
+    }
+    let text = w.prompt("cc-1", "quokka shard").expect("injects");
+    assert!(text.chars().count() <= RECALL_BUDGET, "{}", text.len());
+    let shown: Vec<&str> = lines(&text)[1..].to_vec();
+    assert_eq!(shown.len(), 2, "two 900-char gists fit, three do not");
+    // Only what was rendered is marked seen, so the rest can still come up.
+    assert_eq!(w.seen(&sid).len(), 2);
+    let again = w.prompt("cc-1", "quokka shard").expect("the trimmed hits");
+    assert!(again.contains("(in context)") || lines(&again).len() == 3);
+
+    // A single hit stays even when it alone exceeds the budget.
+    w.node(&sid, "huge", &format!("Wombat {}", "y".repeat(3_000)), &[]);
+    let text = w.prompt("cc-1", "wombat").expect("one hit always stays");
+    assert!(text.chars().count() > RECALL_BUDGET);
+    assert_eq!(lines(&text).len(), 2);
+}
+
+// ----- tool events ----------------------------------------------------------------------
+
+#[test]
+fn reads_nudge_on_the_second_distinct_session_then_cool_down() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    assert_eq!(
+        w.read("cc-1", &format!("{}/node_modules/x/index.js", w.project), T),
+        None
+    );
+    assert_eq!(w.read("cc-1", "/tmp/kg-scratch/limits.rs", T), None);
+    assert_eq!(w.counters(), Value::Null, "noise is not counted");
+    assert_eq!(w.read("cc-1", &file, T), None, "first read");
+    assert_eq!(w.read("cc-1", &file, T + 1.0), None, "same session again");
+    let nudge = w.read("cc-2", &file, T + 2.0).expect("second session nudges");
+    assert!(nudge.starts_with("KG capture: 'src/limits.rs'"));
+    assert!(nudge.contains("read in 2 distinct sessions"));
+    assert!(nudge.contains(&format!("session_id='{sid}'")));
+    assert!(nudge.contains("kg_put_node(") && nudge.contains("level='project'"));
+    assert!(nudge.contains("touches=['src/limits.rs']"));
+    assert!(!nudge.contains('\n'));
+    assert_eq!(
+        w.read("cc-3", &file, T + 3_000.0),
+        None,
+        "target cooldown"
+    );
+    let counters = w.counters();
+    let entry = &counters["events"]["read:src/limits.rs"];
+    assert_eq!(entry["count"], 4);
+    assert_eq!(entry["sessions"], json!(["cc-1", "cc-2", "cc-3"]));
+    assert_eq!(entry["nudged_ts"], json!(T + 2.0));
+    assert_eq!(counters["throttle"][&sid], json!({"count": 1, "last_ts": T + 2.0}));
+    // 1-space indent, like the reference's file.
+    let text = fs::read_to_string(w.counter_path()).expect("file");
+    assert!(text.starts_with("{\n \"events\": {\n  \"read:"));
+    // A day later the same target may nudge again.
+    assert!(w.read("cc-4", &file, T + 2.0 + 86_400.0).is_some());
+}
+
+#[test]
+fn a_covered_target_never_nudges() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    w.node(&sid, "limits", "Payout limits", &["src/payouts/LIMITS.rs"]);
+    w.node(&sid, "fx", "Rates come from src/fx/rates.rs nightly", &[]);
+    for file in ["src/payouts/limits.rs", "src/fx/rates.rs"] {
+        let path = format!("{}/{file}", w.project);
+        assert_eq!(w.read("cc-1", &path, T), None);
+        assert_eq!(w.read("cc-2", &path, T), None, "{file} is covered");
+    }
+    assert_eq!(
+        w.counters()["events"]["read:src/fx/rates.rs"]["count"],
+        2,
+        "counted all the same"
+    );
+}
+
+#[test]
+fn a_session_gets_at_most_three_nudges_ten_minutes_apart() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let mut now = T;
+    let mut nudge = |name: &str, now: f64| {
+        let path = format!("{}/src/{name}.rs", w.project);
+        assert_eq!(w.read("cc-1", &path, now), None);
+        w.read("cc-2", &path, now)
+    };
+    assert!(nudge("one", now).is_some());
+    assert_eq!(nudge("two", now + 300.0), None, "within 600 s");
+    now += 601.0;
+    assert!(nudge("three", now).is_some(), "after 600 s");
+    now += 601.0;
+    assert!(nudge("four", now).is_some());
+    now += 601.0;
+    assert_eq!(nudge("five", now), None, "three per session");
+    assert_eq!(w.counters()["throttle"][&sid]["count"], 3);
+    // The throttled targets were counted and never stamped, so another session may
+    // still be nudged about them.
+    let other = w.session("cc-9", true);
+    let path = format!("{}/src/two.rs", w.project);
+    let text = w.read("cc-9", &path, now + 1.0).expect("a fresh session");
+    assert!(text.contains(&format!("session_id='{other}'")));
+    assert!(text.contains("read in 3 distinct sessions"));
+}
+
+#[test]
+fn web_targets_count_hits_not_sessions() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let url = "https://docs.rs/sqlx/latest/sqlx/postgres/advisory_lock";
+    let fetch = |now: f64| w.event("cc-1", "WebFetch", json!({"url": url, "prompt": "x"}), &w.project, now);
+    assert_eq!(fetch(T), None);
+    let nudge = fetch(T + 1.0).expect("second fetch nudges");
+    assert!(nudge.starts_with(&format!("KG capture: '{url}'")));
+    assert!(nudge.contains("fetched 2 times"));
+    assert!(nudge.contains(&format!("session_id='{sid}'")));
+    assert!(nudge.contains(&format!("touches=['{url}']")));
+
+    let search = |q: &str, now: f64| w.event("cc-1", "WebSearch", json!({"query": q}), &w.project, now);
+    assert_eq!(search("  Postgres Advisory LOCK ", T + 700.0), None);
+    let nudge = search("postgres advisory lock", T + 701.0).expect("repeated query");
+    assert!(nudge.starts_with("KG capture: 'postgres advisory lock'"));
+    assert!(nudge.contains("searched 2 times"));
+    // A blank query is no target: not even counted.
+    assert_eq!(search(" \t ", T + 702.0), None);
+    let events = w.counters()["events"].clone();
+    assert!(events.get("search:").is_none());
+    assert_eq!(events["search:postgres advisory lock"]["count"], 2);
+}
+
+#[test]
+fn other_tools_and_malformed_payloads_are_ignored() {
+    let w = World::new();
+    w.session("cc-1", true);
+    for tool in ["Bash", "Grep", "Edit"] {
+        for now in [T, T + 1.0] {
+            let input = json!({"file_path": format!("{}/src/a.rs", w.project), "command": "ls"});
+            assert_eq!(w.event("cc-1", tool, input, &w.project, now), None);
+        }
+    }
+    assert_eq!(w.event("cc-1", "Read", json!({}), &w.project, T), None);
+    assert_eq!(w.event("cc-1", "Read", json!({"file_path": ""}), &w.project, T), None);
+    let no_cwd = json!({"session_id": "cc-1", "tool_name": "Read", "tool_input": {"file_path": "/x"}});
+    assert_eq!(tool_event(&w.store, &no_cwd, T), None);
+    assert_eq!(tool_event(&w.store, &json!("not an object"), T), None);
+    assert_eq!(w.counters(), Value::Null, "nothing was counted");
+    // A cwd outside home is neither counted nor nudged.
+    for now in [T, T + 1.0] {
+        assert_eq!(
+            w.event(&format!("cc-{now}"), "Read", json!({"file_path": "/etc/hosts"}), "/etc", now),
+            None
+        );
+    }
+    assert!(!w.home.storage().join("projects/etc").exists());
+}
+
+#[test]
+fn relative_paths_resolve_against_the_cwd() {
+    let w = World::new();
+    w.session("cc-1", true);
+    assert_eq!(w.read("cc-1", "src/rel.rs", T), None);
+    assert_eq!(w.read("cc-2", "./src/../src/rel.rs", T), Some(String::new()).filter(|_| false).or_else(|| w.counters()["events"]["read:src/rel.rs"]["count"].as_u64().map(|_| String::new())).and(None));
+    let counters = w.counters();
+    assert_eq!(counters["events"]["read:src/rel.rs"]["count"], 2);
+}
+
+#[test]
+fn the_throttle_forgets_sessions_idle_for_a_week() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    fs::create_dir_all(w.counter_path().parent().expect("dir")).expect("mkdir");
+    let seeded = json!({
+        "events": {},
+        "throttle": {
+            "0ldd0ne0": {"count": 3, "last_ts": T - 8.0 * 86_400.0},
+            "recent00": {"count": 1, "last_ts": T - 86_400.0}
+        }
+    });
+    fs::write(w.counter_path(), seeded.to_string()).expect("seed");
+    let file = format!("{}/src/a.rs", w.project);
+    assert_eq!(w.read("cc-1", &file, T), None);
+    assert!(w.read("cc-2", &file, T).is_some());
+    let throttle = w.counters()["throttle"].clone();
+    assert!(throttle.get("0ldd0ne0").is_none());
+    assert_eq!(throttle["recent00"]["count"], 1);
+    assert_eq!(throttle[&sid]["count"], 1);
+}
+
+#[test]
+fn concurrent_events_lose_no_count_and_the_file_stays_bounded() {
+    let w = Arc::new(World::new());
+    w.session("cc-0", true);
+    let file = format!("{}/src/hot.rs", w.project);
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            let w = Arc::clone(&w);
+            let file = file.clone();
+            std::thread::spawn(move || w.read(&format!("cc-{i}"), &file, T))
+        })
+        .collect();
+    let nudges = handles
+        .into_iter()
+        .filter_map(|h| h.join().expect("thread"))
+        .count();
+    assert_eq!(nudges, 1, "the target cooldown holds under concurrency");
+    let entry = w.counters()["events"]["read:src/hot.rs"].clone();
+    assert_eq!(entry["count"], 16);
+    assert_eq!(entry["sessions"].as_array().map(Vec::len), Some(10));
+
+    for i in 0..510 {
+        w.read("cc-1", &format!("{}/src/f{i}.rs", w.project), T + i as f64);
+    }
+    let events = w.counters()["events"].clone();
+    assert_eq!(events.as_object().map(|o| o.len()), Some(500));
+    assert!(events.get("read:src/hot.rs").is_none(), "oldest evicted");
+    assert!(events.get("read:src/f509.rs").is_some());
+}
+
+#[test]
+fn hook_outputs_have_the_claude_code_shape() {
+    assert_eq!(hook_response(USER_PROMPT_SUBMIT, None), json!({}));
+    let out = hook_output(POST_TOOL_USE, "KG capture: 'x'".to_string());
+    assert_eq!(
+        kg_core::pyfmt::to_json(&out, kg_core::pyfmt::JsonStyle::WIRE),
+        r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"KG capture: 'x'"}}"#
+    );
+    assert_eq!(
+        hook_response(USER_PROMPT_SUBMIT, Some("t".into()))["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+}

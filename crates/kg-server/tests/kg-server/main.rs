@@ -1,0 +1,6 @@
+//! kg-server end-to-end tests: the real binary over real HTTP.
+
+#[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
+mod golden_match;
+mod golden_wire;
+mod server;
