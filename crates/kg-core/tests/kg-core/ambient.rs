@@ -625,7 +625,10 @@ fn relative_paths_resolve_against_the_cwd() {
     let w = World::new();
     w.session("cc-1", true);
     assert_eq!(w.read("cc-1", "src/rel.rs", T), None);
-    assert_eq!(w.read("cc-2", "./src/../src/rel.rs", T), Some(String::new()).filter(|_| false).or_else(|| w.counters()["events"]["read:src/rel.rs"]["count"].as_u64().map(|_| String::new())).and(None));
+    let nudge = w
+        .read("cc-2", "./src/../src/rel.rs", T)
+        .expect("the same file, reached another way");
+    assert!(nudge.starts_with("KG capture: 'src/rel.rs'"));
     let counters = w.counters();
     assert_eq!(counters["events"]["read:src/rel.rs"]["count"], 2);
 }

@@ -1,5 +1,6 @@
 //! kg-core integration tests.
 
+mod ambient;
 mod compaction;
 mod crash;
 mod golden;
