@@ -193,7 +193,12 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(rest::router())
         .merge(ws::router())
-        .route_service("/", mcp::service(state.clone()))
+        .route_service(
+            "/",
+            tower::ServiceBuilder::new()
+                .layer(middleware::from_fn(mcp::screen))
+                .service(mcp::service(state.clone())),
+        )
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), guard))

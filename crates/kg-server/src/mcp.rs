@@ -6,6 +6,11 @@
 //! kg-core's own argument types: wire types stop at this file.
 
 use crate::app::{AppState, MAX_BODY_BYTES, VERSION};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText};
 use kg_core::{EdgeKey, Level};
 use rmcp::ErrorData as McpError;
@@ -51,6 +56,74 @@ pub fn service(state: Arc<AppState>) -> StreamableHttpService<KgMcp, NeverSessio
         Arc::new(NeverSessionManager::default()),
         config,
     )
+}
+
+/// Answer malformed JSON-RPC with a JSON-RPC error (HTTP 400) before rmcp sees it,
+/// so a client learns what was wrong instead of a bare status.
+pub async fn screen(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!(
+                    "Request body is larger than the {} MiB limit",
+                    MAX_BODY_BYTES >> 20
+                ),
+            );
+        }
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                &format!("Parse error: {e}"),
+            );
+        }
+        Ok(message) => {
+            if let Some(problem) = jsonrpc_problem(&message) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32600,
+                    &format!("Invalid Request: {problem}"),
+                );
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// What makes a value not a JSON-RPC 2.0 message, if anything.
+fn jsonrpc_problem(message: &Value) -> Option<&'static str> {
+    let Value::Object(m) = message else {
+        return Some("send one JSON-RPC 2.0 message as a JSON object");
+    };
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some("\"jsonrpc\" must be \"2.0\"");
+    }
+    match m.get("method") {
+        Some(Value::String(_)) => None,
+        Some(_) => Some("\"method\" must be a string"),
+        None if m.contains_key("result") || m.contains_key("error") => None,
+        None => Some("a request needs a \"method\""),
+    }
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// A tool's name, description and argument schema.

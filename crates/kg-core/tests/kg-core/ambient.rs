@@ -19,7 +19,10 @@ use std::sync::Arc;
 #[test]
 fn goldens_046_to_063_match_through_kg_core() {
     let mut checked = 0;
-    for entry in fs::read_dir(fixtures().join("cases")).expect("cases").flatten() {
+    for entry in fs::read_dir(fixtures().join("cases"))
+        .expect("cases")
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(number) = name.get(..3).and_then(|n| n.parse::<u32>().ok()) else {
             continue;
@@ -143,14 +146,7 @@ impl World {
         )
     }
 
-    fn event(
-        &self,
-        claude: &str,
-        tool: &str,
-        input: Value,
-        cwd: &str,
-        now: f64,
-    ) -> Option<String> {
+    fn event(&self, claude: &str, tool: &str, input: Value, cwd: &str, now: f64) -> Option<String> {
         let payload = json!({
             "session_id": claude,
             "transcript_path": "/nowhere.jsonl",
@@ -240,16 +236,31 @@ fn a_matching_prompt_injects_once_and_unrelated_prompts_stay_silent() {
 
 /// a —links-to→ mid —links-to→ b, plus filler so shared words keep some weight.
 fn chain(w: &World, sid: &str) {
-    w.node(sid, "chain-a", "Quokka shard rebalance moves one tenant at a time", &[]);
+    w.node(
+        sid,
+        "chain-a",
+        "Quokka shard rebalance moves one tenant at a time",
+        &[],
+    );
     w.node(
         sid,
         "chain-mid",
         "Placement service owns the tenant map",
         &[],
     );
-    w.node(sid, "chain-b", "Wombat shard rebalance pauses writes briefly", &[]);
+    w.node(
+        sid,
+        "chain-b",
+        "Wombat shard rebalance pauses writes briefly",
+        &[],
+    );
     for i in 0..4 {
-        w.node(sid, &format!("filler-{i}"), "Unrelated release checklist item", &[]);
+        w.node(
+            sid,
+            &format!("filler-{i}"),
+            "Unrelated release checklist item",
+            &[],
+        );
     }
     w.edge(sid, "chain-a", "chain-mid", "reads-from");
     w.edge(sid, "chain-mid", "chain-b", "feeds");
@@ -294,13 +305,29 @@ fn both_chain_ends_inject_with_the_connector_and_path_edges() {
     let text = w
         .prompt("cc-1", "quokka rebalance pause flag")
         .expect("injects the new node");
-    assert!(text.contains(
-        "- [project] chain-c: Quokka rebalance needs the pause flag set first"
-    ));
+    assert!(text.contains("- [project] chain-c: Quokka rebalance needs the pause flag set first"));
     assert!(text.contains("[project] chain-a (in context)"));
     assert!(!text.contains("moves one tenant"));
     assert!(text.contains("  chain-c --part-of--> chain-a"));
     assert_eq!(w.prompt("cc-1", "tomato seedlings and garden hoses"), None);
+}
+
+#[test]
+fn an_edge_through_a_node_without_a_gist_is_dropped() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    chain(&w, &sid);
+    // Blank the middle node's gist in memory (the write path always stores one).
+    let root = w.store.resolve_root(&w.project).expect("root");
+    let slot = w.store.project_slot(&root, T).expect("slot");
+    if let Some(node) = slot.lock().graph.nodes.get_mut("chain-mid") {
+        node.set("gist", json!(""));
+    }
+    let text = w
+        .prompt("cc-1", "quokka and wombat shard rebalance")
+        .expect("injects the hits");
+    assert_eq!(lines(&text).len(), 3, "no connections section: {text}");
+    assert!(!w.seen(&sid).contains(&"chain-mid".to_string()));
 }
 
 #[test]
@@ -335,7 +362,10 @@ fn a_rare_term_beats_generic_vocabulary() {
     assert!(result.top[0].raw_score > 2.0 * result.top[1].raw_score);
     drop(state);
 
-    assert_eq!(w.prompt("cc-1", "the widget reads settings at startup"), None);
+    assert_eq!(
+        w.prompt("cc-1", "the widget reads settings at startup"),
+        None
+    );
     // `handler` is in every node: it tells nothing apart.
     assert_eq!(w.prompt("cc-1", "the handler"), None);
     let text = w
@@ -392,7 +422,10 @@ fn a_basename_from_a_path_matches_touches() {
     );
     w.node(&sid, "other-node", "Something else entirely", &[]);
     // Three terms need 0.020: `sequence` alone scores 0.0167, the basename adds the rest.
-    assert_eq!(w.prompt("cc-1", "sequence ordering bug in lib/other.rs"), None);
+    assert_eq!(
+        w.prompt("cc-1", "sequence ordering bug in lib/other.rs"),
+        None
+    );
     let text = w
         .prompt("cc-1", "sequence ordering bug in lib/journal.rs")
         .expect("the basename matches the touch");
@@ -403,11 +436,17 @@ fn a_basename_from_a_path_matches_touches() {
 fn recall_loads_the_project_graph_of_a_session_from_before_a_restart() {
     let w = World::new();
     let sid = w.session("cc-1", true);
-    w.node(&sid, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    w.node(
+        &sid,
+        "quokka-shards",
+        "Quokka shard rebalance runs nightly",
+        &[],
+    );
     w.store.flush();
     let again = open_store(&w.home, T + 10.0);
     assert_eq!(again.loaded_projects().len(), 0);
-    let payload = json!({"session_id": "cc-1", "cwd": w.project, "prompt": "quokka shard rebalance stalls"});
+    let payload =
+        json!({"session_id": "cc-1", "cwd": w.project, "prompt": "quokka shard rebalance stalls"});
     let text = prompt_context(&again, &payload, T + 10.0).expect("injects after loading");
     assert!(text.contains("quokka-shards: Quokka shard rebalance runs nightly"));
     // Resolving the project refreshed activity but counted no op.
@@ -421,7 +460,12 @@ fn two_sessions_of_one_project_keep_their_own_seen_sets() {
     let w = World::new();
     let older = w.session("cc-old", true);
     let newer = w.session("cc-new", true);
-    w.node(&older, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    w.node(
+        &older,
+        "quokka-shards",
+        "Quokka shard rebalance runs nightly",
+        &[],
+    );
     let prompt = "quokka shard rebalance stalls";
     assert!(w.prompt("cc-old", prompt).is_some());
     assert_eq!(w.seen(&older), ["quokka-shards"]);
@@ -436,7 +480,12 @@ fn two_sessions_of_one_project_keep_their_own_seen_sets() {
 fn concurrent_prompts_of_one_session_inject_a_gist_once() {
     let w = Arc::new(World::new());
     let sid = w.session("cc-1", true);
-    w.node(&sid, "quokka-shards", "Quokka shard rebalance runs nightly", &[]);
+    w.node(
+        &sid,
+        "quokka-shards",
+        "Quokka shard rebalance runs nightly",
+        &[],
+    );
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let w = Arc::clone(&w);
@@ -460,25 +509,37 @@ fn the_budget_trims_from_the_least_valuable_end() {
         w.node(
             &sid,
             &format!("quokka-{i}"),
-            &format!("Quokka shard note {i} {long}"),
+            &format!("Quokka note kiwi{i} {long}"),
             &[],
         );
     }
     for i in 0..5 {
-        w.node(&sid, &format!("filler-{i}"), "Unrelated release checklist", &[]);
+        w.node(
+            &sid,
+            &format!("filler-{i}"),
+            "Unrelated release checklist",
+            &[],
+        );
     }
-    let text = w.prompt("cc-1", "quokka shard").expect("injects");
+    let prompt = "quokka kiwi0 kiwi1 kiwi2 kiwi3 kiwi4";
+    let text = w.prompt("cc-1", prompt).expect("injects");
     assert!(text.chars().count() <= RECALL_BUDGET, "{}", text.len());
     let shown: Vec<&str> = lines(&text)[1..].to_vec();
     assert_eq!(shown.len(), 2, "two 900-char gists fit, three do not");
-    // Only what was rendered is marked seen, so the rest can still come up.
-    assert_eq!(w.seen(&sid).len(), 2);
-    let again = w.prompt("cc-1", "quokka shard").expect("the trimmed hits");
-    assert!(again.contains("(in context)") || lines(&again).len() == 3);
+    assert!(shown[0].starts_with("- [project] quokka-0: "));
+    // Only what was rendered is marked seen, so the rest can still come up; the
+    // seen anchors go before any unseen gist.
+    assert_eq!(w.seen(&sid), ["quokka-0", "quokka-1"]);
+    let again = w.prompt("cc-1", prompt).expect("the trimmed hits");
+    assert!(!again.contains("(in context)"));
+    assert_eq!(lines(&again).len(), 3);
+    assert_eq!(w.seen(&sid).len(), 4);
 
     // A single hit stays even when it alone exceeds the budget.
     w.node(&sid, "huge", &format!("Wombat {}", "y".repeat(3_000)), &[]);
-    let text = w.prompt("cc-1", "wombat").expect("one hit always stays");
+    let text = w
+        .prompt("cc-1", "the wombat")
+        .expect("one hit always stays");
     assert!(text.chars().count() > RECALL_BUDGET);
     assert_eq!(lines(&text).len(), 2);
 }
@@ -498,24 +559,25 @@ fn reads_nudge_on_the_second_distinct_session_then_cool_down() {
     assert_eq!(w.counters(), Value::Null, "noise is not counted");
     assert_eq!(w.read("cc-1", &file, T), None, "first read");
     assert_eq!(w.read("cc-1", &file, T + 1.0), None, "same session again");
-    let nudge = w.read("cc-2", &file, T + 2.0).expect("second session nudges");
+    let nudge = w
+        .read("cc-2", &file, T + 2.0)
+        .expect("second session nudges");
     assert!(nudge.starts_with("KG capture: 'src/limits.rs'"));
     assert!(nudge.contains("read in 2 distinct sessions"));
     assert!(nudge.contains(&format!("session_id='{sid}'")));
     assert!(nudge.contains("kg_put_node(") && nudge.contains("level='project'"));
     assert!(nudge.contains("touches=['src/limits.rs']"));
     assert!(!nudge.contains('\n'));
-    assert_eq!(
-        w.read("cc-3", &file, T + 3_000.0),
-        None,
-        "target cooldown"
-    );
+    assert_eq!(w.read("cc-3", &file, T + 3_000.0), None, "target cooldown");
     let counters = w.counters();
     let entry = &counters["events"]["read:src/limits.rs"];
     assert_eq!(entry["count"], 4);
     assert_eq!(entry["sessions"], json!(["cc-1", "cc-2", "cc-3"]));
     assert_eq!(entry["nudged_ts"], json!(T + 2.0));
-    assert_eq!(counters["throttle"][&sid], json!({"count": 1, "last_ts": T + 2.0}));
+    assert_eq!(
+        counters["throttle"][&sid],
+        json!({"count": 1, "last_ts": T + 2.0})
+    );
     // 1-space indent, like the reference's file.
     let text = fs::read_to_string(w.counter_path()).expect("file");
     assert!(text.starts_with("{\n \"events\": {\n  \"read:"));
@@ -574,7 +636,15 @@ fn web_targets_count_hits_not_sessions() {
     let w = World::new();
     let sid = w.session("cc-1", true);
     let url = "https://docs.rs/sqlx/latest/sqlx/postgres/advisory_lock";
-    let fetch = |now: f64| w.event("cc-1", "WebFetch", json!({"url": url, "prompt": "x"}), &w.project, now);
+    let fetch = |now: f64| {
+        w.event(
+            "cc-1",
+            "WebFetch",
+            json!({"url": url, "prompt": "x"}),
+            &w.project,
+            now,
+        )
+    };
     assert_eq!(fetch(T), None);
     let nudge = fetch(T + 1.0).expect("second fetch nudges");
     assert!(nudge.starts_with(&format!("KG capture: '{url}'")));
@@ -582,7 +652,8 @@ fn web_targets_count_hits_not_sessions() {
     assert!(nudge.contains(&format!("session_id='{sid}'")));
     assert!(nudge.contains(&format!("touches=['{url}']")));
 
-    let search = |q: &str, now: f64| w.event("cc-1", "WebSearch", json!({"query": q}), &w.project, now);
+    let search =
+        |q: &str, now: f64| w.event("cc-1", "WebSearch", json!({"query": q}), &w.project, now);
     assert_eq!(search("  Postgres Advisory LOCK ", T + 700.0), None);
     let nudge = search("postgres advisory lock", T + 701.0).expect("repeated query");
     assert!(nudge.starts_with("KG capture: 'postgres advisory lock'"));
@@ -605,15 +676,25 @@ fn other_tools_and_malformed_payloads_are_ignored() {
         }
     }
     assert_eq!(w.event("cc-1", "Read", json!({}), &w.project, T), None);
-    assert_eq!(w.event("cc-1", "Read", json!({"file_path": ""}), &w.project, T), None);
-    let no_cwd = json!({"session_id": "cc-1", "tool_name": "Read", "tool_input": {"file_path": "/x"}});
+    assert_eq!(
+        w.event("cc-1", "Read", json!({"file_path": ""}), &w.project, T),
+        None
+    );
+    let no_cwd =
+        json!({"session_id": "cc-1", "tool_name": "Read", "tool_input": {"file_path": "/x"}});
     assert_eq!(tool_event(&w.store, &no_cwd, T), None);
     assert_eq!(tool_event(&w.store, &json!("not an object"), T), None);
     assert_eq!(w.counters(), Value::Null, "nothing was counted");
     // A cwd outside home is neither counted nor nudged.
     for now in [T, T + 1.0] {
         assert_eq!(
-            w.event(&format!("cc-{now}"), "Read", json!({"file_path": "/etc/hosts"}), "/etc", now),
+            w.event(
+                &format!("cc-{now}"),
+                "Read",
+                json!({"file_path": "/etc/hosts"}),
+                "/etc",
+                now
+            ),
             None
         );
     }

@@ -12,7 +12,10 @@ use std::path::Path;
 fn expected_with_divergences(name: &str, raw: &str) -> String {
     if name.starts_with("001-") {
         // /health reports our own version, not the reference's.
-        return raw.replace("\"version\":\"0.9.30\"", &format!("\"version\":\"{}\"", kg_server::VERSION));
+        return raw.replace(
+            "\"version\":\"0.9.30\"",
+            &format!("\"version\":\"{}\"", kg_server::VERSION),
+        );
     }
     raw.to_string()
 }
@@ -45,13 +48,25 @@ struct Wire {
 impl Wire {
     /// Learn session ids from the places our outputs carry them.
     fn learn(&mut self, text: &str) {
-        for marker in ["Session: ", "session_id: ", "session_id='", "\"session_id\":\""] {
+        for marker in [
+            "Session: ",
+            "session_id: ",
+            "session_id='",
+            "\"session_id\":\"",
+        ] {
             let mut rest = text;
             while let Some(pos) = rest.find(marker) {
                 rest = &rest[pos + marker.len()..];
-                let Some(candidate) = rest.get(..8) else { break };
-                let hex = candidate.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-                let bounded = rest.as_bytes().get(8).is_none_or(|b| !b.is_ascii_alphanumeric());
+                let Some(candidate) = rest.get(..8) else {
+                    break;
+                };
+                let hex = candidate
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                let bounded = rest
+                    .as_bytes()
+                    .get(8)
+                    .is_none_or(|b| !b.is_ascii_alphanumeric());
                 if hex && bounded && !self.ph.sids.iter().any(|s| s == candidate) {
                     self.ph.sids.push(candidate.to_string());
                 }
@@ -60,7 +75,13 @@ impl Wire {
     }
 
     /// Run a step; `Err` describes a mismatch.
-    fn run(&mut self, name: &str, step: &Value, case: &Value, spans: &[Span]) -> Result<(), String> {
+    fn run(
+        &mut self,
+        name: &str,
+        step: &Value,
+        case: &Value,
+        spans: &[Span],
+    ) -> Result<(), String> {
         self.server.set_now(step_now(step, case));
         let expected = step.get("output");
         match step["kind"].as_str() {
@@ -74,9 +95,13 @@ impl Wire {
             }
             Some("mcp") => {
                 let args = self.ph.fill_value(&step["args"]);
-                let (text, is_error) = self.server.call(step["tool"].as_str().unwrap_or_default(), &args);
+                let (text, is_error) = self
+                    .server
+                    .call(step["tool"].as_str().unwrap_or_default(), &args);
                 self.learn(&text);
-                let Some(expected) = expected else { return Ok(()) };
+                let Some(expected) = expected else {
+                    return Ok(());
+                };
                 let want = expected["text"].as_str().unwrap_or_default();
                 matches_with_prose(want, &self.ph.normalise(&text), spans, false)?;
                 let error_text = ["Error:", "Internal error:", "Input validation error:"]
@@ -90,7 +115,9 @@ impl Wire {
                 Ok(())
             }
             Some("rest") => {
-                let params = self.ph.fill_value(step.get("params").unwrap_or(&Value::Null));
+                let params = self
+                    .ph
+                    .fill_value(step.get("params").unwrap_or(&Value::Null));
                 let path = format!(
                     "{}{}",
                     self.ph.fill(step["path"].as_str().unwrap_or_default()),
@@ -108,7 +135,9 @@ impl Wire {
                     .http(method, &path, body.as_deref(), headers)
                     .map_err(|e| e.to_string())?;
                 self.learn(&raw);
-                let Some(expected) = expected else { return Ok(()) };
+                let Some(expected) = expected else {
+                    return Ok(());
+                };
                 let want_status = expected["status"].as_u64().unwrap_or(200) as u16;
                 if status != want_status {
                     return Err(format!("status {status}, expected {want_status}: {raw}"));
@@ -118,7 +147,8 @@ impl Wire {
                 {
                     return Err(format!("content type {content_type}, expected {ct}"));
                 }
-                let want = expected_with_divergences(name, expected["raw"].as_str().unwrap_or_default());
+                let want =
+                    expected_with_divergences(name, expected["raw"].as_str().unwrap_or_default());
                 matches_with_prose(&want, &self.ph.normalise(&raw), spans, true)
             }
             other => Err(format!("unknown step kind {other:?}")),
@@ -129,12 +159,23 @@ impl Wire {
 fn replay(name: &str, case: &Value) -> Result<(), String> {
     let (_dir, home) = temp_home();
     let home_text = home.to_string_lossy().into_owned();
-    copy_storage(&fixtures().join("storage"), &home.join("storage"), &home_text);
+    copy_storage(
+        &fixtures().join("storage"),
+        &home.join("storage"),
+        &home_text,
+    );
     for p in ["kgfix/alpha", "kgfix/beta", "kgfix/transcripts"] {
         fs::create_dir_all(home.join(p)).map_err(|e| e.to_string())?;
     }
-    let server = Server::start_in(&home, &home.join("storage"), Some(step_now(case, case)), &[]);
-    let single = case["sid_placeholders"].as_array().is_some_and(|a| a.len() <= 1);
+    let server = Server::start_in(
+        &home,
+        &home.join("storage"),
+        Some(step_now(case, case)),
+        &[],
+    );
+    let single = case["sid_placeholders"]
+        .as_array()
+        .is_some_and(|a| a.len() <= 1);
     let mut wire = Wire {
         server,
         ph: Placeholders {
@@ -145,12 +186,14 @@ fn replay(name: &str, case: &Value) -> Result<(), String> {
     };
     for (i, step) in case["setup"].as_array().into_iter().flatten().enumerate() {
         let spans = Span::list(case["setup_prose"].get(i.to_string()));
-        wire.run(name, step, case, &spans).map_err(|e| format!("{name} setup[{i}]: {e}"))?;
+        wire.run(name, step, case, &spans)
+            .map_err(|e| format!("{name} setup[{i}]: {e}"))?;
     }
     let mut call = case["call"].clone();
     call["output"] = case["output"].clone();
     let spans = Span::list(case.get("prose"));
-    wire.run(name, &call, case, &spans).map_err(|e| format!("{name}: {e}"))
+    wire.run(name, &call, case, &spans)
+        .map_err(|e| format!("{name}: {e}"))
 }
 
 #[test]
@@ -164,12 +207,23 @@ fn every_golden_case_matches_over_the_wire() {
     names.sort();
     let mut failures = Vec::new();
     for name in &names {
-        let case: Value = serde_json::from_str(&fs::read_to_string(fixtures().join("cases").join(name)).expect("read"))
-            .expect("case");
+        let case: Value = serde_json::from_str(
+            &fs::read_to_string(fixtures().join("cases").join(name)).expect("read"),
+        )
+        .expect("case");
         if let Err(e) = replay(name, &case) {
             failures.push(e);
         }
     }
-    println!("{} of {} cases match over the wire", names.len() - failures.len(), names.len());
-    assert!(failures.is_empty(), "{} case(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
+    println!(
+        "{} of {} cases match over the wire",
+        names.len() - failures.len(),
+        names.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} case(s) differ:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

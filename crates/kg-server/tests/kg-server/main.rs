@@ -3,4 +3,5 @@
 #[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
 mod golden_match;
 mod golden_wire;
+mod http;
 mod server;

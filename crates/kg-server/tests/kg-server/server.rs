@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 pub fn temp_home() -> (tempfile::TempDir, PathBuf) {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {
-        tempfile::Builder::new().prefix("kg-server-test-").tempdir_in(shm)
+        tempfile::Builder::new()
+            .prefix("kg-server-test-")
+            .tempdir_in(shm)
     } else {
         tempfile::Builder::new().prefix("kg-server-test-").tempdir()
     }
@@ -41,7 +43,12 @@ pub struct Server {
 
 impl Server {
     /// Start a server on `storage` under `home`; `now` freezes its clock.
-    pub fn start_in(home: &Path, storage: &Path, now: Option<f64>, extra_env: &[(&str, &str)]) -> Server {
+    pub fn start_in(
+        home: &Path,
+        storage: &Path,
+        now: Option<f64>,
+        extra_env: &[(&str, &str)],
+    ) -> Server {
         let port = free_port();
         let clock = home.join(".kg-clock");
         if let Some(now) = now {
@@ -92,7 +99,9 @@ impl Server {
     fn wait_healthy(&mut self) {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
-            if let Ok(a) = self.http("GET", "/health", None, &[]) && a.0 == 200 {
+            if let Ok(a) = self.http("GET", "/health", None, &[])
+                && a.0 == 200
+            {
                 return;
             }
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -148,11 +157,18 @@ impl Server {
             .lines()
             .find_map(|l| {
                 let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-type").then(|| v.trim().to_string())
+                k.eq_ignore_ascii_case("content-type")
+                    .then(|| v.trim().to_string())
             })
             .unwrap_or_default();
-        let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
-        let body = if chunked { dechunk(body) } else { body.to_string() };
+        let chunked = head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked");
+        let body = if chunked {
+            dechunk(body)
+        } else {
+            body.to_string()
+        };
         Ok((status, content_type, body))
     }
 
@@ -163,8 +179,13 @@ impl Server {
         } else {
             &[]
         };
-        let (status, _, body) = self.http(method, path, text.as_deref(), headers).expect("http");
-        (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+        let (status, _, body) = self
+            .http(method, path, text.as_deref(), headers)
+            .expect("http");
+        (
+            status,
+            serde_json::from_str(&body).unwrap_or(Value::String(body)),
+        )
     }
 
     /// POST one JSON-RPC message to `/` exactly as Claude Code does (no session header).
@@ -190,7 +211,8 @@ impl Server {
                 "protocolVersion": "2025-06-18", "capabilities": {},
                 "clientInfo": {"name": "kg-test", "version": "1"}}});
             assert_eq!(self.rpc(&init).0, 200);
-            let (status, _) = self.rpc(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+            let (status, _) =
+                self.rpc(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
             assert_eq!(status, 202);
             self.mcp_ready = true;
         }
@@ -200,7 +222,10 @@ impl Server {
         let v: Value = serde_json::from_str(&body).expect("json-rpc answer");
         let result = &v["result"];
         (
-            result["content"][0]["text"].as_str().unwrap_or_default().to_string(),
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             result["isError"].as_bool().unwrap_or(false),
         )
     }
@@ -238,7 +263,9 @@ impl Drop for Server {
 fn dechunk(mut data: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = data.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if n == 0 || rest.len() < n {
             break;
         }
@@ -253,7 +280,10 @@ pub fn query(params: &serde_json::Map<String, Value>) -> String {
     let parts: Vec<String> = params
         .iter()
         .map(|(k, v)| {
-            let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let v = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
             format!("{k}={}", kg_server::client::encode(&v))
         })
         .collect();
