@@ -74,9 +74,15 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
             store.count_op(sid, now);
             sid.to_string()
         }
-        (None, Some(cwd)) => match store.register_session(Some(cwd), None, now) {
-            Ok(sid) => sid,
-            Err(e) => return ToolText::error(&e),
+        (None, Some(cwd)) => match preloaded_session_for(store, cwd, now) {
+            Some(sid) => {
+                store.count_op(&sid, now);
+                sid
+            }
+            None => match store.register_session(Some(cwd), None, now) {
+                Ok(sid) => sid,
+                Err(e) => return ToolText::error(&e),
+            },
         },
         (None, None) => {
             return ToolText {
@@ -94,6 +100,31 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
         None => answer(Ok(full_read(store, &sid, now))),
     }
+}
+
+/// How recent a preload must be for `kg_read(cwd)` to continue its session.
+const PRELOAD_FRESH_SECS: f64 = 3_600.0;
+
+/// The session a hook preloaded for this project, when `kg_read(cwd)` is evidently
+/// its loud read: exactly one session of the project is bound to Claude Code,
+/// preloaded, not yet fully read, and active within the hour. Continuing it (rather
+/// than minting a second session) is what stops that session's full-read nudge; with
+/// several candidates it is ambiguous, and a fresh session is safer.
+fn preloaded_session_for(store: &Store, cwd: &str, now: f64) -> Option<String> {
+    let root = store.resolve_root(cwd).ok()?;
+    store.with_sessions(|sessions| {
+        let mut candidates = sessions.iter().filter(|(_, r)| {
+            r.project_path.as_deref() == Some(root.as_str())
+                && r.claude_sid.is_some()
+                && r.preloaded_ids.is_some()
+                && r.full_read_ts.is_none()
+                && now - r.last_activity <= PRELOAD_FRESH_SECS
+        });
+        match (candidates.next(), candidates.next()) {
+            (Some((sid, _)), None) => Some(sid.clone()),
+            _ => None,
+        }
+    })
 }
 
 fn read_nodes(
@@ -404,4 +435,70 @@ pub fn kg_progress(
             .progress_get(Some(session_id), task_id, level, now)
             .map(|state| progress_text(task_id, state.as_ref())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ambient::{BootstrapRequest, session_bootstrap};
+    use crate::store::StoreConfig;
+
+    const T: f64 = 1_795_176_000.0;
+
+    fn store_in(home: &std::path::Path) -> Store {
+        Store::open(StoreConfig::new(home.join("storage"), home), T).expect("store")
+    }
+
+    fn boot(store: &Store, cwd: &str, claude: &str) -> String {
+        let request = BootstrapRequest {
+            project_path: cwd.to_string(),
+            claude_session_id: Some(claude.to_string()),
+            source: Some("startup".into()),
+            transcript_path: None,
+        };
+        session_bootstrap(store, &request, &crate::wording::preload_header, T)
+            .expect("bootstrap")
+            .session_id
+    }
+
+    fn footer_sid(text: &str) -> String {
+        text.rsplit("Session: ")
+            .next()
+            .map(|t| t.chars().take(8).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn read_with_cwd_after_a_preload_continues_the_preloaded_session() {
+        let home = tempfile::tempdir().expect("home");
+        let cwd = home.path().join("app");
+        std::fs::create_dir_all(&cwd).expect("project");
+        let cwd = cwd.to_string_lossy().into_owned();
+        let store = store_in(home.path());
+        let preloaded = boot(&store, &cwd, "cc-1");
+        let args = ReadArgs {
+            cwd: Some(cwd.clone()),
+            ..ReadArgs::default()
+        };
+        let read = kg_read(&store, &args, T + 10.0);
+        assert_eq!(footer_sid(&read.text), preloaded);
+        assert!(store.session(&preloaded).is_some_and(|r| r.full_read_ts.is_some()));
+        // Once read, a later kg_read(cwd) is a new session again.
+        let again = kg_read(&store, &args, T + 20.0);
+        assert_ne!(footer_sid(&again.text), preloaded);
+    }
+
+    #[test]
+    fn two_preloaded_sessions_are_ambiguous_and_get_a_fresh_one() {
+        let home = tempfile::tempdir().expect("home");
+        let cwd = home.path().join("app");
+        std::fs::create_dir_all(&cwd).expect("project");
+        let cwd = cwd.to_string_lossy().into_owned();
+        let store = store_in(home.path());
+        let a = boot(&store, &cwd, "cc-a");
+        let b = boot(&store, &cwd, "cc-b");
+        let read = kg_read(&store, &ReadArgs { cwd: Some(cwd), ..ReadArgs::default() }, T + 1.0);
+        let sid = footer_sid(&read.text);
+        assert!(sid != a && sid != b);
+    }
 }
