@@ -482,7 +482,11 @@ mod tests {
         };
         let read = kg_read(&store, &args, T + 10.0);
         assert_eq!(footer_sid(&read.text), preloaded);
-        assert!(store.session(&preloaded).is_some_and(|r| r.full_read_ts.is_some()));
+        assert!(
+            store
+                .session(&preloaded)
+                .is_some_and(|r| r.full_read_ts.is_some())
+        );
         // Once read, a later kg_read(cwd) is a new session again.
         let again = kg_read(&store, &args, T + 20.0);
         assert_ne!(footer_sid(&again.text), preloaded);
@@ -497,7 +501,14 @@ mod tests {
         let store = store_in(home.path());
         let a = boot(&store, &cwd, "cc-a");
         let b = boot(&store, &cwd, "cc-b");
-        let read = kg_read(&store, &ReadArgs { cwd: Some(cwd), ..ReadArgs::default() }, T + 1.0);
+        let read = kg_read(
+            &store,
+            &ReadArgs {
+                cwd: Some(cwd),
+                ..ReadArgs::default()
+            },
+            T + 1.0,
+        );
         let sid = footer_sid(&read.text);
         assert!(sid != a && sid != b);
     }

@@ -140,20 +140,17 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
     let path = store.layout().tool_events(slug);
     let key = format!("{}:{needle}", kind.prefix());
 
+    let event = Event {
+        kind,
+        needle: &needle,
+        key: &key,
+        claude,
+        cwd,
+    };
     let _counting = COUNTER_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let mut events = ToolEvents::load(&path);
     events.bump(&key, claude, now);
-    let nudge = decide(
-        store,
-        &mut events,
-        &key,
-        kind,
-        &needle,
-        claude,
-        cwd,
-        &project,
-        now,
-    );
+    let nudge = decide(store, &mut events, &event, &project, now);
     // Saved whether or not it nudged: the count is the evidence for the next event.
     if let Err(e) = events.save(&path) {
         log::warn!("tool events of {slug} not saved: {e}");
@@ -162,20 +159,33 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
     nudge
 }
 
+/// One counted tool use.
+#[derive(Debug, Clone, Copy)]
+struct Event<'a> {
+    kind: Kind,
+    needle: &'a str,
+    /// `<kind>:<needle>`, the counter's key.
+    key: &'a str,
+    claude: &'a str,
+    cwd: &'a str,
+}
+
 /// The checks of interfaces.md §7.4 step 5, in order, stopping at the first failure;
 /// on success the throttle and the target's `nudged_ts` are stamped.
-#[allow(clippy::too_many_arguments)]
 fn decide(
     store: &Store,
     events: &mut ToolEvents,
-    key: &str,
-    kind: Kind,
-    needle: &str,
-    claude: &str,
-    cwd: &str,
+    this: &Event<'_>,
     project: &GraphSlot,
     now: f64,
 ) -> Option<String> {
+    let Event {
+        kind,
+        needle,
+        key,
+        claude,
+        cwd,
+    } = *this;
     let event = events.events.get(key)?;
     let (ready, evidence) = match kind {
         Kind::Read => (

@@ -544,6 +544,30 @@ fn the_budget_trims_from_the_least_valuable_end() {
     assert_eq!(lines(&text).len(), 2);
 }
 
+#[test]
+fn edges_are_trimmed_before_connectors() {
+    let prompt = "quokka and wombat shard rebalance";
+    let world = |pad: usize| {
+        let w = World::new();
+        let sid = w.session("cc-1", true);
+        chain(&w, &sid);
+        let gist = format!("Placement service owns the tenant map {}", "z".repeat(pad));
+        w.node(&sid, "chain-mid", &gist, &[]);
+        w
+    };
+    let base = world(0).prompt("cc-1", prompt).expect("injects");
+    let last_edge = "  chain-a --reads-from--> chain-mid";
+    assert!(base.ends_with(last_edge));
+    // Pad the connector's gist until the text is one character over budget: dropping
+    // the last edge line is then enough.
+    let over = RECALL_BUDGET + 1 - base.chars().count();
+    let text = world(over).prompt("cc-1", prompt).expect("injects");
+    assert!(text.chars().count() <= RECALL_BUDGET);
+    assert!(text.contains("  - [project] chain-mid: Placement service owns the tenant map"));
+    assert!(text.contains("  chain-mid --feeds--> chain-b"));
+    assert!(!text.contains(last_edge));
+}
+
 // ----- tool events ----------------------------------------------------------------------
 
 #[test]
@@ -608,7 +632,7 @@ fn a_session_gets_at_most_three_nudges_ten_minutes_apart() {
     let w = World::new();
     let sid = w.session("cc-1", true);
     let mut now = T;
-    let mut nudge = |name: &str, now: f64| {
+    let nudge = |name: &str, now: f64| {
         let path = format!("{}/src/{name}.rs", w.project);
         assert_eq!(w.read("cc-1", &path, now), None);
         w.read("cc-2", &path, now)

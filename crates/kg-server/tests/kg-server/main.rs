@@ -4,4 +4,5 @@
 mod golden_match;
 mod golden_wire;
 mod http;
+mod load;
 mod server;
