@@ -1,0 +1,191 @@
+"""The real Claude Code CLI (installed by `cd tests && npm ci`) against a real kg-memory.
+
+`claude mcp add --transport http kg <url>` then `claude mcp list` / `claude mcp get kg` run
+Claude Code's own MCP health check; it must report the server connected. Each run uses a
+temporary HOME under /dev/shm and no network besides the loopback server
+(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_AUTOUPDATER=1). A recording proxy shows
+what Claude Code actually sends, and Claude's own debug log (`--debug-file`) is attached to
+every failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from logging_proxy import LoggingProxy
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
+CLAUDE = TESTS_DIR / "node_modules" / ".bin" / "claude"
+
+pytestmark = pytest.mark.skipif(
+    not CLAUDE.exists(),
+    reason=f"Claude Code CLI not installed ({CLAUDE} missing): run `cd tests && npm ci`",
+)
+
+CONNECTED = re.compile(r"[✔✓] Connected")
+NINE_TOOLS = [
+    "kg_read",
+    "kg_search",
+    "kg_put_node",
+    "kg_put_edge",
+    "kg_delete_node",
+    "kg_delete_edge",
+    "kg_useful",
+    "kg_sync",
+    "kg_progress",
+]
+
+
+@dataclass
+class Claude:
+    home: Path
+    project: Path
+    env: dict[str, str]
+    debug_file: Path
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(CLAUDE), "--debug-file", str(self.debug_file), *args],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def debug_mcp_lines(self) -> str:
+        try:
+            lines = self.debug_file.read_text(errors="replace").splitlines()
+        except OSError:
+            return "<no Claude debug log>"
+        return "\n".join(l for l in lines if "MCP" in l or "mcp" in l)[-6000:]
+
+
+@pytest.fixture
+def claude(shm_dir) -> Claude:
+    home = shm_dir / "claude-home"
+    project = home / "work"
+    project.mkdir(parents=True)
+    # A minimal, hermetic environment: no inherited Anthropic/Claude settings or credentials.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "CLAUDE", "KG_", "MCP_", "NODE_OPTIONS"))
+        and k not in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
+    }
+    env.update(
+        HOME=str(home),
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        NO_COLOR="1",
+        TERM="dumb",
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    return Claude(home=home, project=project, env=env, debug_file=shm_dir / "claude-debug.log")
+
+
+def describe(claude: Claude, *results: subprocess.CompletedProcess, proxy: LoggingProxy | None = None) -> str:
+    parts = []
+    for r in results:
+        parts.append(f"$ {' '.join(r.args[3:])}\nexit {r.returncode}\n--- stdout ---\n{r.stdout}--- stderr ---\n{r.stderr}")
+    if proxy is not None:
+        parts.append(f"--- HTTP exchange seen by the recording proxy ---\n{proxy.transcript()}")
+    parts.append(f"--- Claude debug log (MCP lines) ---\n{claude.debug_mcp_lines()}")
+    return "\n".join(parts)
+
+
+def add_and_check(claude: Claude, name: str, url: str, proxy: LoggingProxy | None = None):
+    added = claude.run("mcp", "add", "--transport", "http", name, url)
+    assert added.returncode == 0, describe(claude, added, proxy=proxy)
+    listed = claude.run("mcp", "list")
+    got = claude.run("mcp", "get", name)
+    return added, listed, got
+
+
+def assert_connected(claude: Claude, name: str, url: str, listed, got, proxy: LoggingProxy | None = None) -> None:
+    info = describe(claude, listed, got, proxy=proxy)
+    line = next((l for l in listed.stdout.splitlines() if l.startswith(f"{name}: ")), None)
+    assert line is not None, f"`claude mcp list` does not show {name}\n{info}"
+    assert url.rstrip("/") in line, info
+    assert CONNECTED.search(line), f"Claude Code does not report {name} connected: {line!r}\n{info}"
+    assert listed.returncode == 0, info
+    status = next((l for l in got.stdout.splitlines() if l.strip().startswith("Status:")), "")
+    assert CONNECTED.search(status), f"`claude mcp get {name}` status: {status!r}\n{info}"
+    assert got.returncode == 0, info
+
+
+def test_cli_version(claude):
+    r = claude.run("--version")
+    assert r.returncode == 0, r.stderr
+    assert re.match(r"2\.\d+\.\d+ \(Claude Code\)", r.stdout.strip()), r.stdout
+
+
+def test_claude_mcp_list_reports_connected(kg_server, claude):
+    """Directly against the server, exactly as a user would register it."""
+    _, listed, got = add_and_check(claude, "kg", kg_server.mcp_url)
+    assert_connected(claude, "kg", kg_server.mcp_url, listed, got)
+
+
+def test_claude_health_check_exchange(kg_server, claude):
+    """What Claude Code sends (through a recording proxy): every answer must be a success."""
+    with LoggingProxy(kg_server.port) as proxy:
+        _, listed, got = add_and_check(claude, "kg", proxy.url, proxy)
+        assert_connected(claude, "kg", proxy.url, listed, got, proxy)
+    info = describe(claude, listed, got, proxy=proxy)
+    assert proxy.exchanges, info
+    for ex in proxy.exchanges:
+        if ex.method == "GET" and ex.path == "/":
+            assert ex.status == 405, info  # stateless mode: no SSE stream to offer
+        else:
+            assert ex.method == "POST" and ex.path == "/", info
+            assert ex.status in (200, 202), info
+            assert ex.header("mcp-session-id") is None, info
+            assert "mcp-session-id" not in {k.lower() for k in ex.response_headers}, info
+    # The first message of each check is the protocol probe: discover (2026-07-28) or initialize.
+    first = proxy.exchanges[0]
+    assert first.rpc_method in ("server/discover", "initialize"), info
+    assert "error" not in (first.reply or {}), info
+    # The check lists the tools: all nine must reach Claude Code.
+    lists = [e for e in proxy.exchanges if e.rpc_method == "tools/list"]
+    assert lists, info
+    for e in lists:
+        names = [t["name"] for t in e.reply["result"]["tools"]]
+        assert names == NINE_TOOLS, info
+
+
+def test_claude_legacy_handshake_accepts_405_on_get(kg_server, claude):
+    """Force Claude Code onto the classic initialize handshake (the proxy refuses
+    `server/discover`, as an older server would) and check that our 405 answer to its
+    `GET /` stream probe still leaves the server reported as connected."""
+    with LoggingProxy(kg_server.port, reject_methods=("server/discover",)) as proxy:
+        _, listed, got = add_and_check(claude, "kg", proxy.url, proxy)
+        assert_connected(claude, "kg", proxy.url, listed, got, proxy)
+    info = describe(claude, listed, got, proxy=proxy)
+    seen = [(e.method, e.rpc_method, e.status) for e in proxy.exchanges]
+    assert ("POST", "initialize", 200) in seen, info
+    assert ("POST", "notifications/initialized", 202) in seen, info
+    gets = [e for e in proxy.exchanges if e.method == "GET"]
+    assert gets, f"Claude Code sent no GET / after initialize (it used to)\n{info}"
+    for e in gets:
+        assert e.status == 405, info
+        assert e.header("accept") == "text/event-stream", info
+    init = next(e for e in proxy.exchanges if e.rpc_method == "initialize")
+    assert init.reply["result"]["serverInfo"]["name"] == "knowledge-graph-mcp", info
+    assert ("POST", "tools/list", 200) in seen, info
+
+
+def test_claude_reports_a_stopped_server_as_failed(kg_server_factory, claude):
+    """Control: the Connected assertion is meaningful — a dead URL is not reported connected."""
+    server = kg_server_factory()
+    url = server.mcp_url
+    assert server.stop() == 0
+    claude.run("mcp", "add", "--transport", "http", "kg", url)
+    listed = claude.run("mcp", "list")
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert line and not CONNECTED.search(line), describe(claude, listed)
