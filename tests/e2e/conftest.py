@@ -84,6 +84,7 @@ class KgServer:
     storage: Path
     log_path: Path
     proc: subprocess.Popen
+    clock_file: Path | None = None
     exit_code: int | None = field(default=None)
 
     @property
@@ -101,6 +102,11 @@ class KgServer:
         path = self.home / name
         path.mkdir(parents=True, exist_ok=True)
         return path.resolve()
+
+    def set_clock(self, epoch_seconds: float) -> None:
+        """Move the server's "now" (only for servers started with `clock=`)."""
+        assert self.clock_file is not None, "start the server with clock=<epoch seconds> to control time"
+        write_clock(self.clock_file, epoch_seconds)
 
     def health(self) -> dict:
         status, _, body = http_get(f"{self.base_url}/health")
@@ -133,6 +139,13 @@ class KgServer:
         return self.exit_code
 
 
+def write_clock(path: Path, epoch_seconds: float) -> None:
+    """Atomically write the KG_CLOCK_FILE the server re-reads on every request."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(repr(float(epoch_seconds)))
+    os.replace(tmp, path)
+
+
 def _server_env(home: Path, storage: Path, extra: dict[str, str] | None) -> dict[str, str]:
     # Start from the caller's environment minus every KG_* knob, so a developer's own
     # settings (port, storage, clock) never leak into a test server.
@@ -149,19 +162,31 @@ def _server_env(home: Path, storage: Path, extra: dict[str, str] | None) -> dict
     return env
 
 
-def start_server(root: Path, extra_env: dict[str, str] | None = None, attempts: int = 3) -> KgServer:
-    """Start kg-memory on a free port inside `root` and wait for /health."""
+def start_server(
+    root: Path,
+    extra_env: dict[str, str] | None = None,
+    clock: float | None = None,
+    attempts: int = 3,
+) -> KgServer:
+    """Start kg-memory on a free port inside `root` (reusing its home/ and storage/ if they
+    exist) and wait for /health. `clock` freezes the server's "now" at that epoch time
+    through KG_CLOCK_FILE (move it with `KgServer.set_clock`)."""
     binary = server_binary()
     home = root / "home"
     storage = root / "storage"
     home.mkdir(parents=True, exist_ok=True)
     storage.mkdir(parents=True, exist_ok=True)
+    clock_file = None
+    if clock is not None:
+        clock_file = root / "clock"
+        write_clock(clock_file, clock)
+        extra_env = {**(extra_env or {}), "KG_CLOCK_FILE": str(clock_file)}
     env = _server_env(home, storage, extra_env)
 
     last_log = ""
     for attempt in range(attempts):
         port = free_port()
-        log_path = root / f"server-{attempt}.log"
+        log_path = root / f"server-{time.monotonic_ns()}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 [str(binary), "serve", "--port", str(port)],
@@ -172,7 +197,9 @@ def start_server(root: Path, extra_env: dict[str, str] | None = None, attempts: 
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        server = KgServer(port=port, root=root, home=home, storage=storage, log_path=log_path, proc=proc)
+        server = KgServer(
+            port=port, root=root, home=home, storage=storage, log_path=log_path, proc=proc, clock_file=clock_file
+        )
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -203,18 +230,22 @@ def start_server(root: Path, extra_env: dict[str, str] | None = None, attempts: 
 
 @pytest.fixture
 def kg_server_factory() -> Iterator[Callable[..., KgServer]]:
-    """Start as many servers as a test needs: `factory(extra_env={...})`.
+    """Start as many servers as a test needs: `factory(extra_env=None, root=None, clock=None)`.
 
-    Every server gets its own temporary root; all are stopped with SIGTERM at teardown
-    and must exit with code 0.
+    Every server gets its own temporary root unless `root=` names an earlier server's root
+    (restart on the same HOME and storage). `clock=` freezes "now" (epoch seconds). All are
+    stopped with SIGTERM at teardown (if still running) and must have exited with code 0.
     """
     started: list[KgServer] = []
     roots: list[Path] = []
 
-    def factory(extra_env: dict[str, str] | None = None) -> KgServer:
-        root = make_temp_root()
-        roots.append(root)
-        server = start_server(root, extra_env)
+    def factory(
+        extra_env: dict[str, str] | None = None, root: Path | None = None, clock: float | None = None
+    ) -> KgServer:
+        if root is None:
+            root = make_temp_root()
+            roots.append(root)
+        server = start_server(root, extra_env, clock=clock)
         started.append(server)
         return server
 

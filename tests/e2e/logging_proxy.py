@@ -132,7 +132,7 @@ class LoggingProxy:
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="logging-proxy", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="logging-proxy", daemon=True)
 
     @property
     def url(self) -> str:

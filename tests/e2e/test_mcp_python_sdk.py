@@ -8,14 +8,13 @@ prose (nudges, notes, hints) only the markers are asserted.
 from __future__ import annotations
 
 import json
-import re
+import urllib.error
 import urllib.request
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
 
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp_client import RECALL_PHRASE, SESSION_FOOTER, Kg, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -43,63 +42,9 @@ REQUIRED = {
     "kg_progress": ["session_id", "task_id"],
 }
 
-SESSION_FOOTER = re.compile(r"\n\nSession: ([0-9a-f]{8})(\n|$)")
-RECALL_PHRASE = "I have recalled KG Memories"
 NODE_ID_TAIL = ": use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"
 REL_TAIL = ": use letters, digits, '.', '_', '-' (max 64 chars, must start alphanumeric)"
 REF_TAIL = ": use letters, digits, '.', '_', '-', '/', '~' (max 256 chars)"
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-@asynccontextmanager
-async def connect(url: str) -> AsyncIterator[ClientSession]:
-    """An initialised MCP client session over streamable HTTP.
-
-    A failing assertion inside the block reaches pytest as itself, not wrapped in the
-    transport's task-group ExceptionGroup.
-    """
-    try:
-        async with streamable_http_client(url) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
-    except BaseExceptionGroup as group:
-        inner: BaseException = group
-        while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
-            inner = inner.exceptions[0]
-        raise inner from None
-
-
-class Kg:
-    """Thin wrapper: call a tool, get (text, is_error)."""
-
-    def __init__(self, session: ClientSession):
-        self.session = session
-
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> tuple[str, bool]:
-        result = await self.session.call_tool(name, args or {})
-        texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-        assert len(texts) == len(result.content) == 1, f"{name}: expected one text block, got {result.content!r}"
-        return texts[0], bool(result.is_error)
-
-    async def ok(self, name: str, args: dict[str, Any] | None = None) -> str:
-        text, is_error = await self.call(name, args)
-        assert not is_error, f"{name}({args}) unexpectedly failed: {text}"
-        return text
-
-    async def err(self, name: str, args: dict[str, Any] | None = None) -> str:
-        text, is_error = await self.call(name, args)
-        assert is_error, f"{name}({args}) should set isError, got: {text}"
-        return text
-
-    async def start(self, cwd) -> str:
-        """First kg_read for a project: returns the new KG session id."""
-        text = await self.ok("kg_read", {"cwd": str(cwd)})
-        m = SESSION_FOOTER.search(text)
-        assert m, f"no Session footer in first kg_read:\n{text}"
-        return m.group(1)
 
 
 @pytest.fixture
@@ -301,8 +246,7 @@ async def test_kg_put_node_and_validation(server):
         text = await kg.err("kg_put_node", {"session_id": "deadbeef", "level": "project", "id": "n", "gist": "g"})
         assert text.startswith("Internal error: ")
         assert text == "Internal error: Session deadbeef has no project_path registered"
-        # An empty session id is refused too. (Spec: "no session" → `session_id required for
-        # project-level operations`; our server treats "" as a session id — see the report.)
+        # An empty session id is refused too (its exact text: test_empty_session_id_is_no_session).
         text = await kg.err("kg_put_node", {"session_id": "", "level": "project", "id": "n", "gist": "g"})
         assert text.startswith("Internal error: "), text
 
@@ -319,6 +263,16 @@ async def test_kg_put_node_and_validation(server):
             "  touches: Cargo.toml"
             f"\n\nSession: {sid}"
         )
+
+
+async def test_empty_session_id_is_no_session(server):
+    async with connect(server.mcp_url) as s:
+        kg = Kg(s)
+        text = await kg.err("kg_put_node", {"session_id": "", "level": "project", "id": "n", "gist": "g"})
+        assert text == "Internal error: session_id required for project-level operations"
+    # ...and no "" session was created.
+    health = server.health()
+    assert health["active_sessions"] == 0, health
 
 
 # --------------------------------------------------------------------------- kg_put_edge + kg_read ids

@@ -606,7 +606,10 @@ impl Store {
 
     /// The project root of a session (auto-recovering lookup, refreshes activity).
     pub fn session_project(&self, session: Option<&str>, now: f64) -> Result<String, StoreError> {
-        let sid = session.ok_or(StoreError::SessionRequired)?;
+        // An empty id is no session (clients send "" for "none").
+        let sid = session
+            .filter(|s| !s.is_empty())
+            .ok_or(StoreError::SessionRequired)?;
         let head = self.change_head();
         let mut sessions = self.lock_sessions();
         sessions
@@ -1179,6 +1182,9 @@ impl Store {
 
     /// Count one tool operation for a session (creating it if unknown).
     pub fn count_op(&self, sid: &str, now: f64) {
+        if sid.is_empty() {
+            return;
+        }
         let head = self.change_head();
         self.lock_sessions().count_op(sid, now, head);
     }
