@@ -7,7 +7,7 @@
 
 use crate::change::TierMoves;
 use crate::model::{Graph, Tier, field, float_value};
-use crate::plan::{LevelIndex, Mode, Plan};
+use crate::plan::{LevelIndex, Meter};
 use crate::score::{DAY_SECS, RawSignals, score_all};
 use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
@@ -22,45 +22,30 @@ pub const ANCHOR_BUDGET: usize = 5_250;
 pub const RESURRECTION_MARGIN: f64 = 0.05;
 
 /// The working state of one maintenance pass.
-struct Pass<'g> {
+struct Pass<'a, 'g> {
     graph: &'g Graph,
-    index: LevelIndex<'g>,
+    index: &'a LevelIndex<'g>,
+    /// The level's size under the current tiers, kept exact incrementally.
+    meter: Meter<'a, 'g>,
     /// Computed only when a pass needs scores (most writes leave the level in band).
     raw: std::cell::OnceCell<RawSignals>,
-    tiers: Vec<Tier>,
     /// The last value each node's `_archived` flag was given by this pass.
     flag: Vec<Option<bool>>,
     now: f64,
     grace_days: f64,
 }
 
-impl<'g> Pass<'g> {
-    fn new(graph: &'g Graph, now: f64, grace_days: f64) -> Pass<'g> {
-        let index = LevelIndex::of(graph);
-        let tiers = index.tiers.clone();
-        let flag = vec![None; index.len()];
-        Pass {
-            graph,
-            index,
-            raw: std::cell::OnceCell::new(),
-            tiers,
-            flag,
-            now,
-            grace_days,
-        }
-    }
-
-    /// The level's exact rendered size under the current tiers.
-    fn measure(&self) -> usize {
-        Plan::build(&self.index, &self.tiers, Mode::Active).body_chars(&self.index)
+impl<'a, 'g> Pass<'a, 'g> {
+    fn tiers(&self) -> &[Tier] {
+        self.meter.tiers()
     }
 
     fn scores(&self, include_archived: bool) -> Vec<Option<f64>> {
         score_all(
-            &self.index,
+            self.index,
             self.raw
-                .get_or_init(|| RawSignals::of(self.graph, &self.index, self.now)),
-            &self.tiers,
+                .get_or_init(|| RawSignals::of(self.graph, self.index, self.now)),
+            self.tiers(),
             include_archived,
             self.now,
             self.grace_days,
@@ -71,18 +56,15 @@ impl<'g> Pass<'g> {
     }
 
     fn set_archived(&mut self, i: usize, archived: bool) {
-        self.tiers[i] = if archived {
-            Tier::Archived
-        } else {
-            Tier::Active
-        };
+        self.meter
+            .set(i, if archived { Tier::Archived } else { Tier::Active });
         self.flag[i] = Some(archived);
     }
 
     /// Is the `_archived` flag truthy now (as the orphan pass reads it)?
-    fn archived_flag(&self, graph: &Graph, i: usize) -> bool {
+    fn archived_flag(&self, i: usize) -> bool {
         self.flag[i].unwrap_or_else(|| {
-            graph
+            self.graph
                 .nodes
                 .get_index(i)
                 .is_some_and(|(_, n)| n.is_archived_flag())
@@ -126,19 +108,27 @@ pub fn compact_graph(
     now: f64,
     journal: Option<&mut Journal>,
 ) -> TierMoves {
+    let index = LevelIndex::of(graph);
     let (moves, orphaned, flags, stall) = {
-        let mut pass = Pass::new(graph, now, grace_days);
-        let before = pass.tiers.clone();
-        let mut size = pass.measure();
+        let mut pass = Pass {
+            graph,
+            index: &index,
+            meter: Meter::new(&index, &index.tiers),
+            raw: std::cell::OnceCell::new(),
+            flag: vec![None; index.len()],
+            now,
+            grace_days,
+        };
         let mut stall = Stall::Clear;
         let mut archived = Vec::new();
-        if size > LEVEL_BUDGET {
+        if pass.meter.exceeds(LEVEL_BUDGET) {
             let scores = pass.scores(false);
-            let mut eligible: Vec<usize> = (0..pass.index.len())
+            let mut eligible: Vec<usize> = (0..index.len())
                 .filter(|&i| scores[i].is_some())
                 .collect();
+            let size = pass.meter.exact();
             if eligible.is_empty() {
-                let active = pass.tiers.iter().filter(|t| **t == Tier::Active).count();
+                let active = pass.tiers().iter().filter(|t| **t == Tier::Active).count();
                 stall = Stall::Stalled { size, active };
             } else {
                 log::info!("Compacting graph {key}: {size} chars > {LEVEL_BUDGET} limit");
@@ -147,25 +137,24 @@ pub fn compact_graph(
                     sa.total_cmp(&sb)
                 });
                 for i in eligible {
-                    if size <= FILL_CEILING {
+                    if !pass.meter.exceeds(FILL_CEILING) {
                         break;
                     }
                     pass.set_archived(i, true);
                     archived.push(i);
-                    size = pass.measure();
                 }
                 if !archived.is_empty() {
-                    size = resurrect(&mut pass, &archived, size, key);
+                    resurrect(&mut pass, &archived, key);
                 }
             }
         }
         if archived.is_empty() {
-            size = refill(&mut pass, size);
+            refill(&mut pass);
         }
-        let orphaned = orphan_pass(&mut pass, graph);
-        let _ = size;
+        let mut tiers = pass.tiers().to_vec();
+        let orphaned = orphan_pass(&pass, &mut tiers);
         let mut moves = TierMoves::default();
-        for ((id, was), now_tier) in pass.index.ids.iter().zip(&before).zip(&pass.tiers) {
+        for ((id, was), now_tier) in index.ids.iter().zip(&index.tiers).zip(&tiers) {
             let id = id.to_string();
             match (*was, *now_tier) {
                 (a, b) if a == b => {}
@@ -226,61 +215,67 @@ enum Stall {
 
 /// Resurrection (core.md §6.3): a pre-existing archived node that clearly outscores a
 /// just-archived one takes its place, unless that would break the budget.
-fn resurrect(pass: &mut Pass<'_>, archived: &[usize], mut size: usize, key: &str) -> usize {
+fn resurrect(pass: &mut Pass<'_, '_>, archived: &[usize], key: &str) {
     let unified = pass.scores(true);
-    let candidates: Vec<usize> = (0..pass.index.len())
-        .filter(|&i| unified[i].is_some())
+    // Candidates by score, best first; ties go to the earlier node (the reference
+    // scans in node order keeping the first strictly greater score).
+    // Only archived nodes can be candidates, and none becomes archived during the loop.
+    let mut ranked: Vec<usize> = (0..pass.index.len())
+        .filter(|&i| unified[i].is_some() && pass.tiers()[i] == Tier::Archived)
         .collect();
+    ranked.sort_by(|&a, &b| {
+        let (sa, sb) = (unified[a].unwrap_or(0.0), unified[b].unwrap_or(0.0));
+        sb.total_cmp(&sa).then(a.cmp(&b))
+    });
     let mut revived = 0usize;
+    // A promotion that broke the budget and was reverted leaves the tiers unchanged,
+    // so the same attempt would fail again until something else moves.
+    let mut known_too_big: Option<usize> = None;
     for &x in archived {
         let own = unified[x].unwrap_or(0.0);
-        let mut best: Option<(usize, f64)> = None;
-        for &c in &candidates {
-            if c == x || pass.tiers[c] != Tier::Archived {
-                continue;
-            }
-            let s = unified[c].unwrap_or(0.0);
-            if best.is_none_or(|(_, b)| s > b) {
-                best = Some((c, s));
-            }
-        }
-        let Some((b, best_score)) = best else {
+        let Some(&b) = ranked
+            .iter()
+            .find(|&&c| c != x && pass.tiers()[c] == Tier::Archived)
+        else {
             continue;
         };
-        if best_score - own >= RESURRECTION_MARGIN {
-            pass.set_archived(b, false);
-            let after = pass.measure();
-            if after > LEVEL_BUDGET {
-                pass.set_archived(b, true);
-            } else {
-                size = after;
-                revived += 1;
-            }
+        let best = unified[b].unwrap_or(0.0);
+        if best - own < RESURRECTION_MARGIN || known_too_big == Some(b) {
+            continue;
+        }
+        pass.set_archived(b, false);
+        if pass.meter.exceeds(LEVEL_BUDGET) {
+            pass.set_archived(b, true);
+            known_too_big = Some(b);
+        } else {
+            revived += 1;
+            known_too_big = None;
         }
     }
     log::info!(
-        "Compacted graph {key}: archived {}, resurrected {revived}, now {size} chars",
-        archived.len()
+        "Compacted graph {key}: archived {}, resurrected {revived}, now {} chars",
+        archived.len(),
+        pass.meter.exact()
     );
-    size
 }
 
 /// Refill (core.md §6.4): promote the best archived nodes while the level stays under
 /// the fill ceiling, re-scoring after each promotion so a hub pulls its cluster back.
-fn refill(pass: &mut Pass<'_>, mut size: usize) -> usize {
+fn refill(pass: &mut Pass<'_, '_>) {
+    let mut size = pass.meter.exact();
     if size >= FILL_CEILING {
-        return size;
+        return;
     }
     let n = pass.index.len();
     let mut set_aside = vec![false; n];
     for _round in 0..=n {
-        let scores = pass.scores(true);
         let mut ranked: Vec<usize> = (0..n)
-            .filter(|&i| pass.tiers[i] == Tier::Archived && !set_aside[i])
+            .filter(|&i| pass.tiers()[i] == Tier::Archived && !set_aside[i])
             .collect();
         if ranked.is_empty() {
             break;
         }
+        let scores = pass.scores(true);
         ranked.sort_by(|&a, &b| {
             let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
             sb.total_cmp(&sa)
@@ -288,8 +283,8 @@ fn refill(pass: &mut Pass<'_>, mut size: usize) -> usize {
         let mut newly_live = vec![0usize; n];
         for edge in &pass.index.edges {
             if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)
-                && pass.tiers[f] == Tier::Archived
-                && pass.tiers[t] == Tier::Archived
+                && pass.tiers()[f] == Tier::Archived
+                && pass.tiers()[t] == Tier::Archived
             {
                 let cost = 9 + edge.rel_chars + edge.to.chars + 1;
                 newly_live[f] += cost;
@@ -306,13 +301,12 @@ fn refill(pass: &mut Pass<'_>, mut size: usize) -> usize {
                 continue;
             }
             pass.set_archived(x, false);
-            let after = pass.measure();
-            if after > FILL_CEILING {
+            if pass.meter.exceeds(FILL_CEILING) {
                 pass.set_archived(x, true);
                 set_aside[x] = true;
                 continue;
             }
-            size = after;
+            size = pass.meter.exact();
             accepted = true;
             break;
         }
@@ -320,26 +314,23 @@ fn refill(pass: &mut Pass<'_>, mut size: usize) -> usize {
             break;
         }
     }
-    size
 }
 
 /// The orphan pass (core.md §6.5): when anchors take more than their share, the least
 /// connected archived nodes stop rendering at all. Returns the orphaned positions.
-fn orphan_pass(pass: &mut Pass<'_>, graph: &Graph) -> Vec<usize> {
-    let archived: Vec<usize> = (0..pass.index.len())
-        .filter(|&i| pass.tiers[i] == Tier::Archived)
+fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
+    let index = pass.index;
+    let archived: Vec<usize> = (0..index.len())
+        .filter(|&i| tiers[i] == Tier::Archived)
         .collect();
-    let mut total: usize = archived.iter().map(|&i| pass.index.anchor_cost(i)).sum();
+    let mut total: usize = archived.iter().map(|&i| index.anchor_cost(i)).sum();
     if total <= ANCHOR_BUDGET {
         return Vec::new();
     }
-    let mut connectivity = vec![0usize; pass.index.len()];
-    let live_flag: Vec<bool> = (0..pass.index.len())
-        .map(|i| !pass.archived_flag(graph, i))
-        .collect();
-    for edge in &pass.index.edges {
-        let (f, t) = (edge.from.node, edge.to.node);
-        if let (Some(f), Some(t)) = (f, t) {
+    let mut connectivity = vec![0usize; index.len()];
+    let live_flag: Vec<bool> = (0..index.len()).map(|i| !pass.archived_flag(i)).collect();
+    for edge in &index.edges {
+        if let (Some(f), Some(t)) = (edge.from.node, edge.to.node) {
             if live_flag[t] {
                 connectivity[f] += 1;
             }
@@ -355,8 +346,8 @@ fn orphan_pass(pass: &mut Pass<'_>, graph: &Graph) -> Vec<usize> {
         if total <= ANCHOR_BUDGET {
             break;
         }
-        pass.tiers[i] = Tier::Orphaned;
-        total -= pass.index.anchor_cost(i);
+        tiers[i] = Tier::Orphaned;
+        total -= index.anchor_cost(i);
         orphaned.push(i);
     }
     orphaned

@@ -354,3 +354,336 @@ fn communities(
     });
     groups.concat()
 }
+
+/// How one edge counts towards a level's size under some tiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdgePart {
+    /// Not printed (dead, or no end renders).
+    Hidden,
+    /// Printed with a known length (one end renders, or a self-loop).
+    Fixed(usize),
+    /// Both ends render: `base` plus the length of whichever end is cited, which
+    /// depends on the render order.
+    Both { base: usize, from: usize, to: usize },
+}
+
+/// The exact size of a level, kept up to date one tier change at a time.
+///
+/// Compaction walks thousands of single-node moves; re-planning the whole level after
+/// each would be quadratic. Everything but the choice of citing end for edges between
+/// two rendered nodes is order-independent and kept as running sums, which also give
+/// cheap lower and upper bounds; the order (clusters, hubs first) is only computed when
+/// the bounds cannot decide, over the rendered nodes alone. [`Meter::exact`] always
+/// equals [`Plan::body_chars`] for the same tiers (checked by property tests).
+#[derive(Debug, Clone)]
+pub struct Meter<'a, 'g> {
+    index: &'a LevelIndex<'g>,
+    tiers: Vec<Tier>,
+    /// Edge indices touching each node (a self-loop once).
+    incident: Vec<Vec<usize>>,
+    /// A node's degree when rendered: its edges whose other end is not an orphan.
+    /// Orphan status does not change while a meter is in use, so this is constant.
+    degree: Vec<usize>,
+    /// Position in the seed order (degree descending, then id descending).
+    seed_rank: Vec<usize>,
+    /// Distinct node neighbours, sorted by degree descending, then id ascending.
+    neighbours: Vec<Vec<usize>>,
+    parts: Vec<EdgePart>,
+    rendered: usize,
+    anchors: usize,
+    fixed: usize,
+    both_min: usize,
+    both_max: usize,
+}
+
+impl<'a, 'g> Meter<'a, 'g> {
+    /// Start from `tiers` (Active mode: active nodes render, archived are anchors).
+    pub fn new(index: &'a LevelIndex<'g>, tiers: &[Tier]) -> Meter<'a, 'g> {
+        let n = index.len();
+        let mut incident: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut degree = vec![0usize; n];
+        let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, e) in index.edges.iter().enumerate() {
+            let orphan = |end: &EdgeEnd<'_>| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
+            let dead = orphan(&e.from) || orphan(&e.to);
+            if let Some(f) = e.from.node {
+                incident[f].push(k);
+                if !dead {
+                    degree[f] += 1;
+                }
+            }
+            if let Some(t) = e.to.node
+                && Some(t) != e.from.node
+            {
+                incident[t].push(k);
+                if !dead {
+                    degree[t] += 1;
+                }
+            }
+            if let (Some(f), Some(t)) = (e.from.node, e.to.node)
+                && f != t
+            {
+                neighbours[f].push(t);
+                neighbours[t].push(f);
+            }
+        }
+        for list in &mut neighbours {
+            list.sort_unstable();
+            list.dedup();
+            list.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| index.ids[a].cmp(index.ids[b])));
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| index.ids[b].cmp(index.ids[a])));
+        let mut seed_rank = vec![0usize; n];
+        for (r, &i) in order.iter().enumerate() {
+            seed_rank[i] = r;
+        }
+        let mut meter = Meter {
+            index,
+            tiers: tiers.to_vec(),
+            incident,
+            degree,
+            seed_rank,
+            neighbours,
+            parts: vec![EdgePart::Hidden; index.edges.len()],
+            rendered: 0,
+            anchors: 0,
+            fixed: 0,
+            both_min: 0,
+            both_max: 0,
+        };
+        for i in 0..n {
+            meter.add_node(i, 1);
+        }
+        for k in 0..index.edges.len() {
+            let part = meter.edge_part(k);
+            meter.parts[k] = part;
+            meter.add_part(part, 1);
+        }
+        meter
+    }
+
+    pub fn tiers(&self) -> &[Tier] {
+        &self.tiers
+    }
+
+    fn edge_part(&self, k: usize) -> EdgePart {
+        let e = &self.index.edges[k];
+        let tier = |end: &EdgeEnd<'_>| end.node.map(|i| self.tiers[i]);
+        let (tf, tt) = (tier(&e.from), tier(&e.to));
+        if tf == Some(Tier::Orphaned) || tt == Some(Tier::Orphaned) {
+            return EdgePart::Hidden;
+        }
+        let (rf, rt) = (tf == Some(Tier::Active), tt == Some(Tier::Active));
+        let base = 9 + e.rel_chars;
+        match (rf, rt) {
+            (false, false) => EdgePart::Hidden,
+            (true, true) if e.from.node != e.to.node => EdgePart::Both {
+                base,
+                from: e.from.chars,
+                to: e.to.chars,
+            },
+            (true, _) => EdgePart::Fixed(base + e.to.chars + 1),
+            (false, true) => EdgePart::Fixed(base + e.from.chars + 1),
+        }
+    }
+
+    /// Add (`sign` = 1) or remove (`sign` = -1, as wrapping) a part's sums.
+    fn add_part(&mut self, part: EdgePart, sign: isize) {
+        let apply = |sum: &mut usize, v: usize| *sum = sum.wrapping_add_signed(sign * v as isize);
+        match part {
+            EdgePart::Hidden => {}
+            EdgePart::Fixed(c) => apply(&mut self.fixed, c),
+            EdgePart::Both { base, from, to } => {
+                apply(&mut self.fixed, base + 1);
+                apply(&mut self.both_min, from.min(to));
+                apply(&mut self.both_max, from.max(to));
+            }
+        }
+    }
+
+    fn add_node(&mut self, i: usize, sign: isize) {
+        let apply = |sum: &mut usize, v: usize| *sum = sum.wrapping_add_signed(sign * v as isize);
+        match self.tiers[i] {
+            Tier::Active => {
+                apply(&mut self.rendered, 1);
+                apply(&mut self.fixed, self.index.node_line_cost(i));
+            }
+            Tier::Archived => {
+                apply(&mut self.anchors, 1);
+                apply(&mut self.fixed, self.index.anchor_cost(i));
+            }
+            Tier::Orphaned => {}
+        }
+    }
+
+    /// Move one node between the active and archived tiers.
+    pub fn set(&mut self, i: usize, tier: Tier) {
+        if self.tiers[i] == tier {
+            return;
+        }
+        debug_assert!(tier != Tier::Orphaned && self.tiers[i] != Tier::Orphaned, "degrees assume fixed orphans");
+        self.add_node(i, -1);
+        self.tiers[i] = tier;
+        self.add_node(i, 1);
+        for j in 0..self.incident[i].len() {
+            let k = self.incident[i][j];
+            let old = self.parts[k];
+            let new = self.edge_part(k);
+            if old != new {
+                self.add_part(old, -1);
+                self.add_part(new, 1);
+                self.parts[k] = new;
+            }
+        }
+    }
+
+    fn heads(&self) -> usize {
+        let mut h = 0;
+        if self.rendered > 0 {
+            h += ACTIVE_HEAD.len() + 1;
+        }
+        if self.anchors > 0 {
+            h += ARCHIVED_HEAD.len() + 1;
+        }
+        h
+    }
+
+    /// The size is at least this.
+    pub fn lower(&self) -> usize {
+        self.fixed + self.heads() + self.both_min
+    }
+
+    /// The size is at most this.
+    pub fn upper(&self) -> usize {
+        self.fixed + self.heads() + self.both_max
+    }
+
+    /// Is the exact size above `limit`? Plans the order only when the bounds straddle it.
+    pub fn exceeds(&self, limit: usize) -> bool {
+        if self.lower() > limit {
+            true
+        } else if self.upper() <= limit {
+            false
+        } else {
+            self.exact() > limit
+        }
+    }
+
+    /// The exact size: plan the render order of the rendered nodes and charge each
+    /// edge between two of them under its earlier end.
+    pub fn exact(&self) -> usize {
+        if self.both_min == self.both_max {
+            return self.lower();
+        }
+        let n = self.index.len();
+        let mut seeds: Vec<usize> = (0..n).filter(|&i| self.tiers[i] == Tier::Active).collect();
+        seeds.sort_by_key(|&i| self.seed_rank[i]);
+        let mut pos = vec![usize::MAX; n];
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut queue = std::collections::VecDeque::new();
+        for seed in seeds {
+            if pos[seed] != usize::MAX {
+                continue;
+            }
+            pos[seed] = 0; // placed; the real position comes after sorting groups
+            let mut group = vec![seed];
+            queue.push_back(seed);
+            while let Some(current) = queue.pop_front() {
+                for &m in &self.neighbours[current] {
+                    if self.tiers[m] == Tier::Active && pos[m] == usize::MAX {
+                        pos[m] = 0;
+                        group.push(m);
+                        queue.push_back(m);
+                    }
+                }
+            }
+            groups.push(group);
+        }
+        groups.sort_by(|a, b| {
+            b.len()
+                .cmp(&a.len())
+                .then_with(|| self.degree[b[0]].cmp(&self.degree[a[0]]))
+                .then_with(|| self.index.ids[a[0]].cmp(self.index.ids[b[0]]))
+        });
+        for (p, &i) in groups.iter().flatten().enumerate() {
+            pos[i] = p;
+        }
+        let mut order_part = 0;
+        for (k, part) in self.parts.iter().enumerate() {
+            if let EdgePart::Both { from, to, .. } = part {
+                let e = &self.index.edges[k];
+                let (pf, pt) = (
+                    e.from.node.map_or(usize::MAX, |i| pos[i]),
+                    e.to.node.map_or(usize::MAX, |i| pos[i]),
+                );
+                order_part += if pf <= pt { *to } else { *from };
+            }
+        }
+        self.fixed + self.heads() + order_part
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Edge, EdgeKey, Node, field};
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// A random graph: ids of varied length, edges between nodes, self-loops and
+    /// artifact paths, nodes in all three tiers.
+    fn graph_strategy() -> impl Strategy<Value = Graph> {
+        (2usize..40, prop::collection::vec((0usize..60, 0usize..60, 0u8..4), 0..120), prop::collection::vec(0u8..3, 40))
+            .prop_map(|(n, edges, tiers)| {
+                let mut g = Graph::default();
+                for i in 0..n {
+                    let id = format!("n{}{}", i, "x".repeat(i % 7));
+                    let mut node = Node::new(&id);
+                    node.set(field::GIST, Value::String("g".repeat(1 + i % 13)));
+                    match tiers[i] {
+                        1 => node.set(field::ARCHIVED, Value::Bool(true)),
+                        2 => {
+                            node.set(field::ARCHIVED, Value::Bool(true));
+                            node.set(field::ORPHANED_TS, Value::from(1.0));
+                        }
+                        _ => {}
+                    }
+                    g.nodes.insert(id, node);
+                }
+                let ids: Vec<String> = g.nodes.keys().cloned().collect();
+                for (a, b, kind) in edges {
+                    let from = ids[a % n].clone();
+                    let to = match kind {
+                        0 => format!("src/file{b}.rs"),
+                        _ => ids[b % n].clone(),
+                    };
+                    let key = EdgeKey::new(&from, &to, &"r".repeat(1 + (a + b) % 5));
+                    g.edges.insert(key.clone(), Edge::new(key));
+                }
+                g
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn meter_equals_the_plan_under_any_moves(g in graph_strategy(), moves in prop::collection::vec((0usize..40, any::<bool>()), 0..60)) {
+            let index = LevelIndex::of(&g);
+            let mut meter = Meter::new(&index, &index.tiers);
+            let plan = |t: &[Tier]| Plan::build(&index, t, Mode::Active).body_chars(&index);
+            prop_assert_eq!(meter.exact(), plan(meter.tiers()));
+            for (i, active) in moves {
+                let i = i % index.len();
+                if meter.tiers()[i] == Tier::Orphaned {
+                    continue;
+                }
+                meter.set(i, if active { Tier::Active } else { Tier::Archived });
+                let want = plan(meter.tiers());
+                prop_assert_eq!(meter.exact(), want);
+                prop_assert!(meter.lower() <= want && want <= meter.upper());
+                prop_assert_eq!(meter.exceeds(want), false);
+                prop_assert_eq!(meter.exceeds(want.saturating_sub(1)), want > 0);
+            }
+        }
+    }
+}
