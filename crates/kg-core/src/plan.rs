@@ -110,7 +110,7 @@ impl<'g> LevelIndex<'g> {
         };
         for (i, (id, node)) in graph.nodes.iter().enumerate() {
             index.ids.push(id);
-            index.id_chars.push(id.chars().count());
+            index.id_chars.push(char_len(id));
             let meta = node.meta();
             index.gists.push(node.gist());
             index.gist_chars.push(meta.gist_chars);
@@ -120,7 +120,7 @@ impl<'g> LevelIndex<'g> {
         for edge in graph.edges.values() {
             let end = |text: &'g str| EdgeEnd {
                 text,
-                chars: text.chars().count(),
+                chars: char_len(text),
                 node: index.lookup.get(text).copied(),
             };
             let (from, to) = (end(edge.from()), end(edge.to()));
@@ -128,7 +128,7 @@ impl<'g> LevelIndex<'g> {
                 from,
                 to,
                 rel: edge.rel(),
-                rel_chars: edge.rel().chars().count(),
+                rel_chars: char_len(edge.rel()),
             });
         }
         index
@@ -154,6 +154,15 @@ impl<'g> LevelIndex<'g> {
     /// `  <id>` plus its newline.
     pub fn anchor_cost(&self, i: usize) -> usize {
         2 + self.id_chars[i] + 1
+    }
+}
+
+/// Length in characters; identifiers are ASCII, which is counted at memory speed.
+fn char_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
@@ -379,15 +388,13 @@ enum EdgePart {
 pub struct Meter<'a, 'g> {
     index: &'a LevelIndex<'g>,
     tiers: Vec<Tier>,
-    /// Edge indices touching each node (a self-loop once).
-    incident: Vec<Vec<usize>>,
+    /// Edge indices touching each node (a self-loop once), as one flat list:
+    /// node `i` owns `incident[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<usize>,
+    incident: Vec<usize>,
     /// A node's degree when rendered: its edges whose other end is not an orphan.
     /// Orphan status does not change while a meter is in use, so this is constant.
     degree: Vec<usize>,
-    /// Position in the seed order (degree descending, then id descending).
-    seed_rank: Vec<usize>,
-    /// Distinct node neighbours, sorted by degree descending, then id ascending.
-    neighbours: Vec<Vec<usize>>,
     parts: Vec<EdgePart>,
     rendered: usize,
     anchors: usize,
@@ -400,51 +407,42 @@ impl<'a, 'g> Meter<'a, 'g> {
     /// Start from `tiers` (Active mode: active nodes render, archived are anchors).
     pub fn new(index: &'a LevelIndex<'g>, tiers: &[Tier]) -> Meter<'a, 'g> {
         let n = index.len();
-        let mut incident: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut degree = vec![0usize; n];
-        let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut counts = vec![0usize; n + 1];
+        let ends = |e: &EdgeRef<'_>| {
+            let second = e.to.node.filter(|&t| Some(t) != e.from.node);
+            (e.from.node, second)
+        };
+        for e in &index.edges {
+            let (a, b) = ends(e);
+            for i in [a, b].into_iter().flatten() {
+                counts[i + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            counts[i + 1] += counts[i];
+        }
+        let offsets = counts.clone();
+        let mut incident = vec![0usize; offsets[n]];
+        let mut fill = counts;
         for (k, e) in index.edges.iter().enumerate() {
             let orphan = |end: &EdgeEnd<'_>| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
             let dead = orphan(&e.from) || orphan(&e.to);
-            if let Some(f) = e.from.node {
-                incident[f].push(k);
+            let (a, b) = ends(e);
+            for i in [a, b].into_iter().flatten() {
+                incident[fill[i]] = k;
+                fill[i] += 1;
                 if !dead {
-                    degree[f] += 1;
+                    degree[i] += 1;
                 }
             }
-            if let Some(t) = e.to.node
-                && Some(t) != e.from.node
-            {
-                incident[t].push(k);
-                if !dead {
-                    degree[t] += 1;
-                }
-            }
-            if let (Some(f), Some(t)) = (e.from.node, e.to.node)
-                && f != t
-            {
-                neighbours[f].push(t);
-                neighbours[t].push(f);
-            }
-        }
-        for list in &mut neighbours {
-            list.sort_unstable();
-            list.dedup();
-            list.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| index.ids[a].cmp(index.ids[b])));
-        }
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| index.ids[b].cmp(index.ids[a])));
-        let mut seed_rank = vec![0usize; n];
-        for (r, &i) in order.iter().enumerate() {
-            seed_rank[i] = r;
         }
         let mut meter = Meter {
             index,
             tiers: tiers.to_vec(),
+            offsets,
             incident,
             degree,
-            seed_rank,
-            neighbours,
             parts: vec![EdgePart::Hidden; index.edges.len()],
             rendered: 0,
             anchors: 0,
@@ -461,6 +459,10 @@ impl<'a, 'g> Meter<'a, 'g> {
             meter.add_part(part, 1);
         }
         meter
+    }
+
+    fn edges_of(&self, i: usize) -> &[usize] {
+        &self.incident[self.offsets[i]..self.offsets[i + 1]]
     }
 
     pub fn tiers(&self) -> &[Tier] {
@@ -526,8 +528,8 @@ impl<'a, 'g> Meter<'a, 'g> {
         self.add_node(i, -1);
         self.tiers[i] = tier;
         self.add_node(i, 1);
-        for j in 0..self.incident[i].len() {
-            let k = self.incident[i][j];
+        for j in self.offsets[i]..self.offsets[i + 1] {
+            let k = self.incident[j];
             let old = self.parts[k];
             let new = self.edge_part(k);
             if old != new {
@@ -576,12 +578,17 @@ impl<'a, 'g> Meter<'a, 'g> {
         if self.both_min == self.both_max {
             return self.lower();
         }
+        let ids = &self.index.ids;
+        let degree = &self.degree;
         let n = self.index.len();
-        let mut seeds: Vec<usize> = (0..n).filter(|&i| self.tiers[i] == Tier::Active).collect();
-        seeds.sort_by_key(|&i| self.seed_rank[i]);
+        let rendered = |i: usize| self.tiers[i] == Tier::Active;
+        let mut seeds: Vec<usize> = (0..n).filter(|&i| rendered(i)).collect();
+        // Seeds: greatest degree first, ties to the lexicographically greatest id.
+        seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
         let mut pos = vec![usize::MAX; n];
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut queue = std::collections::VecDeque::new();
+        let mut fresh = Vec::new();
         for seed in seeds {
             if pos[seed] != usize::MAX {
                 continue;
@@ -590,34 +597,48 @@ impl<'a, 'g> Meter<'a, 'g> {
             let mut group = vec![seed];
             queue.push_back(seed);
             while let Some(current) = queue.pop_front() {
-                for &m in &self.neighbours[current] {
-                    if self.tiers[m] == Tier::Active && pos[m] == usize::MAX {
+                fresh.clear();
+                for &k in self.edges_of(current) {
+                    let e = &self.index.edges[k];
+                    let other = if e.from.node == Some(current) { e.to.node } else { e.from.node };
+                    if let Some(m) = other
+                        && m != current
+                        && rendered(m)
+                        && pos[m] == usize::MAX
+                    {
                         pos[m] = 0;
-                        group.push(m);
-                        queue.push_back(m);
+                        fresh.push(m);
                     }
                 }
+                // Newly reached neighbours: degree descending, then id ascending.
+                fresh.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[a].cmp(ids[b])));
+                group.extend_from_slice(&fresh);
+                queue.extend(fresh.iter().copied());
             }
             groups.push(group);
         }
         groups.sort_by(|a, b| {
             b.len()
                 .cmp(&a.len())
-                .then_with(|| self.degree[b[0]].cmp(&self.degree[a[0]]))
-                .then_with(|| self.index.ids[a[0]].cmp(self.index.ids[b[0]]))
+                .then_with(|| degree[b[0]].cmp(&degree[a[0]]))
+                .then_with(|| ids[a[0]].cmp(ids[b[0]]))
         });
         for (p, &i) in groups.iter().flatten().enumerate() {
             pos[i] = p;
         }
         let mut order_part = 0;
-        for (k, part) in self.parts.iter().enumerate() {
-            if let EdgePart::Both { from, to, .. } = part {
-                let e = &self.index.edges[k];
-                let (pf, pt) = (
-                    e.from.node.map_or(usize::MAX, |i| pos[i]),
-                    e.to.node.map_or(usize::MAX, |i| pos[i]),
-                );
-                order_part += if pf <= pt { *to } else { *from };
+        for group in &groups {
+            for &i in group {
+                for &k in self.edges_of(i) {
+                    if let EdgePart::Both { from, to, .. } = self.parts[k] {
+                        let e = &self.index.edges[k];
+                        // Counted once, from the `from` side.
+                        if e.from.node == Some(i) {
+                            let pt = e.to.node.map_or(usize::MAX, |t| pos[t]);
+                            order_part += if pos[i] <= pt { to } else { from };
+                        }
+                    }
+                }
             }
         }
         self.fixed + self.heads() + order_part
