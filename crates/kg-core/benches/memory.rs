@@ -32,18 +32,32 @@ fn graph(n: usize, seed: u64) -> Graph {
         node.set(field::GIST, Value::String(gist));
         node.set(field::CREATED_TS, float_value(NOW - 40.0 * DAY - i as f64));
         if next() % 5 == 0 {
-            node.set(field::LAST_READ_TS, float_value(NOW - (next() % 30) as f64 * DAY));
+            node.set(
+                field::LAST_READ_TS,
+                float_value(NOW - (next() % 30) as f64 * DAY),
+            );
         }
         if next() % 11 == 0 {
-            node.set(field::USEFUL_TS, Value::Array(vec![float_value(NOW - (next() % 200) as f64 * DAY)]));
+            node.set(
+                field::USEFUL_TS,
+                Value::Array(vec![float_value(NOW - (next() % 200) as f64 * DAY)]),
+            );
         }
         g.nodes.insert(id.clone(), node);
-        g.bump_version(format!("node:{id}"), NOW - 40.0 * DAY + (next() % 1000) as f64, Some("bench"));
+        g.bump_version(
+            format!("node:{id}"),
+            NOW - 40.0 * DAY + (next() % 1000) as f64,
+            Some("bench"),
+        );
     }
     for i in 0..n {
         for _ in 0..3 {
             let j = (next() % n as u64) as usize;
-            let key = EdgeKey::new(&format!("component-{i}-topic"), &format!("component-{j}-topic"), "depends-on");
+            let key = EdgeKey::new(
+                &format!("component-{i}-topic"),
+                &format!("component-{j}-topic"),
+                "depends-on",
+            );
             g.edges.insert(key.clone(), Edge::new(key));
         }
     }
@@ -75,8 +89,16 @@ fn render(c: &mut Criterion) {
     c.bench_function("render/full_read_two_full_levels", |b| {
         b.iter(|| {
             let levels = [
-                LevelSource { level: Level::User, graph: &user, debt_line: None },
-                LevelSource { level: Level::Project, graph: &project, debt_line: None },
+                LevelSource {
+                    level: Level::User,
+                    graph: &user,
+                    debt_line: None,
+                },
+                LevelSource {
+                    level: Level::Project,
+                    graph: &project,
+                    debt_line: None,
+                },
             ];
             black_box(render_read(levels, &opts).text.len())
         })
@@ -93,7 +115,9 @@ fn maintenance(c: &mut Criterion) {
                 || fresh.clone(),
                 |mut g| {
                     let mut stall = false;
-                    black_box(kg_core::compact::compact_graph(&mut g, &mut stall, "bench", 5.0, NOW, None))
+                    black_box(kg_core::compact::compact_graph(
+                        &mut g, &mut stall, "bench", 5.0, NOW, None,
+                    ))
                 },
                 BatchSize::LargeInput,
             )
@@ -104,7 +128,9 @@ fn maintenance(c: &mut Criterion) {
                 || settled.clone(),
                 |mut g| {
                     let mut stall = false;
-                    black_box(kg_core::compact::compact_graph(&mut g, &mut stall, "bench", 5.0, NOW, None))
+                    black_box(kg_core::compact::compact_graph(
+                        &mut g, &mut stall, "bench", 5.0, NOW, None,
+                    ))
                 },
                 BatchSize::LargeInput,
             )
@@ -115,7 +141,10 @@ fn maintenance(c: &mut Criterion) {
 
 fn searching(c: &mut Criterion) {
     let g = graph(10_000, 5);
-    let graphs = [SearchGraph { level: Level::Project, graph: &g }];
+    let graphs = [SearchGraph {
+        level: Level::Project,
+        graph: &g,
+    }];
     for query in ["ledger retries 42", "zebra"] {
         let terms = query_terms(query);
         c.bench_function(&format!("search/10k_nodes/{query}"), |b| {

@@ -56,8 +56,14 @@ impl<'a, 'g> Pass<'a, 'g> {
     }
 
     fn set_archived(&mut self, i: usize, archived: bool) {
-        self.meter
-            .set(i, if archived { Tier::Archived } else { Tier::Active });
+        self.meter.set(
+            i,
+            if archived {
+                Tier::Archived
+            } else {
+                Tier::Active
+            },
+        );
         self.flag[i] = Some(archived);
     }
 
@@ -123,9 +129,8 @@ pub fn compact_graph(
         let mut archived = Vec::new();
         if pass.meter.exceeds(LEVEL_BUDGET) {
             let scores = pass.scores(false);
-            let mut eligible: Vec<usize> = (0..index.len())
-                .filter(|&i| scores[i].is_some())
-                .collect();
+            let mut eligible: Vec<usize> =
+                (0..index.len()).filter(|&i| scores[i].is_some()).collect();
             let size = pass.meter.exact();
             if eligible.is_empty() {
                 let active = pass.tiers().iter().filter(|t| **t == Tier::Active).count();

@@ -524,7 +524,10 @@ impl<'a, 'g> Meter<'a, 'g> {
         if self.tiers[i] == tier {
             return;
         }
-        debug_assert!(tier != Tier::Orphaned && self.tiers[i] != Tier::Orphaned, "degrees assume fixed orphans");
+        debug_assert!(
+            tier != Tier::Orphaned && self.tiers[i] != Tier::Orphaned,
+            "degrees assume fixed orphans"
+        );
         self.add_node(i, -1);
         self.tiers[i] = tier;
         self.add_node(i, 1);
@@ -600,7 +603,11 @@ impl<'a, 'g> Meter<'a, 'g> {
                 fresh.clear();
                 for &k in self.edges_of(current) {
                     let e = &self.index.edges[k];
-                    let other = if e.from.node == Some(current) { e.to.node } else { e.from.node };
+                    let other = if e.from.node == Some(current) {
+                        e.to.node
+                    } else {
+                        e.from.node
+                    };
                     if let Some(m) = other
                         && m != current
                         && rendered(m)
@@ -655,14 +662,18 @@ mod tests {
     /// A random graph: ids of varied length, edges between nodes, self-loops and
     /// artifact paths, nodes in all three tiers.
     fn graph_strategy() -> impl Strategy<Value = Graph> {
-        (2usize..40, prop::collection::vec((0usize..60, 0usize..60, 0u8..4), 0..120), prop::collection::vec(0u8..3, 40))
+        (
+            2usize..40,
+            prop::collection::vec((0usize..60, 0usize..60, 0u8..4), 0..120),
+            prop::collection::vec(0u8..3, 40),
+        )
             .prop_map(|(n, edges, tiers)| {
                 let mut g = Graph::default();
-                for i in 0..n {
+                for (i, tier) in tiers.iter().enumerate().take(n) {
                     let id = format!("n{}{}", i, "x".repeat(i % 7));
                     let mut node = Node::new(&id);
                     node.set(field::GIST, Value::String("g".repeat(1 + i % 13)));
-                    match tiers[i] {
+                    match tier {
                         1 => node.set(field::ARCHIVED, Value::Bool(true)),
                         2 => {
                             node.set(field::ARCHIVED, Value::Bool(true));
