@@ -113,6 +113,74 @@ pub fn search_evidence(count: u64) -> String {
 /// The level a web or search capture suggests: the finding may belong to every project.
 pub const CROSS_PROJECT_LEVEL: &str = "project (or user, if the finding is cross-project)";
 
+/// Reminders for prompts the server had nothing to say about, staged by how far the
+/// conversation has come (the hook picks one at random).
+pub const REMINDERS_EARLY: &[&str] = &[
+    "KG reminder: if no memory is loaded yet, call kg_read before starting task work.",
+    "KG reminder: try kg_search before searching files or the web — it may already be known.",
+    "KG reminder: component nodes say what a file handles; check them before opening files.",
+    "KG reminder: scan the ARCHIVED ids for anything related and batch-read them with kg_read(session_id, ids=[...]).",
+    "KG reminder: subagents get no preload — put the relevant gists or kg_* instructions in their prompt.",
+    "KG reminder: search memory before assuming how something works here.",
+];
+
+pub const REMINDERS_MID: &[&str] = &[
+    "KG pulse: did the last exchange teach something durable? One kg_put_node now is cheap.",
+    "KG pulse: a stated preference or constraint of the user belongs in a user-level node.",
+    "KG pulse: when the user corrects you, capture the signal you missed.",
+    "KG pulse: once an approach is agreed, record the method so no one re-derives it.",
+    "KG pulse: after a long debugging stretch, a root-cause node saves the next session hours.",
+    "KG pulse: an explanation that was not obvious is worth a node.",
+    "KG pulse: found how two things relate? Add an edge with kg_put_edge.",
+    "KG pulse: check kg_search before assuming.",
+    "KG pulse: write mid-conversation, while the details are still in view.",
+    "KG pulse: dispatching a subagent? Give it the gists or kg_* instructions it needs.",
+    "KG pulse: check memory first — the answer may already be a node.",
+];
+
+pub const REMINDERS_DEEP: &[&str] = &[
+    "KG pulse: deep in a session is the best moment to capture what you now understand.",
+    "KG pulse: if a DEBT line reads HIGH, run /kg-maintain or hand it to a maintenance subagent.",
+    "KG pulse: sharpen gists that turned out stale or vague.",
+    "KG pulse: nodes you used together deserve an edge between them.",
+    "KG pulse: record decisions with their rationale, not just the outcome.",
+    "KG pulse: what would future-you want recorded from this session?",
+    "KG pulse: at wrap-up, kg_useful the (at most 5) nodes that actually changed the result.",
+    "KG pulse: one kg_put_node now beats re-deriving it next week.",
+];
+
+/// The pool for a conversation whose transcript has `bytes` (None: no transcript).
+pub fn reminder_pool(bytes: Option<u64>) -> &'static [&'static str] {
+    match bytes {
+        None => REMINDERS_MID,
+        Some(b) if b < 200_000 => REMINDERS_EARLY,
+        Some(b) if b > 2_500_000 => REMINDERS_DEEP,
+        Some(_) => REMINDERS_MID,
+    }
+}
+
+/// The one-line notice Claude Code shows the user at session start.
+pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u64)>) -> String {
+    let verb = if reused {
+        "resumed, seen-state preserved"
+    } else {
+        "preloaded"
+    };
+    match stats {
+        Some((user, project, shown)) => format!(
+            "KG memory {verb} (session {sid}): {user} user + {project} project active nodes,              {shown} gists inline; kg_read renders the rest."
+        ),
+        None => format!("KG memory {verb} (session {sid})."),
+    }
+}
+
+/// Said at session start when no server answered and one is being started.
+pub fn server_warming_up(base_url: &str) -> String {
+    format!(
+        "KG memory server is starting (the first start can take a moment), so this session's          kg_* tools may be offline. Check {base_url}/health; once it answers, ask the user to          run /mcp, select plugin:knowledge-graph:kg and choose Reconnect."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

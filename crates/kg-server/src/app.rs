@@ -193,6 +193,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(rest::router())
         .merge(ws::router())
+        .merge(crate::view::router())
         .route_service(
             "/",
             tower::ServiceBuilder::new()
@@ -248,6 +249,11 @@ pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Resul
         "KG Memory {VERSION} serving on http://{local} (storage {})",
         state.settings.storage_root.display()
     );
+    let pid_file = state.settings.pid_file();
+    let wrote_pid = std::fs::create_dir_all(state.settings.state_dir())
+        .and_then(|()| std::fs::write(&pid_file, std::process::id().to_string()))
+        .map_err(|e| log::warn!("cannot write {}: {e}", pid_file.display()))
+        .is_ok();
     let background = tasks::spawn(state.clone());
     let shutdown = state.shutdown.clone();
     let result = axum::serve(listener, router(state.clone()))
@@ -255,5 +261,8 @@ pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Resul
         .await;
     state.shutdown.cancel();
     background.finish(&state).await;
+    if wrote_pid {
+        let _ = std::fs::remove_file(&pid_file);
+    }
     result.map_err(|e| anyhow::anyhow!("server error: {e}"))
 }

@@ -94,6 +94,19 @@ impl Settings {
         config
     }
 
+    /// Where this server's pid file and detached-start log live.
+    pub fn state_dir(&self) -> PathBuf {
+        std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.home.join(".local/state"))
+            .join("kg-memory")
+    }
+
+    /// The pid file of a server on this port.
+    pub fn pid_file(&self) -> PathBuf {
+        self.state_dir().join(format!("server-{}.pid", self.port))
+    }
+
     /// The URL clients use.
     pub fn base_url(&self) -> String {
         let host = if self.host.contains(':') {

@@ -6,9 +6,13 @@ pub mod app;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod hook;
+pub mod install;
 pub mod mcp;
 pub mod rest;
+pub mod stdio;
 pub mod tasks;
+pub mod view;
 pub mod ws;
 
 pub use app::{AppState, VERSION, bind, serve};

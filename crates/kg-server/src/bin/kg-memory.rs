@@ -14,6 +14,17 @@ Usage:
       REST under /api, live changes at /ws). Stops cleanly on Ctrl-C or SIGTERM.
   kg-memory status [--host <addr>] [--port <n>]
       Is a server up? Its version, sessions and graphs.
+  kg-memory hook session-start|prompt-submit|post-tool
+      Claude Code hook courier: posts the hook's stdin to the server and prints
+      the answer; prints nothing on any failure (a hook never breaks a session).
+  kg-memory stdio
+      MCP over stdio, relayed to the server (starts one if none answers), for
+      clients that only speak stdio such as Claude Desktop.
+  kg-memory install claude-code|claude-desktop [--dry-run]
+      Register the MCP server (and, for Claude Code, the hooks) in Claude's
+      configuration, merging with what is there; each changed file is backed up.
+  kg-memory uninstall claude-code|claude-desktop [--dry-run]
+      Remove exactly what install added.
   kg-memory --version
 
 Environment (flags win): KG_HTTP_HOST, KG_HTTP_PORT, KG_STORAGE_ROOT,
@@ -151,6 +162,58 @@ async fn status(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn hook(args: &[String]) -> anyhow::Result<()> {
+    // Whatever happens, a hook exits 0 and prints nothing unless it has an answer.
+    let Some(event) = args
+        .first()
+        .and_then(|a| kg_server::hook::HookEvent::parse(a))
+    else {
+        return Ok(());
+    };
+    let Ok(settings) = Settings::from_env() else {
+        return Ok(());
+    };
+    let Some(stdin) = kg_server::hook::read_stdin() else {
+        return Ok(());
+    };
+    if let Some(out) = kg_server::hook::run(event, &stdin, &settings).await {
+        use std::io::Write;
+        // A closed stdout is not worth failing the hook over.
+        let _ = writeln!(std::io::stdout(), "{out}");
+    }
+    Ok(())
+}
+
+fn install(args: &[String], remove: bool) -> anyhow::Result<()> {
+    use kg_server::install::{Client, Setup, apply, describe, plan_install, plan_uninstall};
+    let client = args
+        .first()
+        .and_then(|a| Client::parse(a))
+        .with_context(|| format!("say which client: claude-code or claude-desktop\n\n{USAGE}"))?;
+    let dry_run = args.iter().any(|a| a == "--dry-run");
+    let settings = Settings::from_env()?;
+    let setup = Setup {
+        home: settings.home.clone(),
+        exe: std::env::current_exe().context("cannot find this program's own path")?,
+        url: format!("{}/", settings.base_url()),
+        port: settings.port,
+    };
+    let changes = if remove {
+        plan_uninstall(client, &setup)?
+    } else {
+        plan_install(client, &setup)?
+    };
+    print!("{}", describe(&changes, dry_run));
+    if !dry_run {
+        let now = kg_server::clock::Clock::System.now();
+        apply(&changes, now, !remove)?;
+        if !remove && client == Client::ClaudeCode {
+            println!("Done. Start the server (kg-memory serve), then restart Claude Code.");
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -168,6 +231,13 @@ fn main() {
         match args.first().map(String::as_str) {
             Some("serve") => serve(&args[1..]).await,
             Some("status") => status(&args[1..]).await,
+            Some("hook") => hook(&args[1..]).await,
+            Some("stdio") => match Settings::from_env() {
+                Ok(settings) => kg_server::stdio::run(&settings).await,
+                Err(e) => Err(e.into()),
+            },
+            Some("install") => install(&args[1..], false),
+            Some("uninstall") => install(&args[1..], true),
             Some("--version" | "-V" | "version") => {
                 println!("kg-memory {VERSION}");
                 Ok(())

@@ -3,6 +3,8 @@
 #[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
 mod golden_match;
 mod golden_wire;
+mod hooks;
 mod http;
 mod load;
+mod rmcp_client;
 mod server;

@@ -92,6 +92,22 @@ impl Server {
         s
     }
 
+    /// A server this test did not start (a detached one), found by port; waits for it.
+    pub fn attach(port: u16, home: &Path) -> Remote {
+        let remote = Remote {
+            port,
+            home: home.to_path_buf(),
+        };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return remote;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no server came up on port {port}");
+    }
+
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
@@ -247,6 +263,49 @@ impl Server {
                 return self.child.wait().expect("wait");
             }
             std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// A server running outside this test's control.
+pub struct Remote {
+    pub port: u16,
+    pub home: PathBuf,
+}
+
+impl Remote {
+    /// Stop it through its pid file and wait until the port is free.
+    pub fn stop_remote(&self) {
+        let pid_file = self
+            .home
+            .join(format!(".local/state/kg-memory/server-{}.pid", self.port));
+        let start = Instant::now();
+        let pid: i32 = loop {
+            if let Some(pid) = fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no pid file at {}",
+                pid_file.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        #[cfg(unix)]
+        unsafe {
+            // SAFETY: signalling a process by pid.
+            libc::kill(pid, libc::SIGTERM);
+        }
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "server on {} did not stop",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }

@@ -1,0 +1,224 @@
+//! Hook couriers: `kg-memory hook session-start | prompt-submit | post-tool`.
+//!
+//! Claude Code runs these with the hook's JSON on stdin. Each posts it to the server
+//! and prints the ready-made answer. Every decision is the server's; every failure —
+//! server down, slow, garbage in — prints nothing and exits 0, because a hook must
+//! never break a session.
+
+use crate::client;
+use crate::config::Settings;
+use kg_core::wording;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The whole exchange of one hook stays within this.
+pub const HOOK_BUDGET: Duration = Duration::from_secs(3);
+/// Hook payloads are small; anything bigger is not from Claude Code.
+const MAX_STDIN: u64 = 4 << 20;
+
+/// Which hook is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    SessionStart,
+    PromptSubmit,
+    PostTool,
+}
+
+impl HookEvent {
+    pub fn parse(name: &str) -> Option<HookEvent> {
+        match name {
+            "session-start" => Some(HookEvent::SessionStart),
+            "prompt-submit" => Some(HookEvent::PromptSubmit),
+            "post-tool" => Some(HookEvent::PostTool),
+            _ => None,
+        }
+    }
+}
+
+/// Read stdin (bounded).
+pub fn read_stdin() -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_STDIN)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// Run a hook on its stdin text; returns what to print (possibly nothing).
+pub async fn run(event: HookEvent, stdin: &str, settings: &Settings) -> Option<String> {
+    let deadline = Instant::now() + HOOK_BUDGET;
+    let payload: Value = serde_json::from_str(stdin.trim()).ok()?;
+    payload.as_object()?;
+    let base = settings.base_url();
+    match event {
+        HookEvent::SessionStart => session_start(&payload, settings, deadline).await,
+        HookEvent::PromptSubmit => prompt_submit(stdin, &payload, &base, deadline).await,
+        HookEvent::PostTool => relay(&format!("{base}/api/tool_event"), stdin, deadline).await,
+    }
+}
+
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+/// POST the payload; print the answer only when it carries hook output.
+async fn relay(url: &str, body: &str, deadline: Instant) -> Option<String> {
+    let answer = client::post(url, body, left(deadline)).await.ok()?;
+    let value: Value = serde_json::from_str(&answer).ok()?;
+    value.get("hookSpecificOutput")?;
+    Some(answer)
+}
+
+async fn prompt_submit(
+    stdin: &str,
+    payload: &Value,
+    base: &str,
+    deadline: Instant,
+) -> Option<String> {
+    let url = format!("{base}/api/prompt_context");
+    let answer = client::post(&url, stdin, left(deadline)).await.ok()?;
+    let value: Value = serde_json::from_str(&answer).ok()?;
+    if value.get("hookSpecificOutput").is_some() {
+        return Some(answer);
+    }
+    // Nothing to recall: a short reminder, staged by how long the conversation is —
+    // but only for a real prompt (not for whatever else reached this hook).
+    payload["prompt"].as_str()?;
+    let bytes = payload["transcript_path"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()));
+    let pool = wording::reminder_pool(bytes);
+    let pick = pool.get(random_index(pool.len()))?;
+    Some(hook_json("UserPromptSubmit", pick, None))
+}
+
+fn hook_json(event: &str, context: &str, system_message: Option<String>) -> String {
+    let mut out = serde_json::Map::new();
+    if let Some(m) = system_message {
+        out.insert("systemMessage".into(), Value::String(m));
+    }
+    out.insert(
+        "hookSpecificOutput".into(),
+        json!({"hookEventName": event, "additionalContext": context}),
+    );
+    Value::Object(out).to_string()
+}
+
+/// A cheap random index (the standard library's per-process random hash keys).
+fn random_index(len: usize) -> usize {
+    use std::hash::{BuildHasher, Hasher};
+    if len == 0 {
+        return 0;
+    }
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() % len as u64) as usize
+}
+
+async fn session_start(payload: &Value, settings: &Settings, deadline: Instant) -> Option<String> {
+    let base = &settings.base_url();
+    let healthy = client::get(
+        &format!("{base}/health"),
+        left(deadline).min(Duration::from_secs(2)),
+    )
+    .await
+    .is_ok();
+    if !healthy {
+        // Start one for the next prompts; never wait for it, never restart one.
+        return match start_detached(settings) {
+            Ok(()) => Some(wording::server_warming_up(base)),
+            Err(e) => Some(format!(
+                "KG memory server is not running and could not be started ({e}); start it with `kg-memory serve`."
+            )),
+        };
+    }
+    let text = |key: &str| {
+        payload[key]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let project = text("cwd")
+        .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok())
+        .or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.to_string_lossy().into_owned())
+        })?;
+    let mut query = format!("project_path={}", client::encode(&project));
+    for (param, key) in [
+        ("claude_session_id", "session_id"),
+        ("source", "source"),
+        ("transcript_path", "transcript_path"),
+    ] {
+        if let Some(v) = text(key) {
+            query.push_str(&format!("&{param}={}", client::encode(&v)));
+        }
+    }
+    let answer = client::get(
+        &format!("{base}/api/session_bootstrap?{query}"),
+        left(deadline),
+    )
+    .await
+    .ok()?;
+    let boot: Value = serde_json::from_str(&answer).ok()?;
+    let context = boot["context"].as_str().filter(|c| !c.is_empty())?;
+    let sid = boot["session_id"].as_str()?;
+    let stats = &boot["stats"];
+    let counts = stats["user_active"].as_u64().map(|user| {
+        (
+            user,
+            stats["project_active"].as_u64().unwrap_or(0),
+            stats["shown_gists"].as_u64().unwrap_or(0),
+        )
+    });
+    let reused = boot["reused"].as_bool().unwrap_or(false);
+    Some(hook_json(
+        "SessionStart",
+        context,
+        Some(wording::session_start_notice(sid, reused, counts)),
+    ))
+}
+
+/// Start `kg-memory serve` in the background, detached from this hook, logging to
+/// the user's state folder.
+pub fn start_detached(settings: &Settings) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let log_dir = settings.state_dir();
+    std::fs::create_dir_all(&log_dir)?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_dir.join("server.log"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("serve")
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid only detaches the child from our session; no memory is touched.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+    }
+    cmd.spawn().map(|_| ())
+}

@@ -1,0 +1,212 @@
+//! The hook couriers and the installer, run as the real binary.
+
+use crate::server::{Server, free_port, temp_home};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `kg-memory <args>` with `stdin`, returning (stdout, exit code, duration).
+fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env_remove("KG_HTTP_HOST");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn kg-memory");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    let out = child.wait_with_output().expect("wait");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+        started.elapsed(),
+    )
+}
+
+fn env_for(server: &Server) -> Vec<(&'static str, String)> {
+    vec![
+        ("KG_HTTP_PORT", server.port.to_string()),
+        ("HOME", server.home.to_string_lossy().into_owned()),
+        (
+            "KG_STORAGE_ROOT",
+            server.storage.to_string_lossy().into_owned(),
+        ),
+    ]
+}
+
+#[test]
+fn couriers_print_the_servers_answer() {
+    let mut server = Server::fresh();
+    let project = server.home.join("app");
+    std::fs::create_dir_all(&project).expect("project");
+    let cwd = project.to_string_lossy().into_owned();
+    let env = env_for(&server);
+
+    let start = json!({"session_id": "cc-hook-1", "transcript_path": "", "cwd": cwd,
+                       "hook_event_name": "SessionStart", "source": "startup"});
+    let (out, code, _) = run(&["hook", "session-start"], &start.to_string(), &env);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert!(context.starts_with("KG MEMORY PRELOADED"), "{context}");
+    let sid = context
+        .split("session_id: ")
+        .nth(1)
+        .map(|s| &s[..8])
+        .expect("sid");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains(sid) && m.contains("preloaded"))
+    );
+
+    // Before the full read, every prompt gets the full-read nudge.
+    let prompt = json!({"session_id": "cc-hook-1", "transcript_path": "", "cwd": cwd,
+                        "hook_event_name": "UserPromptSubmit", "prompt": "how does the cache expire?"});
+    let (out, code, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
+    assert_eq!(
+        v["hookSpecificOutput"]["additionalContext"],
+        kg_core::wording::FULL_READ_NUDGE
+    );
+
+    // After it, a prompt with nothing to recall gets a staged reminder.
+    server.call("kg_read", &json!({"session_id": sid}));
+    let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
+    let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
+    let reminder = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("text");
+    assert!(
+        kg_core::wording::REMINDERS_MID.contains(&reminder),
+        "{reminder}"
+    );
+
+    // A first read of a file: nothing to say, nothing printed.
+    let tool = json!({"session_id": "cc-hook-1", "cwd": cwd, "hook_event_name": "PostToolUse",
+                      "tool_name": "Read", "tool_input": {"file_path": format!("{cwd}/src/a.rs")}});
+    let (out, code, _) = run(&["hook", "post-tool"], &tool.to_string(), &env);
+    assert_eq!((out.as_str(), code), ("", 0));
+}
+
+#[test]
+fn couriers_stay_silent_and_quick_when_anything_fails() {
+    let (_dir, home) = temp_home();
+    let dead_port = free_port();
+    let env = vec![
+        ("KG_HTTP_PORT", dead_port.to_string()),
+        ("HOME", home.to_string_lossy().into_owned()),
+        (
+            "KG_STORAGE_ROOT",
+            home.join("storage").to_string_lossy().into_owned(),
+        ),
+    ];
+    let prompt = json!({"session_id": "x", "cwd": "/", "prompt": "hello there friend"}).to_string();
+    for event in ["prompt-submit", "post-tool"] {
+        let (out, code, took) = run(&["hook", event], &prompt, &env);
+        assert_eq!(
+            (out.as_str(), code),
+            ("", 0),
+            "{event} with the server down"
+        );
+        assert!(took < Duration::from_millis(3500), "{event} took {took:?}");
+    }
+    let server = Server::fresh();
+    for garbage in ["", "not json", "[1,2]", "{\"prompt\": 5}"] {
+        for event in [
+            "session-start",
+            "prompt-submit",
+            "post-tool",
+            "no-such-event",
+        ] {
+            let (out, code, _) = run(&["hook", event], garbage, &env_for(&server));
+            assert_eq!((out.as_str(), code), ("", 0), "{event} with {garbage:?}");
+        }
+    }
+}
+
+#[test]
+fn session_start_starts_a_server_when_none_answers() {
+    let (_dir, home) = temp_home();
+    let port = free_port();
+    let storage = home.join("storage");
+    let env = vec![
+        ("KG_HTTP_PORT", port.to_string()),
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("KG_STORAGE_ROOT", storage.to_string_lossy().into_owned()),
+        ("KG_AUTOCOMMIT_INTERVAL", "0".to_string()),
+    ];
+    let start = json!({"session_id": "cc-1", "cwd": home.to_string_lossy(), "source": "startup"})
+        .to_string();
+    let (out, code, _) = run(&["hook", "session-start"], &start, &env);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("http://127.0.0.1:{port}/health")),
+        "{out}"
+    );
+    // The detached server comes up on the configured port; stop it again.
+    let probe = Server::attach(port, &home);
+    probe.stop_remote();
+}
+
+#[test]
+fn install_dry_run_then_install_and_uninstall_round_trip() {
+    let (_dir, home) = temp_home();
+    let claude_json = "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  }\n}\n";
+    std::fs::write(home.join(".claude.json"), claude_json).expect("write");
+    std::fs::create_dir_all(home.join(".claude")).expect("mkdir");
+    let settings = "{\"permissions\": {\"allow\": [\"Bash(ls)\"]}}";
+    std::fs::write(home.join(".claude/settings.json"), settings).expect("write");
+    let env = vec![
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("KG_HTTP_PORT", "8765".to_string()),
+    ];
+    let (out, code, _) = run(&["install", "claude-code", "--dry-run"], "", &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("numStartups") && out.contains("\"other\"") && out.contains("\"kg\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("permissions") && out.contains("hook session-start"),
+        "{out}"
+    );
+    assert!(out.contains("dry run"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude.json")).expect("read"),
+        claude_json,
+        "dry run writes nothing"
+    );
+    let (out, code, _) = run(&["install", "claude-code"], "", &env);
+    assert_eq!(code, 0, "{out}");
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json")).expect("read"))
+            .expect("json");
+    assert_eq!(
+        installed["mcpServers"]["kg"],
+        json!({"type": "http", "url": "http://127.0.0.1:8765/"})
+    );
+    let (out, code, _) = run(&["uninstall", "claude-code"], "", &env);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude.json")).expect("read"),
+        claude_json
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude/settings.json")).expect("read"),
+        settings
+    );
+}
