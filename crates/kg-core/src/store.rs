@@ -1022,16 +1022,13 @@ impl Store {
         let mut result = Likes::default();
         for id in ids {
             if liked.contains(id) {
-                result.rejected.shift_remove(id);
-                result
-                    .rejected
-                    .insert(id.clone(), "already liked this session".into());
+                reject(&mut result, id, "already liked this session".into());
                 continue;
             }
             if liked.len() >= LIKES_PER_SESSION {
-                result.rejected.shift_remove(id);
-                result.rejected.insert(
-                    id.clone(),
+                reject(
+                    &mut result,
+                    id,
                     format!("session like budget ({LIKES_PER_SESSION}) exhausted"),
                 );
                 continue;
@@ -1067,8 +1064,7 @@ impl Store {
                 liked.push(id.clone());
                 result.accepted.push(id.clone());
             } else {
-                result.rejected.shift_remove(id);
-                result.rejected.insert(id.clone(), "not found".into());
+                reject(&mut result, id, "not found".into());
             }
         }
         if let Some(record) = self.lock_sessions().lookup_mut(sid) {
@@ -1402,6 +1398,12 @@ impl Store {
         }
         self.save_sessions();
     }
+}
+
+/// Record a rejected like: an id keeps the place of its first rejection and the
+/// reason of its last.
+fn reject(likes: &mut Likes, id: &str, reason: String) {
+    *likes.rejected.entry(id.to_string()).or_default() = reason;
 }
 
 fn string_array(items: Vec<String>) -> Value {

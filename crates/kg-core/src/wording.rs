@@ -168,7 +168,7 @@ pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u6
     };
     match stats {
         Some((user, project, shown)) => format!(
-            "KG memory {verb} (session {sid}): {user} user + {project} project active nodes,              {shown} gists inline; kg_read renders the rest."
+            "KG memory {verb} (session {sid}): {user} user + {project} project active nodes, {shown} gists inline; kg_read renders the rest."
         ),
         None => format!("KG memory {verb} (session {sid})."),
     }
@@ -177,7 +177,7 @@ pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u6
 /// Said at session start when no server answered and one is being started.
 pub fn server_warming_up(base_url: &str) -> String {
     format!(
-        "KG memory server is starting (the first start can take a moment), so this session's          kg_* tools may be offline. Check {base_url}/health; once it answers, ask the user to          run /mcp, select plugin:knowledge-graph:kg and choose Reconnect."
+        "KG memory server is starting (the first start can take a moment), so this session's kg_* tools may be offline. Check {base_url}/health; once it answers, ask the user to run /mcp, select plugin:knowledge-graph:kg and choose Reconnect."
     )
 }
 

@@ -63,7 +63,7 @@ async fn exchange(method: &str, url: &str, body: Option<&str>) -> Result<Answer,
     let io = |e| ClientError::Io(url.to_string(), e);
     let mut stream = TcpStream::connect(&authority).await.map_err(io)?;
     let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAccept: application/json\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n"
     );
     if let Some(body) = body {
         head.push_str(&format!(

@@ -5,6 +5,8 @@ mod compaction;
 mod crash;
 mod golden;
 mod golden_match;
+mod invariants;
 mod lossless;
+mod snapshots;
 mod storage;
 mod support;

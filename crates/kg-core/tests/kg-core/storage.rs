@@ -249,3 +249,16 @@ fn sync_reports_exactly_the_other_sessions_changes() {
     );
     assert!(store.sync(&b, T + 4.0).expect("nothing").project.is_empty());
 }
+
+#[test]
+fn rejected_likes_keep_their_first_rejection_order() {
+    let home = TempHome::new();
+    let store = open_store(&home, T);
+    let sid = store.register_session(None, None, T).expect("session");
+    let ids: Vec<String> = ["missing-a", "missing-b", "missing-a"]
+        .map(String::from)
+        .to_vec();
+    let likes = store.useful(&sid, &ids, T).expect("likes");
+    let order: Vec<&str> = likes.rejected.keys().map(String::as_str).collect();
+    assert_eq!(order, ["missing-a", "missing-b"]);
+}
