@@ -11,6 +11,7 @@
 //! what is on disk.
 
 use crate::change::{Change, ChangeKind, ChangeLog, TierMoves};
+use crate::debt::{DebtLevel, compute_debt};
 use crate::heal::heal;
 use crate::model::{
     Edge, EdgeKey, Graph, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
@@ -22,6 +23,7 @@ use crate::persist::{
     parse_graph, read_json_object, remove_stale_temps, serialize_graph, write_json_object,
 };
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
+use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -104,6 +106,10 @@ pub struct GraphState {
     /// Whether a compaction stall (every active node in grace) was already logged.
     pub stall_logged: bool,
     loaded: bool,
+    /// The maintenance-debt verdict last reported for this graph.
+    pub debt: Option<DebtLevel>,
+    /// Tool-event timestamps of the project (debt activity), refreshed each tick.
+    activity: Vec<f64>,
 }
 
 /// One graph and where it lives.
@@ -536,7 +542,41 @@ impl Store {
                 state.dirty = true;
             }
         }
+        self.refresh_activity(slot, state);
+        self.note_debt(slot, state, now);
         Ok(())
+    }
+
+    fn refresh_activity(&self, slot: &GraphSlot, state: &mut GraphState) {
+        if let Some(slug) = &slot.slug {
+            state.activity = ToolEvents::load(&self.layout.tool_events(slug))
+                .last_seen()
+                .collect();
+        }
+    }
+
+    /// Tell the change log when a graph's debt verdict changes, so a tray or a view can
+    /// react without polling. A graph first seen at LOW is not news.
+    fn note_debt(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) {
+        let debt = compute_debt(&state.graph, false, state.activity.iter().copied(), now);
+        if state.debt == Some(debt.level) {
+            return;
+        }
+        let from = state.debt.replace(debt.level);
+        if from.is_none() && debt.level == DebtLevel::Low {
+            return;
+        }
+        self.record(
+            slot.level,
+            slot.project_root(),
+            None,
+            ChangeKind::DebtChanged {
+                from: from.map(|l| l.as_str().to_string()),
+                to: debt.level.as_str().to_string(),
+                score: debt.score,
+            },
+            now,
+        );
     }
 
     /// Write a graph to disk now.
@@ -560,9 +600,13 @@ impl Store {
         slot: &GraphSlot,
         state: &mut GraphState,
         journal: Journal,
+        now: f64,
     ) -> Result<(), StoreError> {
         match self.save_locked(slot, state) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.note_debt(slot, state, now);
+                Ok(())
+            }
             Err(e) => {
                 journal.rollback(&mut state.graph);
                 log::error!("{e}; the change was undone");
@@ -689,7 +733,7 @@ impl Store {
         // tier moves it caused, and a failed save undoes both.
         let moves =
             crate::compact::maybe_compact(&slot, &mut state, &self.config, now, Some(&mut journal));
-        self.commit(&slot, &mut state, journal)?;
+        self.commit(&slot, &mut state, journal, now)?;
         self.record(
             slot.level,
             slot.project_root(),
@@ -738,7 +782,7 @@ impl Store {
         let vkey = edge_version_key(&key);
         journal.version(g, &vkey);
         g.bump_version(vkey, now, target.session);
-        self.commit(&slot, &mut state, journal)?;
+        self.commit(&slot, &mut state, journal, now)?;
         self.record(
             slot.level,
             slot.project_root(),
@@ -782,7 +826,7 @@ impl Store {
                 journal.edge(g, key);
             }
             let removed = g.remove_node(id).map_or(0, |(_, n)| n);
-            self.commit(&slot, &mut state, journal)?;
+            self.commit(&slot, &mut state, journal, now)?;
             self.record(
                 slot.level,
                 slot.project_root(),
@@ -818,7 +862,7 @@ impl Store {
             let mut journal = Journal::default();
             journal.edge(&state.graph, key);
             state.graph.edges.shift_remove(key);
-            self.commit(&slot, &mut state, journal)?;
+            self.commit(&slot, &mut state, journal, now)?;
             self.record(
                 slot.level,
                 slot.project_root(),
@@ -907,9 +951,10 @@ impl Store {
                     rescued.push(other);
                 }
             }
-            self.commit(slot, state, journal)?;
+            self.commit(slot, state, journal, now)?;
         } else {
             state.dirty = true; // a read stamp is flushed by the tick, not written through
+            self.note_debt(slot, state, now);
         }
         let g = &state.graph;
         let node = g
@@ -975,7 +1020,7 @@ impl Store {
                     if let Some(n) = state.graph.nodes.get_mut(id) {
                         n.set(field::ARCHIVED, Value::Bool(true));
                     }
-                    self.commit(&slot, &mut state, journal)?;
+                    self.commit(&slot, &mut state, journal, now)?;
                     self.record(
                         slot.level,
                         slot.project_root(),
@@ -1049,7 +1094,7 @@ impl Store {
                 if let Some(node) = state.graph.nodes.get_mut(id) {
                     node.set(field::USEFUL_TS, Value::Array(stamps));
                 }
-                self.commit(&slot, &mut state, journal)?;
+                self.commit(&slot, &mut state, journal, now)?;
                 self.record(
                     slot.level,
                     slot.project_root(),
@@ -1129,7 +1174,7 @@ impl Store {
         } else {
             state.graph.progress.insert(task_id.to_string(), value);
         }
-        self.commit(&slot, &mut state, journal)?;
+        self.commit(&slot, &mut state, journal, now)?;
         self.record(
             slot.level,
             slot.project_root(),
@@ -1378,6 +1423,8 @@ impl Store {
             if state.dirty {
                 self.save_maintenance(&slot, &mut state);
             }
+            self.refresh_activity(&slot, &mut state);
+            self.note_debt(&slot, &mut state, now);
         }
         let expired = self.lock_sessions().expire(now);
         if expired > 0 {

@@ -262,3 +262,53 @@ fn rejected_likes_keep_their_first_rejection_order() {
     let order: Vec<&str> = likes.rejected.keys().map(String::as_str).collect();
     assert_eq!(order, ["missing-a", "missing-b"]);
 }
+
+#[test]
+fn debt_verdict_changes_reach_the_change_log() {
+    let home = TempHome::new();
+    let store = open_store(&home, T);
+    let head = store.change_head();
+    // Busy (reads on four days), never maintained, every gist oversized and unconnected.
+    for day in 0..4 {
+        let now = T + day as f64 * 86_400.0;
+        let id = format!("n{day}");
+        store
+            .put_node(user(), &id, &"x".repeat(400), None, None, now)
+            .expect("put");
+        store.read_node(None, None, &id, now).expect("read");
+    }
+    let verdicts: Vec<(Option<String>, String)> = store
+        .changes_since(head)
+        .expect("log")
+        .into_iter()
+        .filter_map(|c| match c.kind {
+            ChangeKind::DebtChanged { from, to, .. } => Some((from, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        verdicts.last().map(|v| v.1.as_str()),
+        Some("HIGH"),
+        "{verdicts:?}"
+    );
+    // A maintenance stamp pays the debt down, and that is news too.
+    store
+        .progress_set(
+            None,
+            "maintain",
+            serde_json::json!({"last_ts": T + 3.0 * 86_400.0}),
+            Level::User,
+            T + 3.0 * 86_400.0,
+        )
+        .expect("stamp");
+    let last = store
+        .changes_since(head)
+        .expect("log")
+        .into_iter()
+        .rev()
+        .find_map(|c| match c.kind {
+            ChangeKind::DebtChanged { to, .. } => Some(to),
+            _ => None,
+        });
+    assert_eq!(last.as_deref(), Some("LOW"));
+}
