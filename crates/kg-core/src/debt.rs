@@ -208,6 +208,8 @@ pub struct SurveyRow {
     pub project_path: Option<String>,
     pub is_user: bool,
     pub debt: Debt,
+    /// The graph's HEALTH line (not part of the survey's JSON).
+    pub health: String,
 }
 
 impl SurveyRow {
@@ -241,6 +243,7 @@ pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
             project_path: None,
             is_user: true,
             debt: compute_debt(&file.graph, true, std::iter::empty(), now),
+            health: crate::render::health_of(&file.graph),
         });
     }
     let mut dirs: Vec<String> = fs::read_dir(layout.projects_dir())
@@ -270,6 +273,7 @@ pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
             project_path: file.project_path,
             is_user: false,
             debt,
+            health: crate::render::health_of(&file.graph),
         });
     }
     rows.sort_by(|a, b| round_to(b.debt.score, 2).total_cmp(&round_to(a.debt.score, 2)));

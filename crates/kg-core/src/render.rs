@@ -484,6 +484,12 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
     }
 }
 
+/// The HEALTH line of one graph, as a full read prints it.
+pub fn health_of(graph: &Graph) -> String {
+    let index = LevelIndex::of(graph);
+    health_line(&Plan::build(&index, &index.tiers, Mode::Active), &index)
+}
+
 /// Size of a level as the compactor charges it: the rendered body, in characters.
 pub fn level_chars(graph: &Graph) -> usize {
     let index = LevelIndex::of(graph);

@@ -533,14 +533,14 @@ impl Store {
         state.dirty = false;
         state.loaded = true;
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
-        if heal_gists(&mut state.graph) {
-            if let Err(e) = self.save_locked(slot, state) {
-                log::warn!(
-                    "healed gists of {} stay in memory: {e}",
-                    slot.path.display()
-                );
-                state.dirty = true;
-            }
+        if heal_gists(&mut state.graph)
+            && let Err(e) = self.save_locked(slot, state)
+        {
+            log::warn!(
+                "healed gists of {} stay in memory: {e}",
+                slot.path.display()
+            );
+            state.dirty = true;
         }
         self.refresh_activity(slot, state);
         self.note_debt(slot, state, now);
@@ -1112,10 +1112,10 @@ impl Store {
                 reject(&mut result, id, "not found".into());
             }
         }
-        if let Some(record) = self.lock_sessions().lookup_mut(sid) {
-            if !result.accepted.is_empty() || record.liked_ids.is_some() {
-                record.liked_ids = Some(liked.clone());
-            }
+        if let Some(record) = self.lock_sessions().lookup_mut(sid)
+            && (!result.accepted.is_empty() || record.liked_ids.is_some())
+        {
+            record.liked_ids = Some(liked.clone());
         }
         result.remaining = LIKES_PER_SESSION.saturating_sub(liked.len());
         Ok(result)

@@ -221,7 +221,7 @@ pub async fn bind(settings: &Settings) -> anyhow::Result<TcpListener> {
                 }
             };
             anyhow::bail!(
-                "port {} on {} is already in use: {holder}. Use that server, stop it, or choose another port with --port <n> (or KG_HTTP_PORT=<n>).",
+                "port {} on {} is already in use: {holder}. Use that server, stop it, or choose another port with --port N (or KG_HTTP_PORT=N).",
                 settings.port,
                 settings.host
             )

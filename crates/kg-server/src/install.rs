@@ -274,12 +274,13 @@ fn desktop_entry(setup: &Setup) -> Value {
     entry
 }
 
+/// Takes our entries out of a parsed file, noting what it removed.
+type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+
 /// What uninstalling would change.
 pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let mut changes = Vec::new();
-    let mut edit = |path: PathBuf,
-                    remove: &dyn Fn(&mut Map<String, Value>, &mut Vec<String>)|
-     -> anyhow::Result<()> {
+    let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
         let (before, mut map) = read_object(&path)?;
         let Some(before_text) = before else {
             return Ok(());

@@ -63,6 +63,17 @@ impl Registry {
     }
 }
 
+/// Which project-level changes a connection receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscription {
+    /// Those of its session's project.
+    Session,
+    /// Those of one project (and its session's).
+    Project(String),
+    /// Every project's.
+    All,
+}
+
 pub fn router() -> Router<Arc<AppState>> {
     Router::new().route("/ws", get(upgrade))
 }
@@ -78,6 +89,12 @@ async fn upgrade(
         .filter(|p| !p.is_empty())
         .and_then(|p| state.store.resolve_root(p).ok());
     let requested = params.get("session_id").filter(|s| !s.is_empty()).cloned();
+    // `?scope=all`: every project's changes (the tray follows all graphs).
+    let subscription = if params.get("scope").is_some_and(|s| s == "all") {
+        Subscription::All
+    } else {
+        subscription.map_or(Subscription::Session, Subscription::Project)
+    };
     upgrade
         .on_failed_upgrade(|e| log::debug!("websocket upgrade failed: {e}"))
         .on_upgrade(move |socket| connection(state, socket, requested, subscription))
@@ -91,7 +108,7 @@ async fn connection(
     state: Arc<AppState>,
     mut socket: WebSocket,
     requested: Option<String>,
-    subscription: Option<String>,
+    subscription: Subscription,
 ) {
     let sid = match requested {
         Some(sid) => sid,
@@ -138,7 +155,7 @@ async fn connection(
                         break; // a newer connection took this session over
                     }
                     let session_project = state.store.session(&sid).and_then(|r| r.project_path);
-                    if let Some(message) = message_for(&change, &sid, session_project.as_deref(), subscription.as_deref())
+                    if let Some(message) = message_for(&change, &sid, session_project.as_deref(), &subscription)
                         && socket.send(send_text(&message)).await.is_err()
                     {
                         break;
@@ -167,14 +184,19 @@ pub fn message_for(
     change: &Change,
     sid: &str,
     session_project: Option<&str>,
-    subscription: Option<&str>,
+    subscription: &Subscription,
 ) -> Option<Value> {
     if change.source_session.as_deref() == Some(sid) {
         return None;
     }
     if change.level == Level::Project {
         let project = change.project_path.as_deref()?;
-        if session_project != Some(project) && subscription != Some(project) {
+        let subscribed = match subscription {
+            Subscription::All => true,
+            Subscription::Project(p) => p == project,
+            Subscription::Session => false,
+        };
+        if session_project != Some(project) && !subscribed {
             return None;
         }
     }

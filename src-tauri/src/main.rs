@@ -1,0 +1,564 @@
+//! KG Memory tray app: a thin shell over kg-server. It runs the memory server
+//! in-process, shows in the tray whether the memory needs tending, notifies when it
+//! does, and opens the graph view — the page the server itself serves at `/ui`.
+
+mod host;
+mod notify;
+mod status;
+mod window;
+
+use host::Host;
+use kg_core::ChangeKind;
+use kg_server::Settings;
+use status::{Badge, Status};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItemBuilder, Menu, MenuBuilder, MenuEvent, MenuItemBuilder};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
+use tauri::{AppHandle, Manager, RunEvent};
+use tauri_plugin_autostart::ManagerExt as _;
+use tauri_plugin_clipboard_manager::ClipboardExt as _;
+use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons};
+use tauri_plugin_opener::OpenerExt as _;
+use tokio_util::sync::CancellationToken;
+
+/// Shared between the tray, the watcher and the quit path.
+struct Shell {
+    settings: Settings,
+    /// The server's clock (`KG_CLOCK_FILE` in tests), so debt is judged at the same "now".
+    clock: kg_server::clock::Clock,
+    host: Host,
+    shutdown: CancellationToken,
+    tray: Mutex<Option<TrayIcon>>,
+    status: Mutex<Option<Status>>,
+    gate: Mutex<notify::DailyGate>,
+}
+
+fn main() {
+    init_logging();
+    if let Err(message) = display_available() {
+        eprintln!("kg-memory-app: {message}");
+        std::process::exit(2);
+    }
+    let settings = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kg-memory-app: {e}");
+            std::process::exit(2);
+        }
+    };
+    let shutdown = CancellationToken::new();
+    // Take over SIGTERM/SIGINT before anything else, so a stop request during start-up
+    // still drains and saves instead of killing the process.
+    let signals = tauri::async_runtime::block_on(async { Signals::install() });
+    let host = tauri::async_runtime::block_on(host::start(&settings, shutdown.clone()));
+    log::info!("{}", host.describe(&settings));
+    let gate = notify::DailyGate::load(settings.state_dir().join("notified.json"));
+    let shell = Arc::new(Shell {
+        clock: kg_server::clock::Clock::of(&settings),
+        settings,
+        host,
+        shutdown,
+        tray: Mutex::new(None),
+        status: Mutex::new(None),
+        gate: Mutex::new(gate),
+    });
+
+    let app = tauri::Builder::default()
+        // First, so a second launch only focuses this one and never starts a server.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            log::info!("a second launch asked to open the graph view");
+            window::show(app, None);
+        }))
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ))
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(tauri_plugin_opener::init())
+        .manage(shell.clone())
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            if let Host::Failed { reason } = &shell.host {
+                notify::show("KG Memory could not start its server", reason, None);
+            }
+            match tray_support() {
+                Ok(()) => match build_tray(&handle) {
+                    Ok(tray) => *lock(&shell.tray) = Some(tray),
+                    Err(e) => {
+                        log::warn!("no tray icon ({e}); opening the graph view instead");
+                        window::show(&handle, None);
+                    }
+                },
+                Err(why) => {
+                    log::warn!("no tray icon: {why}; opening the graph view instead");
+                    window::show(&handle, None);
+                }
+            }
+            refresh(&handle);
+            tauri::async_runtime::spawn(watch(handle.clone()));
+            tauri::async_runtime::spawn(quit_on_signal(handle, signals));
+            Ok(())
+        })
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("kg-memory-app: cannot start the app: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|_app, event| {
+        // A tray app keeps running with every window closed; only Quit ends it.
+        if let RunEvent::ExitRequested {
+            api, code: None, ..
+        } = event
+        {
+            api.prevent_exit();
+        }
+    });
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn shell(app: &AppHandle) -> Arc<Shell> {
+    app.state::<Arc<Shell>>().inner().clone()
+}
+
+/// The tray, the window and the webview need a display; say what to run instead.
+fn display_available() -> Result<(), String> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let has = |v: &str| std::env::var_os(v).is_some_and(|s| !s.is_empty());
+        if !has("DISPLAY") && !has("WAYLAND_DISPLAY") {
+            return Err(
+                "no display found (DISPLAY and WAYLAND_DISPLAY are unset). On a machine \
+                        without a desktop, run the headless server instead: kg-memory serve"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Building a tray icon without the appindicator library aborts the process, so look
+/// for it first.
+fn tray_support() -> Result<(), String> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let found = ["libayatana-appindicator3.so.1", "libappindicator3.so.1"]
+            .iter()
+            .any(|name| {
+                let c = std::ffi::CString::new(*name).unwrap_or_default();
+                // SAFETY: dlopen with a valid C string; the handle is closed at once.
+                unsafe {
+                    let h = libc::dlopen(c.as_ptr(), libc::RTLD_LAZY);
+                    if !h.is_null() {
+                        libc::dlclose(h);
+                    }
+                    !h.is_null()
+                }
+            });
+        if !found {
+            return Err("the appindicator library is missing (Debian/Ubuntu: apt install libayatana-appindicator3-1)".into());
+        }
+    }
+    Ok(())
+}
+
+fn build_tray(app: &AppHandle) -> tauri::Result<TrayIcon> {
+    let menu = menu(app, None)?;
+    TrayIconBuilder::with_id("kg-memory")
+        .icon(Image::from_bytes(Badge::Healthy.icon())?)
+        .tooltip("KG Memory")
+        .menu(&menu)
+        .show_menu_on_left_click(false)
+        .on_menu_event(on_menu)
+        .on_tray_icon_event(|tray, event| {
+            if let TrayIconEvent::Click {
+                button: MouseButton::Left,
+                button_state: MouseButtonState::Up,
+                ..
+            } = event
+            {
+                window::show(tray.app_handle(), None);
+            }
+        })
+        .build(app)
+}
+
+fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::Wry>> {
+    let s = shell(app);
+    let mut builder = MenuBuilder::new(app).text("open", "Open graph view");
+    if let Some(status) = status {
+        let tending: Vec<_> = status.needs_tending().collect();
+        if !tending.is_empty() {
+            builder = builder.separator().item(
+                &MenuItemBuilder::with_id("needs", "Needs tending:")
+                    .enabled(false)
+                    .build(app)?,
+            );
+            for g in tending {
+                let label = format!(
+                    "  {} — DEBT {} ({})",
+                    g.name,
+                    g.level.as_str(),
+                    g.largest_factor
+                );
+                builder = builder.text(
+                    format!("tend:{}", g.project_path.clone().unwrap_or_default()),
+                    label,
+                );
+            }
+        }
+    }
+    let autostart = app.autolaunch().is_enabled().unwrap_or(false);
+    builder
+        .separator()
+        .text("copy", "Copy the Claude Code connection command")
+        .text("connect", "Connect Claude Code…")
+        .item(
+            &CheckMenuItemBuilder::with_id("autostart", "Start at login")
+                .checked(autostart)
+                .build(app)?,
+        )
+        .text("data", "Open data folder")
+        .separator()
+        .text("about", s.host.describe(&s.settings))
+        .text("quit", "Quit")
+        .build()
+}
+
+fn connection_command(settings: &Settings) -> String {
+    format!(
+        "claude mcp add --transport http kg {}/",
+        settings.base_url()
+    )
+}
+
+fn on_menu(app: &AppHandle, event: MenuEvent) {
+    let id = event.id().as_ref().to_string();
+    let s = shell(app);
+    match id.as_str() {
+        "open" => window::show(app, None),
+        "copy" => {
+            if let Err(e) = app.clipboard().write_text(connection_command(&s.settings)) {
+                log::warn!("cannot copy to the clipboard: {e}");
+            }
+        }
+        "connect" => confirm_connect(app),
+        "autostart" => {
+            let launcher = app.autolaunch();
+            let on = launcher.is_enabled().unwrap_or(false);
+            let result = if on {
+                launcher.disable()
+            } else {
+                launcher.enable()
+            };
+            if let Err(e) = result {
+                log::warn!("cannot change start at login: {e}");
+            }
+            refresh(app);
+        }
+        "data" => {
+            let root = s.settings.storage_root.to_string_lossy().into_owned();
+            if let Err(e) = app.opener().open_path(root, None::<&str>) {
+                log::warn!("cannot open the data folder: {e}");
+            }
+        }
+        "quit" => quit(app.clone()),
+        other => {
+            if let Some(project) = other.strip_prefix("tend:") {
+                window::show(app, (!project.is_empty()).then_some(project));
+            }
+        }
+    }
+}
+
+/// Ask before writing Claude Code's configuration, then run the installer.
+fn confirm_connect(app: &AppHandle) {
+    let handle = app.clone();
+    app.dialog()
+        .message(
+            "KG Memory will add its MCP server and hooks to Claude Code's configuration \
+             (~/.claude.json and ~/.claude/settings.json), keeping everything already there \
+             and backing up each file it changes. Continue?",
+        )
+        .title("Connect Claude Code")
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            "Connect".into(),
+            "Cancel".into(),
+        ))
+        .show(move |confirmed| {
+            if !confirmed {
+                return;
+            }
+            let s = shell(&handle);
+            let result = (|| -> anyhow::Result<String> {
+                let setup = kg_server::install::Setup {
+                    home: s.settings.home.clone(),
+                    exe: kg_memory_binary()?,
+                    url: format!("{}/", s.settings.base_url()),
+                    port: s.settings.port,
+                };
+                let plan = kg_server::install::plan_install(
+                    kg_server::install::Client::ClaudeCode,
+                    &setup,
+                )?;
+                kg_server::install::apply(&plan, kg_server::clock::Clock::System.now(), true)?;
+                Ok(kg_server::install::describe(&plan, false))
+            })();
+            match result {
+                Ok(done) => notify::show(
+                    "Claude Code connected",
+                    &format!("{done}Restart Claude Code to pick it up."),
+                    None,
+                ),
+                Err(e) => notify::show("Could not connect Claude Code", &format!("{e:#}"), None),
+            }
+        });
+}
+
+/// The `kg-memory` command the hooks run: next to this app, else on PATH.
+fn kg_memory_binary() -> anyhow::Result<std::path::PathBuf> {
+    let exe = std::env::current_exe()?;
+    let sibling = exe.with_file_name(if cfg!(windows) {
+        "kg-memory.exe"
+    } else {
+        "kg-memory"
+    });
+    if sibling.is_file() {
+        return Ok(sibling);
+    }
+    Ok(std::path::PathBuf::from("kg-memory"))
+}
+
+/// Recompute the status from the graphs on disk and show it.
+fn refresh(app: &AppHandle) {
+    let s = shell(app);
+    let failed = matches!(s.host, Host::Failed { .. });
+    let status = Status::survey(
+        &kg_core::namespace::Layout {
+            root: s.settings.storage_root.clone(),
+        },
+        s.clock.now(),
+        s.host.describe(&s.settings),
+        failed,
+    );
+    notify_new_high(app, &s, &status);
+    let changed = lock(&s.status).as_ref() != Some(&status);
+    if changed {
+        log::info!("tray state: {}", status.badge.name());
+        if let Some(tray) = lock(&s.tray).as_ref() {
+            let icon = Image::from_bytes(status.badge.icon());
+            let applied = icon
+                .and_then(|i| tray.set_icon(Some(i)))
+                .and_then(|()| tray.set_tooltip(Some(status.tooltip())))
+                .and_then(|()| menu(app, Some(&status)).and_then(|m| tray.set_menu(Some(m))));
+            if let Err(e) = applied {
+                log::warn!("cannot update the tray: {e}");
+            }
+        }
+        *lock(&s.status) = Some(status);
+    }
+}
+
+/// A graph that rose to HIGH is worth one notification a day.
+fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
+    let before = lock(&s.status).clone();
+    let was_high = |name: &str| {
+        before
+            .as_ref()
+            .and_then(|b| b.graphs.iter().find(|g| g.name == name))
+            .is_some_and(|g| g.level == kg_core::debt::DebtLevel::High)
+    };
+    for g in status
+        .graphs
+        .iter()
+        .filter(|g| g.level == kg_core::debt::DebtLevel::High)
+    {
+        if was_high(&g.name) || !lock(&s.gate).admit(&g.name, s.clock.now()) {
+            continue;
+        }
+        let handle = app.clone();
+        let project = g.project_path.clone();
+        notify::show(
+            &format!("KG Memory: {} needs tending", g.name),
+            &format!(
+                "Maintenance debt is HIGH ({}): {}. Run /kg-maintain in Claude Code, or open the graph view.",
+                kg_core::pyfmt::float_repr(kg_core::pyfmt::round_to(g.score, 2)),
+                g.largest_factor
+            ),
+            Some(Box::new(move || window::show(&handle, project.as_deref()))),
+        );
+    }
+}
+
+/// Follow the memory's changes — the in-process change log, or the attached server's
+/// `/ws` — and refresh when something that can move the badge happened. Waits on
+/// events only: nothing wakes the CPU while the memory is quiet.
+async fn watch(app: AppHandle) {
+    let s = shell(&app);
+    match &s.host {
+        Host::Hosted { state, .. } => {
+            let mut changes = state.changes.subscribe();
+            loop {
+                tokio::select! {
+                    change = changes.recv() => match change {
+                        Ok(change) => {
+                            if let ChangeKind::Quarantined { path, moved_to, recovered_from_prev } = &change.kind {
+                                notify::show(
+                                    "KG Memory moved a damaged graph file aside",
+                                    &format!(
+                                        "{} did not parse; it is kept as {} and {}.",
+                                        path.display(),
+                                        moved_to.display(),
+                                        if *recovered_from_prev { "the previous version was loaded" } else { "the graph started empty" }
+                                    ),
+                                    None,
+                                );
+                            }
+                            settle(&mut changes).await;
+                            refresh(&app);
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => refresh(&app),
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    },
+                    () = s.shutdown.cancelled() => break,
+                }
+            }
+        }
+        Host::Attached { .. } => attached_watch(&app, &s).await,
+        Host::Failed { .. } => {}
+    }
+}
+
+/// Let a burst of changes settle before re-surveying the disk.
+async fn settle(changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>) {
+    let quiet = tokio::time::sleep(Duration::from_millis(300));
+    tokio::pin!(quiet);
+    loop {
+        tokio::select! {
+            () = &mut quiet => return,
+            next = changes.recv() => if next.is_err() { return },
+        }
+    }
+}
+
+async fn attached_watch(app: &AppHandle, s: &Shell) {
+    use futures_util::StreamExt;
+    let url = format!("ws://127.0.0.1:{}/ws?scope=all", s.settings.port);
+    loop {
+        match tokio_tungstenite::connect_async(url.as_str()).await {
+            Ok((mut ws, _)) => {
+                refresh(app);
+                loop {
+                    tokio::select! {
+                        msg = ws.next() => match msg {
+                            Some(Ok(_)) => refresh(app),
+                            _ => break,
+                        },
+                        () = s.shutdown.cancelled() => return,
+                    }
+                }
+            }
+            Err(e) => log::warn!("cannot follow the KG Memory server at {url}: {e}"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(5)) => {}
+            () = s.shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// Quit: finish requests, save every graph, then exit.
+fn quit(app: AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        let s = shell(&app);
+        s.shutdown.cancel();
+        window::save_geometry(&app);
+        if let Host::Hosted { server, .. } = &s.host {
+            // The server task drains, stops background work and flushes before it ends.
+            while !server.is_finished() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        log::info!("KG Memory app exits");
+        app.exit(0);
+    });
+}
+
+/// SIGTERM and SIGINT, registered early.
+struct Signals {
+    #[cfg(unix)]
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let streams = match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(t), Ok(i)) => Some((t, i)),
+                _ => {
+                    log::warn!("cannot listen for SIGTERM/SIGINT; quit from the tray menu");
+                    None
+                }
+            };
+            Signals { streams }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+}
+
+async fn quit_on_signal(app: AppHandle, signals: Signals) {
+    #[cfg(unix)]
+    if let Some((mut term, mut int)) = signals.streams {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        log::info!("signal received: quitting");
+        quit(app);
+    }
+    #[cfg(not(unix))]
+    let _ = (app, signals);
+}
+
+fn init_logging() {
+    let level = std::env::var("KG_LOG_LEVEL").unwrap_or_else(|_| "info".into());
+    log::set_max_level(match level.to_ascii_lowercase().as_str() {
+        "debug" => log::LevelFilter::Debug,
+        "warning" | "warn" => log::LevelFilter::Warn,
+        "error" => log::LevelFilter::Error,
+        _ => log::LevelFilter::Info,
+    });
+    let _ = log::set_logger(&LOGGER);
+}
+
+/// Logs go to stderr, one line each (our crates only).
+struct Logger;
+static LOGGER: Logger = Logger;
+
+impl log::Log for Logger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata())
+            && (record.target().starts_with("kg_") || record.target().starts_with("kg-memory"))
+        {
+            eprintln!("{} {}", record.level(), record.args());
+        }
+    }
+    fn flush(&self) {}
+}
