@@ -1,16 +1,22 @@
 # KG Memory — two commands:
-#   make run   set up and run the product (headless server: kg-memory serve)
+#   make run   set up and run the product: the tray app where a display is present,
+#              the headless server (kg-memory serve) where there is none
 #   make test  set up and run every test
 .PHONY: run test build
 
 run:
 	./scripts/setup.sh run
-	cargo build --release -p kg-server
-	./target/release/kg-memory serve
+	cargo build --release -p kg-server -p kg-memory-app
+	@if [ -n "$${DISPLAY}$${WAYLAND_DISPLAY}" ]; then \
+	  exec ./target/release/kg-memory-app; \
+	else \
+	  echo "No display: running the headless server (kg-memory serve)."; \
+	  exec ./target/release/kg-memory serve; \
+	fi
 
 test:
 	./scripts/setup.sh test
 	./scripts/test.sh
 
 build:
-	cargo build --release -p kg-server
+	cargo build --release -p kg-server -p kg-memory-app

@@ -3,16 +3,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
+export KG_MEMORY_BIN="$PWD/target/debug/kg-memory"
 
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "build"
+step "build (server, tray app)"
 cargo build --workspace
 
-step "Rust tests (unit, golden parity, crash safety, server over HTTP)"
+step "Rust tests: unit, golden parity, invariants, crash safety, the server over HTTP"
 cargo test --workspace
 
-step "end-to-end: Python MCP SDK and the real Claude Code CLI"
-KG_MEMORY_BIN="$PWD/target/debug/kg-memory" .venv/bin/python -m pytest -q tests/e2e
+step "end-to-end: Python MCP SDK, stdio bridge, the real Claude Code CLI and plugin"
+.venv/bin/python -m pytest -q tests/e2e
+
+step "end-to-end: the graph view in Chromium (playwright-core)"
+node --test --test-concurrency=1 tests/browser/
+
+step "end-to-end: the tray app under Xvfb with dunst and trayer"
+xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .venv/bin/python -m pytest -q tests/tray \
+  2> >(grep -v -e '^dbus-daemon' -e 'SpiRegistry' >&2)

@@ -7,6 +7,7 @@ pub mod change;
 pub mod compact;
 pub mod debt;
 pub mod heal;
+pub mod inspect;
 pub mod model;
 pub mod namespace;
 pub mod persist;

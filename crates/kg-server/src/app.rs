@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Largest request body accepted, on every route.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// How long a stopping server waits for open connections to finish.
+pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The server's version, reported by `/health` and MCP `serverInfo`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -126,7 +128,9 @@ impl AppState {
     }
 }
 
-/// `localhost:8765` → `localhost`; `[::1]:8765` → `[::1]`; `::1` stays.
+/// `localhost:8765` → `localhost`; `[::1]:8765` → `[::1]`; `::1` stays. Anything but
+/// `:<digits>` after the name leaves the text whole, so it matches no local name
+/// (`localhost:80@evil.example` is not localhost).
 fn strip_port(host: &str) -> &str {
     if host.starts_with('[') {
         return host.find(']').map_or(host, |end| &host[..=end]);
@@ -256,13 +260,48 @@ pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Resul
         .is_ok();
     let background = tasks::spawn(state.clone());
     let shutdown = state.shutdown.clone();
-    let result = axum::serve(listener, router(state.clone()))
+    let server = axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await;
+        .into_future();
+    // Requests in flight get time to finish; a client that never lets go does not get
+    // to keep the server (and its unsaved state) from stopping.
+    let limit = state.shutdown.clone();
+    let result = tokio::select! {
+        r = server => r,
+        () = async move {
+            limit.cancelled().await;
+            tokio::time::sleep(DRAIN_LIMIT).await;
+        } => {
+            log::warn!("connections still open {DRAIN_LIMIT:?} after the stop request; stopping anyway");
+            Ok(())
+        }
+    };
     state.shutdown.cancel();
     background.finish(&state).await;
     if wrote_pid {
         let _ = std::fs::remove_file(&pid_file);
     }
     result.map_err(|e| anyhow::anyhow!("server error: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_stripped_only_when_they_are_ports() {
+        assert_eq!(strip_port("localhost:8765"), "localhost");
+        assert_eq!(strip_port("localhost"), "localhost");
+        assert_eq!(strip_port("[::1]:8765"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+        assert_eq!(strip_port("::1"), "::1");
+        for odd in [
+            "localhost:80@evil.example",
+            "localhost:x",
+            "[::1]evil",
+            "[::1]:1@e",
+        ] {
+            assert!(!is_loopback_name(strip_port(odd)), "{odd}");
+        }
+    }
 }

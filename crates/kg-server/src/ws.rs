@@ -100,6 +100,18 @@ async fn upgrade(
         .on_upgrade(move |socket| connection(state, socket, requested, subscription))
 }
 
+/// A client that does not take a message within this long is dropped: a stalled
+/// reader must not hold the connection's task (or the server's shutdown) hostage.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Send one message; false when the client is gone or stalled.
+async fn send(socket: &mut WebSocket, message: Message) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await,
+        Ok(Ok(()))
+    )
+}
+
 fn send_text(value: &Value) -> Message {
     Message::Text(Utf8Bytes::from(to_json(value, JsonStyle::WIRE)))
 }
@@ -127,10 +139,11 @@ async fn connection(
     };
     let me = state.ws.claim(&sid);
     let mut changes = state.changes.subscribe();
-    if socket
-        .send(send_text(&json!({"type": "connected", "session_id": sid})))
-        .await
-        .is_err()
+    if !send(
+        &mut socket,
+        send_text(&json!({"type": "connected", "session_id": sid})),
+    )
+    .await
     {
         state.ws.release(&sid, me);
         return;
@@ -140,7 +153,7 @@ async fn connection(
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     if text.as_str().trim() == "ping"
-                        && socket.send(send_text(&json!({"type": "pong"}))).await.is_err()
+                        && !send(&mut socket, send_text(&json!({"type": "pong"}))).await
                     {
                         break;
                     }
@@ -156,7 +169,7 @@ async fn connection(
                     }
                     let session_project = state.store.session(&sid).and_then(|r| r.project_path);
                     if let Some(message) = message_for(&change, &sid, session_project.as_deref(), &subscription)
-                        && socket.send(send_text(&message)).await.is_err()
+                        && !send(&mut socket, send_text(&message)).await
                     {
                         break;
                     }
@@ -164,14 +177,14 @@ async fn connection(
                 Err(RecvError::Lagged(missed)) => {
                     // Too slow to keep up: tell the client to reload rather than drift.
                     let hint = json!({"type": "resync", "missed": missed});
-                    if socket.send(send_text(&hint)).await.is_err() {
+                    if !send(&mut socket, send_text(&hint)).await {
                         break;
                     }
                 }
                 Err(RecvError::Closed) => break,
             },
             () = state.shutdown.cancelled() => {
-                let _ = socket.send(Message::Close(None)).await;
+                send(&mut socket, Message::Close(None)).await;
                 break;
             }
         }

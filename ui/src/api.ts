@@ -1,0 +1,127 @@
+// The server's REST API, same origin only (the page is served by kg-server at /ui).
+
+import type {
+  GraphRow,
+  LevelData,
+  LevelName,
+  SearchAnswer,
+  StoredEdge,
+  StoredNode,
+  TierMoveAnswer,
+} from './types';
+
+/** A refused request, with the server's own message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+function detailOf(data: unknown, text: string, status: number): string {
+  if (data && typeof data === 'object' && 'detail' in data) {
+    const d = (data as { detail: unknown }).detail;
+    if (typeof d === 'string') return d;
+    if (Array.isArray(d)) {
+      return d
+        .map((p) => {
+          const loc = Array.isArray(p?.loc) ? p.loc.slice(1).join('.') : '';
+          return loc ? `${loc}: ${p?.msg}` : String(p?.msg ?? p);
+        })
+        .join('; ');
+    }
+  }
+  return text.trim() || `HTTP ${status}`;
+}
+
+async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'The memory server does not answer (is `kg-memory serve` running?)');
+  }
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, detailOf(data, text, res.status));
+  return data as T;
+}
+
+const q = (params: Record<string, string | null | undefined>): string => {
+  const s = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) s.set(k, v);
+  const text = s.toString();
+  return text ? `?${text}` : '';
+};
+
+/** Where a write goes: the level, the project on screen, the view's live session. */
+export interface Address {
+  level: LevelName;
+  projectPath: string | null;
+  session: string | null;
+}
+
+const addressing = (a: Address) => ({
+  project_path: a.level === 'project' ? (a.projectPath ?? undefined) : undefined,
+  session_id: a.session ?? undefined,
+});
+
+export const api = {
+  health: () => request<{ status: string; version: string }>('GET', '/api/health'),
+  graphs: () => request<{ graphs: GraphRow[] }>('GET', '/api/view/graphs'),
+  level: (level: LevelName, projectPath: string | null) =>
+    request<LevelData>('GET', `/api/view/level${q({ level, project_path: level === 'project' ? projectPath : null })}`),
+  search: (query: string, levels: LevelName[], projectPath: string | null) =>
+    request<SearchAnswer>(
+      'GET',
+      `/api/view/search${q({ q: query, levels: levels.join(','), project_path: projectPath })}`,
+    ),
+  moveTier: (a: Address, id: string, tier: 'active' | 'archived') =>
+    request<TierMoveAnswer>('POST', '/api/view/tier', { level: a.level, id, tier, ...addressing(a) }),
+  putNode: (
+    a: Address,
+    id: string,
+    gist: string,
+    notes: string[] | undefined,
+    touches: string[] | undefined,
+  ) =>
+    request<{ node: StoredNode; level: LevelName }>('POST', '/api/nodes', {
+      level: a.level,
+      id,
+      gist,
+      notes,
+      touches,
+      ...addressing(a),
+    }),
+  deleteNode: (a: Address, id: string) =>
+    request<{ deleted: string; level: LevelName; edges_deleted: number }>(
+      'DELETE',
+      `/api/nodes/${a.level}/${encodeURIComponent(id)}${q(addressing(a))}`,
+    ),
+  putEdge: (a: Address, from: string, to: string, rel: string, notes: string[] | undefined) =>
+    request<{ edge: StoredEdge; level: LevelName }>('POST', '/api/edges', {
+      level: a.level,
+      from,
+      to,
+      rel,
+      notes,
+      ...addressing(a),
+    }),
+  deleteEdge: (a: Address, e: { from: string; to: string; rel: string }) =>
+    request<{ deleted: boolean; level: LevelName }>(
+      'DELETE',
+      `/api/edges/${a.level}/${encodeURIComponent(e.from)}/${encodeURIComponent(e.to)}/${encodeURIComponent(e.rel)}${q(addressing(a))}`,
+    ),
+};
