@@ -356,8 +356,22 @@ fn level_arg(args: &Map<String, Value>) -> Option<Level> {
         .and_then(|l| Level::parse(l).ok())
 }
 
+/// One tool call as a client makes it: arguments checked against the tool's schema,
+/// then run against the store.
+pub fn call(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+    if let Some(spec) = specs().iter().find(|s| s.name == name)
+        && let Err(message) = validate(&spec.schema, args)
+    {
+        return ToolText {
+            text: format!("Input validation error: {message}"),
+            is_error: true,
+        };
+    }
+    dispatch(state, name, args, now)
+}
+
 /// Run one validated tool call against the store.
-pub fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
     let store = &state.store;
     let sid = || text(args, "session_id").unwrap_or_default();
     let need = |key: &str| text(args, key).unwrap_or_default();
@@ -468,18 +482,9 @@ impl rmcp::ServerHandler for KgMcp {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
-        if let Some(spec) = specs().iter().find(|s| s.name == name)
-            && let Err(message) = validate(&spec.schema, &args)
-        {
-            return Ok(result(ToolText {
-                text: format!("Input validation error: {message}"),
-                is_error: true,
-            })
-            .into());
-        }
         let answer = self
             .state
-            .blocking(move |state, now| dispatch(state, &name, &args, now))
+            .blocking(move |state, now| call(state, &name, &args, now))
             .await;
         Ok(result(answer).into())
     }
