@@ -11,8 +11,8 @@ pub use prompt::{
     RECALL_HEADER, RECALL_MAX_HITS, human_text, prompt_context, prompt_terms,
 };
 pub use tool_event::{
-    NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS, WEB_THRESHOLD,
-    tool_event,
+    MAX_TARGET_BYTES, NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS,
+    WEB_THRESHOLD, tool_event,
 };
 
 use crate::render::ReadKind;
@@ -80,6 +80,48 @@ pub struct Bootstrap {
     pub stats: Option<PreloadStats>,
 }
 
+/// The most of a transcript read to recover a session: its end, where the last
+/// session marker is. A transcript is the caller's file; only its tail is read so a
+/// huge one cannot exhaust memory.
+pub const TRANSCRIPT_TAIL_BYTES: u64 = 64 << 20;
+
+/// A transcript's text (its last [`TRANSCRIPT_TAIL_BYTES`]), or `None` when the path
+/// is not a readable regular file: devices (`/dev/zero` never ends) and FIFOs (a read
+/// blocks until someone writes) are not transcripts.
+fn read_transcript(path: &str) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO without a writer would block; regular files ignore the flag.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let start = meta.len().saturating_sub(TRANSCRIPT_TAIL_BYTES);
+    if start > 0 {
+        file.seek(SeekFrom::Start(start)).ok()?;
+    }
+    let mut bytes = Vec::new();
+    file.take(TRANSCRIPT_TAIL_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if start == 0 {
+        return String::from_utf8(bytes).ok();
+    }
+    // The cut may split a line (or a character): start at the next full line.
+    let from = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| i + 1);
+    Some(String::from_utf8_lossy(&bytes[from..]).into_owned())
+}
+
 /// Start or resume a KG session for a Claude Code session and render its preload.
 /// `header` writes the preload header for a session id (production passes
 /// [`wording::preload_header`]).
@@ -104,9 +146,7 @@ pub fn session_bootstrap(
     if reused.is_none()
         && matches!(source, "resume" | "compact")
         && let Some(path) = request.transcript_path.as_deref()
-        && let Some(candidate) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| recover_from_transcript(&t))
+        && let Some(candidate) = read_transcript(path).and_then(|t| recover_from_transcript(&t))
         && store
             .session(&candidate)
             .is_some_and(|r| r.project_path.as_deref() == Some(root.as_str()))
@@ -148,4 +188,47 @@ pub fn session_bootstrap(
             shown_gists: rendered.shown_ids.len(),
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_read_as_transcripts() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("t.jsonl");
+        std::fs::write(&file, "Session: 0badf00d\n").expect("write");
+        let text = read_transcript(&file.to_string_lossy());
+        assert_eq!(text.as_deref(), Some("Session: 0badf00d\n"));
+        assert_eq!(read_transcript(&dir.path().to_string_lossy()), None);
+        assert_eq!(read_transcript("/nonexistent/t.jsonl"), None);
+        #[cfg(unix)]
+        {
+            assert_eq!(read_transcript("/dev/zero"), None);
+            let fifo = dir.path().join("fifo");
+            let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+            // SAFETY: a valid path; mkfifo only creates the node.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            assert_eq!(read_transcript(&fifo.to_string_lossy()), None);
+        }
+    }
+
+    #[test]
+    fn a_long_transcript_is_read_from_its_last_full_line() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("t.jsonl");
+        let f = std::fs::File::create(&file).expect("create");
+        f.set_len(TRANSCRIPT_TAIL_BYTES + 10).expect("sparse");
+        drop(f);
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .expect("open");
+        writeln!(f, "\nSession: 0badf00d").expect("marker");
+        let text = read_transcript(&file.to_string_lossy()).expect("read");
+        assert!(text.len() as u64 <= TRANSCRIPT_TAIL_BYTES);
+        assert_eq!(recover_from_transcript(&text).as_deref(), Some("0badf00d"));
+    }
 }

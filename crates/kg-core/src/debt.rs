@@ -6,6 +6,7 @@ use crate::model::{Graph, Object, as_ts};
 use crate::namespace::{Layout, validate_slug};
 use crate::persist::parse_graph;
 use crate::pyfmt::{float_repr, g_format, round_to};
+use crate::score::credible_ts;
 use crate::tool_events::ToolEvents;
 use crate::wording;
 use serde_json::Value;
@@ -117,7 +118,7 @@ pub fn activity_days(stamps: impl IntoIterator<Item = f64>, now: f64) -> usize {
     let since = now - 7.0 * 86_400.0;
     stamps
         .into_iter()
-        .filter(|&ts| ts != 0.0 && ts > since)
+        .filter(|&ts| ts != 0.0 && ts > since && credible_ts(ts, now).is_some())
         .map(|ts| (ts / 86_400.0).floor() as i64)
         .collect::<BTreeSet<_>>()
         .len()
@@ -171,7 +172,8 @@ pub fn compute_debt(
         let n = active_nodes as f64;
         oversized as f64 / n + 0.5 * unconnected as f64 / n
     };
-    let stamp = maintain_stamp(graph);
+    // A maintenance stamp from the far future would silence debt until then.
+    let stamp = maintain_stamp(graph).and_then(|ts| credible_ts(ts, now));
     let (untended_days, never_maintained) = match stamp {
         Some(ts) => (((now - ts) / 86_400.0).max(0.0), false),
         None => (STALE_DAYS, true),
@@ -363,6 +365,19 @@ mod tests {
             0.0,
         ];
         assert_eq!(activity_days(stamps, NOW), 2);
+        // Days in the far future are not activity.
+        assert_eq!(activity_days([NOW, 4_070_908_800.0], NOW), 1);
+    }
+
+    #[test]
+    fn a_maintenance_stamp_from_the_far_future_is_no_stamp() {
+        let mut g = graph(6, 0, 0, &[]);
+        g.progress.insert(
+            "maintain".into(),
+            serde_json::json!({"last_ts": 4_070_908_800.0}),
+        );
+        let d = compute_debt(&g, false, [], NOW);
+        assert!(d.never_maintained && d.untended_days == STALE_DAYS, "{d:?}");
     }
 
     #[test]

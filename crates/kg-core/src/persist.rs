@@ -299,7 +299,7 @@ pub fn atomic_write(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(write_err)?;
+    create_dir_durably(dir, mode.durable).map_err(write_err)?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -338,11 +338,21 @@ fn keep_previous(
             None => true,
         };
         if !trusted {
-            log::warn!(
-                "{} changed outside KG Memory and does not parse; it is replaced without becoming {}",
-                path.display(),
-                sibling_with_extension(path, "prev").display()
-            );
+            // A damaged file is never overwritten: it is moved aside, as a load would.
+            // (Something else in the way, such as a folder, makes the save fail.)
+            if fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+                let changed = fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0.0, |d| d.as_secs_f64());
+                let moved_to = quarantine(path, changed)?;
+                log::error!(
+                    "{} changed outside KG Memory and does not parse; moved it to {} and saved the graph in memory",
+                    path.display(),
+                    moved_to.display()
+                );
+            }
             return Ok(());
         }
     }
@@ -354,6 +364,30 @@ fn keep_previous(
         fs::copy(path, &staging)?;
     }
     fs::rename(&staging, &prev)
+}
+
+/// Create `dir` and its missing parents. When durable, each new folder's entry is
+/// fsynced in its parent too: a file fsynced inside a folder whose own entry never
+/// reached the disk would vanish with it after a power cut.
+fn create_dir_durably(dir: &Path, durable: bool) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut created = Vec::new();
+    let mut missing = Some(dir);
+    while let Some(d) = missing.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        created.push(d);
+        missing = d.parent();
+    }
+    fs::create_dir_all(dir)?;
+    if durable {
+        for d in created.iter().rev() {
+            if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -612,6 +646,18 @@ mod tests {
             b"{}"
         );
         assert_eq!(fs::read(&path).expect("cur"), b"{\"edges\": {}}");
+        // The damaged file itself is kept aside, never destroyed.
+        let quarantined: Vec<_> = fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("graph.json.corrupt-")
+            })
+            .map(|e| fs::read(e.path()).expect("read"))
+            .collect();
+        assert_eq!(quarantined, [b"garbage".to_vec()]);
         let leftovers: Vec<_> = fs::read_dir(dir.path())
             .expect("ls")
             .flatten()
@@ -619,6 +665,16 @@ mod tests {
             .filter(|n| n.ends_with(".tmp") || n.ends_with("prev-tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn missing_folders_are_created_for_a_durable_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("projects/new/graph.json");
+        atomic_write(&path, b"{}", WriteMode::GRAPH, None, None).expect("write");
+        assert_eq!(fs::read(&path).expect("read"), b"{}");
+        atomic_write(&path, b"{ }", WriteMode::GRAPH, None, None).expect("again");
+        assert_eq!(fs::read(&path).expect("read"), b"{ }");
     }
 
     #[test]

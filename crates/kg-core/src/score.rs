@@ -20,6 +20,16 @@ pub const OUT_WEIGHT: f64 = 0.33;
 pub const ARCHIVED_NEIGHBOUR_WEIGHT: f64 = 0.2;
 pub const USEFUL_HALF_LIFE_SECS: f64 = 90.0 * 86_400.0;
 pub const DAY_SECS: f64 = 86_400.0;
+/// How far ahead of our clock a stamp may be and still be believed (clocks of two
+/// machines sharing a storage root disagree a little).
+pub const CLOCK_SKEW_SECS: f64 = DAY_SECS;
+
+/// A stamp, unless it lies further in the future than clock skew explains (a wrong
+/// clock or a hand edit). Such a stamp is no stamp: a creation time in 2099 must not
+/// keep a node in its grace period, out of compaction's reach, for seventy years.
+pub fn credible_ts(ts: f64, now: f64) -> Option<f64> {
+    (ts <= now + CLOCK_SKEW_SECS).then_some(ts)
+}
 
 /// A node's score and the percentiles it is made of.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,7 +69,7 @@ impl RawSignals {
                 u += 0.5f64.powf((now - ts).max(0.0) / USEFUL_HALF_LIFE_SECS);
             }
             usefulness.push(u);
-            created.push(node.created_ts());
+            created.push(credible_ts(node.created_ts(), now).unwrap_or(0.0));
         }
         RawSignals {
             recency,
@@ -175,6 +185,13 @@ mod tests {
         assert_eq!(percentiles(&[10.0, 20.0, 20.0, 30.0]), [0.0, 0.5, 0.5, 1.0]);
         assert_eq!(percentiles(&[7.0]), [0.5]);
         assert_eq!(percentiles(&[3.0, 3.0, 3.0]), [0.5, 0.5, 0.5]);
+    }
+
+    #[test]
+    fn stamps_far_in_the_future_are_not_believed() {
+        let now = 1_795_176_000.0;
+        assert_eq!(credible_ts(now + 3_600.0, now), Some(now + 3_600.0));
+        assert_eq!(credible_ts(4_070_908_800.0, now), None);
     }
 
     #[test]

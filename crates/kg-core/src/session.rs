@@ -11,6 +11,11 @@ use std::hash::{BuildHasher, Hasher};
 pub const SESSION_TTL_SECS: f64 = 86_400.0;
 /// Likes one session may give.
 pub const LIKES_PER_SESSION: usize = 5;
+/// Sessions kept at most. Beyond it the least recently active session is forgotten,
+/// so a flood of registrations (or of unknown ids, which create records) cannot grow
+/// memory and `sessions.json` without bound. Far above real use: a session lives
+/// 24 h idle, and a person runs a few dozen a day.
+pub const MAX_SESSIONS: usize = 1_000;
 
 /// One KG session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -182,7 +187,35 @@ impl SessionRegistry {
             }
             records.insert(sid, record);
         }
-        SessionRegistry { records }
+        let mut registry = SessionRegistry { records };
+        while registry.records.len() > MAX_SESSIONS {
+            registry.evict_least_active();
+        }
+        registry
+    }
+
+    /// Forget the least recently active session (the first registered on ties).
+    fn evict_least_active(&mut self) {
+        let oldest = self
+            .records
+            .iter()
+            .enumerate()
+            .min_by(|(i, (_, a)), (j, (_, b))| {
+                a.last_activity.total_cmp(&b.last_activity).then(i.cmp(j))
+            })
+            .map(|(i, _)| i);
+        if let Some((sid, _)) = oldest.and_then(|i| self.records.shift_remove_index(i)) {
+            log::info!(
+                "session {sid} forgotten: more than {MAX_SESSIONS} sessions, it was the least recently active"
+            );
+        }
+    }
+
+    /// Room for one more record.
+    fn make_room(&mut self) {
+        while self.records.len() >= MAX_SESSIONS {
+            self.evict_least_active();
+        }
     }
 
     pub fn to_object(&self) -> Object {
@@ -230,6 +263,7 @@ impl SessionRegistry {
         let sid = self.mint_id();
         let mut record = SessionRecord::new(now, project_path);
         record.sync_seq = Some(sync_seq);
+        self.make_room();
         self.records.insert(sid.clone(), record);
         if let Some(c) = claude_sid {
             self.bind_claude(&sid, c);
@@ -249,6 +283,9 @@ impl SessionRegistry {
     /// Look a session up, creating a path-less record for an unknown id (the
     /// reference's policy: a typo never errors). Refreshes activity.
     pub fn touch(&mut self, sid: &str, now: f64, sync_seq: u64) -> &mut SessionRecord {
+        if !self.records.contains_key(sid) {
+            self.make_room();
+        }
         let record = self.records.entry(sid.to_string()).or_insert_with(|| {
             log::info!("session {sid} was unknown; created it");
             let mut r = SessionRecord::new(now, None);
@@ -395,6 +432,38 @@ mod tests {
         let _tie = reg.register(Some("/h/p".into()), None, 2.0, 0);
         assert_eq!(reg.find_by_project_path("/h/p"), Some(new.as_str()));
         assert_eq!(reg.find_by_project_path("/h/q"), None);
+    }
+
+    #[test]
+    fn the_least_recently_active_session_makes_room() {
+        let t = 1e6;
+        let mut reg = SessionRegistry::default();
+        let first = reg.register(None, None, t, 0);
+        let busy = reg.register(None, None, t + 1.0, 0);
+        for k in 0..MAX_SESSIONS - 2 {
+            reg.register(None, None, t + 2.0 + k as f64, 0);
+        }
+        assert_eq!(reg.len(), MAX_SESSIONS);
+        reg.count_op(&busy, t + 5_000.0, 0);
+        let newest = reg.register(None, None, t + 5_001.0, 0);
+        assert_eq!(reg.len(), MAX_SESSIONS);
+        assert!(
+            reg.lookup(&first).is_none(),
+            "the least recently active went"
+        );
+        assert!(reg.lookup(&busy).is_some() && reg.lookup(&newest).is_some());
+        reg.touch("not-yet-known", t + 5_002.0, 0);
+        assert_eq!(reg.len(), MAX_SESSIONS);
+        assert!(reg.lookup("not-yet-known").is_some());
+        // A file holding more (an older version wrote it) loads the most recent.
+        let mut obj = reg.to_object();
+        obj.insert(
+            "0000beef".into(),
+            serde_json::json!({"start_ts": t + 5_003.0, "last_activity": t + 5_003.0}),
+        );
+        let loaded = SessionRegistry::from_object(obj, t + 5_004.0);
+        assert_eq!(loaded.len(), MAX_SESSIONS);
+        assert!(loaded.lookup("0000beef").is_some() && loaded.lookup(&busy).is_some());
     }
 
     #[test]

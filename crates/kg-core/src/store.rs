@@ -4,7 +4,8 @@
 //! graph's disk write. Lock order, to rule out deadlocks: the graph registry (only
 //! ever held briefly, never while waiting on a graph), then the user graph, then
 //! project graphs; the session registry and the change log are leaves — nothing else is
-//! locked while holding them.
+//! locked while holding them (the sessions-file lock is taken only before the session
+//! registry, to save it).
 //!
 //! Mutations are write-through: the graph file is saved before the call returns, and a
 //! save that fails undoes the mutation in memory, so what a caller was told is always
@@ -268,6 +269,9 @@ pub struct Store {
     /// Project graphs in load order, keyed by resolved root.
     projects: RwLock<IndexMap<String, Arc<GraphSlot>>>,
     sessions: Mutex<SessionRegistry>,
+    /// Held while `sessions.json` is snapshotted and written, so writes land in
+    /// snapshot order (an older snapshot never overwrites a newer one).
+    sessions_file: Mutex<()>,
     changes: Mutex<ChangeLog>,
     listeners: RwLock<Vec<ChangeListener>>,
 }
@@ -287,6 +291,10 @@ impl Store {
         let layout = Layout {
             root: config.storage_root.clone(),
         };
+        // Temp files of saves a killed process never finished (graph files are swept
+        // when each graph loads).
+        remove_stale_temps(&layout.sessions());
+        remove_stale_temps(&layout.aliases());
         let sessions = match read_json_object(&layout.sessions()) {
             Ok(Some(obj)) => SessionRegistry::from_object(obj, now),
             Ok(None) => SessionRegistry::default(),
@@ -309,6 +317,7 @@ impl Store {
             user,
             projects: RwLock::new(IndexMap::new()),
             sessions: Mutex::new(sessions),
+            sessions_file: Mutex::new(()),
             changes: Mutex::new(ChangeLog::default()),
             listeners: RwLock::new(Vec::new()),
         };
@@ -1165,6 +1174,11 @@ impl Store {
         level: Level,
         now: f64,
     ) -> Result<(), StoreError> {
+        if nesting_depth(&value) > MAX_PROGRESS_DEPTH {
+            return Err(StoreError::Invalid(format!(
+                "Invalid progress state for task '{task_id}': nested deeper than {MAX_PROGRESS_DEPTH} levels"
+            )));
+        }
         let slot = self.progress_slot(sid, level, now)?;
         let mut state = slot.lock();
         let mut journal = Journal::default();
@@ -1253,6 +1267,9 @@ impl Store {
 
     /// Persist the session registry.
     pub fn save_sessions(&self) {
+        // Two saves that overlap must not land out of order: a registration
+        // acknowledged after the later snapshot would vanish from disk.
+        let _file = self.sessions_file.lock().unwrap_or_else(|e| e.into_inner());
         let obj = self.lock_sessions().to_object();
         if let Err(e) = write_json_object(&self.layout.sessions(), &obj, 2, WriteMode::DURABLE) {
             log::error!("cannot save sessions: {e}");
@@ -1447,6 +1464,27 @@ impl Store {
     }
 }
 
+/// How deeply a progress state may nest. The graph file holds a state three levels
+/// down and the JSON parser refuses files nested 128 deep, so a deeper state would be
+/// saved and then make the whole graph unreadable at the next start.
+pub const MAX_PROGRESS_DEPTH: usize = 64;
+
+/// Nesting depth of a value (a scalar is 0, `{}` and `[]` are 1).
+fn nesting_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
 /// Record a rejected like: an id keeps the place of its first rejection and the
 /// reason of its last.
 fn reject(likes: &mut Likes, id: &str, reason: String) {
@@ -1502,4 +1540,23 @@ fn heal_gists(graph: &mut Graph) -> bool {
         }
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_depth_counts_containers() {
+        assert_eq!(nesting_depth(&serde_json::json!(1)), 0);
+        assert_eq!(nesting_depth(&serde_json::json!({})), 1);
+        assert_eq!(nesting_depth(&serde_json::json!({"a": [1, {"b": []}]})), 4);
+        let deep: Value = serde_json::from_str(&format!(
+            "{}{}",
+            "[".repeat(MAX_PROGRESS_DEPTH + 1),
+            "]".repeat(MAX_PROGRESS_DEPTH + 1)
+        ))
+        .expect("json");
+        assert_eq!(nesting_depth(&deep), MAX_PROGRESS_DEPTH + 1);
+    }
 }

@@ -7,11 +7,13 @@
 //! fsync on the real disk under `target/`), (c) requests per second with 16
 //! concurrent clients on a mixed workload, (d) server RSS idle and under load,
 //! (e) time from spawn to a healthy `/health`, on an empty and on the seeded
-//! storage root.
+//! storage root; and (f) how reads and writes scale with a project graph that
+//! stores many more nodes than it renders (most of them orphaned).
 //!
 //! Run: `cargo bench -p kg-server --bench load`. Knobs (environment):
 //! `KG_BENCH_READS` (default 1000), `KG_BENCH_PUTS` (300), `KG_BENCH_CLIENTS` (16),
-//! `KG_BENCH_SECS` (10), `KG_BENCH_STARTS` (25), `KG_BENCH_DIR` (where the
+//! `KG_BENCH_SECS` (10), `KG_BENCH_STARTS` (25), `KG_BENCH_BIG_NODES` (2000;
+//! the size of the big project graph of phase (f)), `KG_BENCH_DIR` (where the
 //! temporary home goes; default `target/`), `KG_BENCH_KEEP` (keep that home).
 
 use serde_json::{Value, json};
@@ -157,6 +159,57 @@ fn loadavg() -> String {
         .take(3)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// CPU time the whole machine spent busy so far (all cores, `/proc/stat`).
+fn machine_busy() -> Duration {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // user nice system idle iowait irq softirq steal
+    let busy: u64 = [0, 1, 2, 5, 6, 7].iter().filter_map(|&i| f.get(i)).sum();
+    Duration::from_millis(busy * 10)
+}
+
+/// CPU that processes other than this bench and `server_pid` used since `since`
+/// (machine busy, server CPU, own CPU): the noise of a shared machine.
+struct Foreign {
+    busy: Duration,
+    server: Duration,
+    own: Duration,
+    pid: String,
+    wall: Instant,
+}
+
+impl Foreign {
+    fn start(server_pid: u32) -> Foreign {
+        let pid = server_pid.to_string();
+        Foreign {
+            busy: machine_busy(),
+            server: cpu_time(&pid),
+            own: cpu_time("self"),
+            pid,
+            wall: Instant::now(),
+        }
+    }
+
+    fn report(&self) -> String {
+        let busy = machine_busy().saturating_sub(self.busy);
+        let ours = cpu_time(&self.pid).saturating_sub(self.server)
+            + cpu_time("self").saturating_sub(self.own);
+        format!(
+            "other processes used {:.1} of {:.1} core-seconds",
+            busy.saturating_sub(ours).as_secs_f64(),
+            self.wall.elapsed().as_secs_f64()
+                * std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+        )
+    }
 }
 
 /// User + system CPU time of a process so far (`/proc/<pid>/stat`, 100 Hz ticks).
@@ -768,6 +821,7 @@ fn mixed_phase(
     let done = Arc::new(AtomicU64::new(0));
     let port = server.port;
     let (cpu_server0, cpu_self0) = (cpu_time(&pid.to_string()), cpu_time("self"));
+    let noise = Foreign::start(pid);
     let started = Instant::now();
     let handles: Vec<_> = (0..clients)
         .map(|me| {
@@ -851,8 +905,108 @@ fn mixed_phase(
     for e in errors.iter().take(5) {
         println!("    error: {e}");
     }
+    println!("    {}", noise.report());
     println!("    RSS by second (MiB): {rss_by_second:?}");
     (peak_sampled, hwm)
+}
+
+/// (f) A second project whose graph stores `n` nodes (one edge each to an earlier
+/// node) behind the same 17,500-char budget: most end up archived or orphaned, as in
+/// a long-lived memory. Reads, searches and writes on it, sequentially.
+fn big_graph(server: &Server, home: &Path, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let pid = server.pid();
+    let big = home.join("big");
+    std::fs::create_dir_all(&big).expect("big project folder");
+    let mut c = Conn::connect(server.port, true).expect("connect");
+    c.initialize();
+    let sid = session_of(&c.ok("kg_read", &json!({"cwd": big.to_string_lossy()})));
+    let mut rng = Rng(0xA076_1D64_78BD_642F);
+    let mut ids: Vec<String> = Vec::with_capacity(n);
+    let mut puts = Vec::with_capacity(n);
+    let started = Instant::now();
+    for i in 0..n {
+        let id = format!("big-{}-{i}", WORDS[rng.below(WORDS.len())]);
+        let g = gist(&mut rng, &format!("big {i}"));
+        puts.push(
+            time(|| {
+                c.ok(
+                    "kg_put_node",
+                    &json!({"session_id": sid, "level": "project", "id": id, "gist": g,
+                            "notes": ["a note of moderate length about why this matters"]}),
+                )
+            })
+            .0,
+        );
+        if !ids.is_empty() {
+            let to = ids[rng.below(ids.len())].clone();
+            c.ok(
+                "kg_put_edge",
+                &json!({"session_id": sid, "level": "project", "from": id, "to": to,
+                        "rel": RELS[rng.below(RELS.len())]}),
+            );
+        }
+        ids.push(id);
+    }
+    let read = c.ok("kg_read", &json!({"session_id": sid}));
+    println!(
+        "(f) big project graph: {n} nodes + {} edges written through MCP in {:.1} s",
+        n - 1,
+        started.elapsed().as_secs_f64()
+    );
+    let mut first: Vec<Duration> = puts.iter().take(200).copied().collect();
+    let mut last: Vec<Duration> = puts.iter().rev().take(200).copied().collect();
+    println!(
+        "    kg_put_node, first 200          {}",
+        summary(&mut first)
+    );
+    println!("    kg_put_node, last 200           {}", summary(&mut last));
+    print_levels("    ", &read);
+    let file = home.join("storage/projects/big/graph.json");
+    let (stored, orphaned) = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .map_or((0, 0), |g| {
+            let nodes = g["nodes"].as_object().map_or(0, |m| m.len());
+            let orphans = g["nodes"].as_object().map_or(0, |m| {
+                m.values()
+                    .filter(|v| v.get("_orphaned_ts").is_some_and(|t| !t.is_null()))
+                    .count()
+            });
+            (nodes, orphans)
+        });
+    println!(
+        "    stored: {stored} nodes ({orphaned} orphaned), graph file {} KiB",
+        std::fs::metadata(&file).map_or(0, |m| m.len() / 1024)
+    );
+    let full = json!({"session_id": sid});
+    for _ in 0..20 {
+        c.ok("kg_read", &full);
+    }
+    seq("    kg_read full, keep-alive", pid, 300, |_| {
+        c.ok("kg_read", &full);
+    });
+    seq("    kg_search 2 terms, keep-alive", pid, 300, |k| {
+        let q = format!(
+            "{} {}",
+            WORDS[k % WORDS.len()],
+            WORDS[(k * 7 + 3) % WORDS.len()]
+        );
+        c.ok("kg_search", &json!({"session_id": sid, "query": q}));
+    });
+    let active: Vec<&String> = ids
+        .iter()
+        .filter(|id| read.contains(&format!("\n  {id}: ")))
+        .collect();
+    seq("    kg_put_node update, keep-alive", pid, 100, |k| {
+        let g = gist(&mut rng, &format!("big update {k}"));
+        c.ok(
+            "kg_put_node",
+            &json!({"session_id": sid, "level": "project", "id": active[k % active.len()], "gist": g}),
+        );
+    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -869,6 +1023,7 @@ fn main() {
     let clients = knob("KG_BENCH_CLIENTS", 16);
     let secs = knob("KG_BENCH_SECS", 10);
     let starts = knob("KG_BENCH_STARTS", 25);
+    let nodes_big = knob("KG_BENCH_BIG_NODES", 2000);
 
     // Real disk: under target/, not tmpfs, and not under a `/tmp/` path.
     let target = std::env::var_os("KG_BENCH_DIR").map_or_else(
@@ -963,6 +1118,7 @@ fn main() {
     );
 
     // (a) Reads. Each line: client-side round trip, and the server's CPU per call.
+    let noise = Foreign::start(pid);
     let full = json!({"session_id": sid});
     for _ in 0..50 {
         conn.ok("kg_read", &full);
@@ -1038,6 +1194,7 @@ fn main() {
     });
     let after = conn.ok("kg_read", &json!({"session_id": sid}));
     print_levels("    after writes: ", &after);
+    println!("    during (a) and (b): {}", noise.report());
     let (rss_after_seq, _) = rss_kib(pid);
     drop(conn);
 
@@ -1067,6 +1224,7 @@ fn main() {
         });
     }
     mixed_phase(&server, &project_s, &ids, clients, secs.div_ceil(2), true);
+    big_graph(&server, &home, nodes_big);
     let stop_loaded = server.stop();
     println!(
         "    graceful stop after load: {:.1} ms",
@@ -1074,6 +1232,15 @@ fn main() {
     );
 
     // (e) Spawn → healthy.
+    let kib = |p: &str| std::fs::metadata(storage.join(p)).map_or(0, |m| m.len() / 1024);
+    println!(
+        "(e) the seeded root now holds user.json {} KiB, sessions.json {} KiB, projects/proj {} KiB, projects/big {} KiB",
+        kib("user.json"),
+        kib("sessions.json"),
+        kib("projects/proj/graph.json"),
+        kib("projects/big/graph.json")
+    );
+    let noise = Foreign::start(0);
     let mut empty = Vec::new();
     let mut empty_stop = Vec::new();
     for k in 0..starts {
@@ -1094,7 +1261,7 @@ fn main() {
         seeded_stop.push(s.stop());
     }
     println!(
-        "(e) spawn→healthy, empty root       {}",
+        "    spawn→healthy, empty root       {}",
         summary(&mut empty)
     );
     println!(
@@ -1126,6 +1293,7 @@ fn main() {
             println!("    {l}");
         }
     }
+    println!("    during (e): {} (server CPU included)", noise.report());
     println!("loadavg  {} at end", loadavg());
     if std::env::var_os("KG_BENCH_KEEP").is_some() {
         println!("kept {}", dir.keep().display());

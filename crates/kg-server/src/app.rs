@@ -132,11 +132,27 @@ impl AppState {
 /// `:<digits>` after the name leaves the text whole, so it matches no local name
 /// (`localhost:80@evil.example` is not localhost).
 fn strip_port(host: &str) -> &str {
+    let port = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
     if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
+        return match host.find(']') {
+            Some(end)
+                if host[end + 1..]
+                    .strip_prefix(':')
+                    .map_or(host.len() == end + 1, port) =>
+            {
+                &host[..=end]
+            }
+            _ => host,
+        };
     }
-    match host.matches(':').count() {
-        1 => host.split(':').next().unwrap_or(host),
+    match host.split_once(':') {
+        Some((name, rest)) if !rest.contains(':') => {
+            if port(rest) {
+                name
+            } else {
+                host
+            }
+        }
         _ => host,
     }
 }

@@ -24,6 +24,9 @@ pub const NUDGES_PER_SESSION: u64 = 3;
 pub const NUDGE_GAP_SECS: f64 = 600.0;
 /// Throttle entries idle longer than this are dropped when a nudge fires.
 const THROTTLE_IDLE_SECS: f64 = 604_800.0;
+/// Targets longer than this (bytes) are not counted: no real path, URL or query is
+/// that long, and every key is rewritten into the counter file on each event.
+pub const MAX_TARGET_BYTES: usize = 4_096;
 
 /// Path segments of files that are tooling, caches or scratch, never project knowledge.
 const NOISE: &[&str] = &[
@@ -127,6 +130,9 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
         }
         _ => return None,
     };
+    if needle.len() > MAX_TARGET_BYTES {
+        return None;
+    }
     let root = store.resolve_root(cwd).ok()?;
     // Also loads the cwd's graph, which the coverage scan reads.
     let project = match store.project_slot(&root, now) {

@@ -1,9 +1,13 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
+mod concurrency;
+mod crash;
+mod faults;
 #[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
 mod golden_match;
 mod golden_wire;
 mod hooks;
+mod hostile;
 mod http;
 mod load;
 mod rmcp_client;
