@@ -563,28 +563,23 @@ async fn tier(State(state): Shared, body: Result<JsonObject, Response>) -> Respo
             let over = state.store.with_graph(&slot, |g| {
                 kg_core::render::level_chars(g) > kg_core::compact::LEVEL_BUDGET
             });
-            let rebalanced = if to == Tier::Active && over {
-                let mid = tiers_of(state, &slot);
-                state.store.tick(now);
-                let after = tiers_of(state, &slot);
-                let moved = |pick: &dyn Fn(Tier, Tier) -> bool| -> Vec<String> {
-                    let mut ids: Vec<String> = mid
-                        .iter()
-                        .filter(|(k, t)| after.get(*k).is_some_and(|a| pick(**t, *a)))
-                        .map(|(k, _)| k.clone())
-                        .collect();
+            let rebalanced = (to == Tier::Active && over).then(|| {
+                let moves = state.store.maintain(
+                    &slot,
+                    "the promotion took the level over its 17,500-character budget",
+                    now,
+                );
+                let sorted = |mut ids: Vec<String>| {
                     ids.sort();
                     ids
                 };
-                Some(json!({
-                    "archived": moved(&|b, a| b == Tier::Active && a != Tier::Active),
-                    "restored": moved(&|b, a| b != Tier::Active && a == Tier::Active),
-                    "orphaned": moved(&|b, a| b != Tier::Orphaned && a == Tier::Orphaned),
+                json!({
+                    "archived": sorted(moves.archived),
+                    "restored": sorted(moves.restored),
+                    "orphaned": sorted(moves.orphaned),
                     "reason": "the promotion took the level over its 17,500-character budget, so the maintenance pass archived the lowest-scored active nodes",
-                }))
-            } else {
-                None
-            };
+                })
+            });
             let node = state
                 .store
                 .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.as_object().clone()))
