@@ -148,6 +148,17 @@ pub struct Target<'a> {
     pub project_path: Option<&'a str>,
 }
 
+impl<'a> Target<'a> {
+    /// The graph of `level` as a session sees it (the project it is bound to).
+    pub fn session(level: Level, session: &'a str) -> Self {
+        Target {
+            level,
+            session: Some(session),
+            project_path: None,
+        }
+    }
+}
+
 /// Undo records for one mutation, so a failed save leaves memory as it was.
 #[derive(Debug, Default)]
 pub struct Journal {

@@ -137,11 +137,7 @@ fn read_nodes(
     let mut blocks = Vec::with_capacity(ids.len());
     let mut found = Vec::new();
     for id in ids {
-        let target = level.map(|level| Target {
-            level,
-            session: Some(sid),
-            project_path: None,
-        });
+        let target = level.map(|level| Target::session(level, sid));
         match store.read_node(target, Some(sid), id, now) {
             Ok(read) => {
                 blocks.push(node_block(&read));
@@ -319,11 +315,7 @@ pub struct PutNodeArgs {
 
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
     store.count_op(&args.session_id, now);
-    let target = Target {
-        level: args.level,
-        session: Some(&args.session_id),
-        project_path: None,
-    };
+    let target = Target::session(args.level, &args.session_id);
     answer(
         store
             .put_node(
@@ -357,11 +349,7 @@ pub struct PutEdgeArgs {
 
 pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
     store.count_op(&args.session_id, now);
-    let target = Target {
-        level: args.level,
-        session: Some(&args.session_id),
-        project_path: None,
-    };
+    let target = Target::session(args.level, &args.session_id);
     answer(
         store
             .put_edge(

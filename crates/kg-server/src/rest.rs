@@ -20,7 +20,7 @@ use kg_core::ambient::{BootstrapRequest, session_bootstrap};
 use kg_core::model::{Level, float_value};
 use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::store::{GraphSlot, NodeRead};
-use kg_core::{EdgeKey, StoreError, Target};
+use kg_core::{EdgeKey, Store, StoreError, Target};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,17 +38,17 @@ pub fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-fn ok(body: Value) -> Response {
+pub(crate) fn ok(body: Value) -> Response {
     json_response(StatusCode::OK, &body)
 }
 
-fn detail(status: StatusCode, message: impl Into<String>) -> Response {
+pub(crate) fn detail(status: StatusCode, message: impl Into<String>) -> Response {
     json_response(status, &json!({"detail": message.into()}))
 }
 
 /// A store error as an HTTP answer: the request's fault → 400 (404 for a missing
 /// node), the server's → 500.
-fn store_error(e: &StoreError) -> Response {
+pub(crate) fn store_error(e: &StoreError) -> Response {
     let status = match e {
         StoreError::NodeNotFound { .. } => StatusCode::NOT_FOUND,
         e if e.is_client_error() => StatusCode::BAD_REQUEST,
@@ -423,33 +423,37 @@ async fn maintenance_debt(State(state): Shared) -> Response {
 }
 
 async fn prompt_context(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
+    hook_answer(
+        state,
+        body,
+        "UserPromptSubmit",
+        kg_core::ambient::prompt_context,
+    )
+    .await
+}
+
+async fn tool_event(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
+    hook_answer(state, body, "PostToolUse", kg_core::ambient::tool_event).await
+}
+
+/// One hook's answer: the decision's text wrapped as that hook's output, or `{}`.
+async fn hook_answer(
+    state: Arc<AppState>,
+    body: Result<JsonObject, Response>,
+    hook_event: &'static str,
+    decide: fn(&Store, &Value, f64) -> Option<String>,
+) -> Response {
     // A hook never breaks a session: anything unusable is simply silence.
     let Ok(JsonObject(payload)) = body else {
         return ok(json!({}));
     };
     state
-        .blocking(move |state, now| {
-            let payload = Value::Object(payload);
-            match kg_core::ambient::prompt_context(&state.store, &payload, now) {
-                Some(text) => ok(kg_core::ambient::hook_output("UserPromptSubmit", text)),
+        .blocking(
+            move |state, now| match decide(&state.store, &Value::Object(payload), now) {
+                Some(text) => ok(kg_core::ambient::hook_output(hook_event, text)),
                 None => ok(json!({})),
-            }
-        })
-        .await
-}
-
-async fn tool_event(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
-    let Ok(JsonObject(payload)) = body else {
-        return ok(json!({}));
-    };
-    state
-        .blocking(move |state, now| {
-            let payload = Value::Object(payload);
-            match kg_core::ambient::tool_event(&state.store, &payload, now) {
-                Some(text) => ok(kg_core::ambient::hook_output("PostToolUse", text)),
-                None => ok(json!({})),
-            }
-        })
+            },
+        )
         .await
 }
 

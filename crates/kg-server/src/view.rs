@@ -19,7 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 use crate::app::AppState;
-use crate::rest::{JsonObject, json_response};
+use crate::rest::{JsonObject, detail, ok, store_error};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
@@ -141,23 +141,6 @@ async fn asset(Path(path): Path<String>) -> Response {
 }
 
 // ----- helpers ----------------------------------------------------------------------
-
-fn ok(body: Value) -> Response {
-    json_response(StatusCode::OK, &body)
-}
-
-fn detail(status: StatusCode, message: impl Into<String>) -> Response {
-    json_response(status, &json!({"detail": message.into()}))
-}
-
-fn store_error(e: &StoreError) -> Response {
-    let status = match e {
-        StoreError::NodeNotFound { .. } => StatusCode::NOT_FOUND,
-        e if e.is_client_error() => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    detail(status, e.to_string())
-}
 
 fn param<'a>(params: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
     params
