@@ -10,7 +10,7 @@ use crate::score::credible_ts;
 use crate::tool_events::ToolEvents;
 use crate::wording;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::fs;
 
 /// Gists longer than this scan badly and stall the compactor.
@@ -141,7 +141,7 @@ pub fn compute_debt(
     extra_activity: impl IntoIterator<Item = f64>,
     now: f64,
 ) -> Debt {
-    let endpoints: HashSet<&str> = graph
+    let endpoints: rustc_hash::FxHashSet<&str> = graph
         .edges
         .keys()
         .flat_map(|k| [k.from.as_str(), k.to.as_str()])

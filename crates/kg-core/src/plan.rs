@@ -7,39 +7,10 @@
 //! one live-edge predicate below.
 
 use crate::model::{Graph, Tier};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A fast, non-cryptographic hasher for the per-operation id lookup (the FxHash
-/// recipe). Ids come from our own graphs, so flooding is not a concern, and SipHash
-/// was the largest cost of planning a 2,000-node graph.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.write(&[i]);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A map keyed by ids, hashed with [`FxHasher`].
-pub type IdMap<'g, V> = HashMap<&'g str, V, BuildHasherDefault<FxHasher>>;
+/// A map keyed by ids. FxHash: the ids come from our own graphs, so flooding is not
+/// a concern, and SipHash was the largest cost of planning a 2,000-node graph.
+pub type IdMap<'g, V> = rustc_hash::FxHashMap<&'g str, V>;
 
 pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
@@ -106,7 +77,7 @@ impl<'g> LevelIndex<'g> {
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
             edges: Vec::with_capacity(graph.edges.len()),
-            lookup: IdMap::with_capacity_and_hasher(n, BuildHasherDefault::default()),
+            lookup: IdMap::with_capacity_and_hasher(n, rustc_hash::FxBuildHasher),
         };
         for (i, (id, node)) in graph.nodes.iter().enumerate() {
             index.ids.push(id);

@@ -16,8 +16,7 @@ use crate::pyfmt::round_to;
 use crate::wording;
 use serde_json::Value;
 use std::cmp::Reverse;
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashSet;
 
 /// Character budget of the `kg_search` text.
 pub const SEARCH_BUDGET: usize = 10_000;
@@ -400,56 +399,16 @@ impl<'g> Adjacency<'g> {
     }
 }
 
-/// A fast, non-keyed hasher (the Fx mix) for the per-call id maps: the keys are our
-/// own node ids, and SipHash's DoS resistance costs more than the lookups themselves.
-#[derive(Debug, Default, Clone, Copy)]
-struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-type FastSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+// Fx-hashed maps for the per-call id lookups: the keys are our own node ids, and
+// SipHash's flooding resistance costs more than the lookups themselves.
+type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
+type FastSet<K> = rustc_hash::FxHashSet<K>;
 
 /// Vertex numbering: an id is one vertex whatever the number of graphs holding it.
 fn vertices<'g>(graphs: &[SearchGraph<'g>], order: &[usize]) -> FastMap<&'g str, usize> {
     let capacity = graphs.iter().map(|sg| sg.graph.nodes.len()).sum();
     let mut ids: FastMap<&'g str, usize> =
-        FastMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default());
+        FastMap::with_capacity_and_hasher(capacity, rustc_hash::FxBuildHasher);
     for &g in order {
         let graph: &'g Graph = graphs[g].graph;
         for id in graph.nodes.keys() {
