@@ -90,8 +90,18 @@ export async function startServer({ root, port, env = {} }) {
           /* ss may be missing */
         }
         const log = fs.readFileSync(path.join(root, 'server.log'), 'utf8').split('\n').slice(-15).join('\n');
+        // Where every thread is stuck, when gdb is at hand (that is how a lock-order
+        // deadlock in project loading was found).
+        let stacks = '';
+        try {
+          fs.mkdirSync(ARTIFACTS, { recursive: true });
+          stacks = path.join(ARTIFACTS, `kg-memory-hang-${child.pid}.txt`);
+          fs.writeFileSync(stacks, execSync(`gdb -p ${child.pid} -batch -ex 'thread apply all bt' 2>&1`, { timeout: 60000 }));
+        } catch {
+          stacks = '';
+        }
         child.kill('SIGKILL');
-        throw new Error(`kg-memory did not stop within 20 s of SIGTERM.\nSockets:\n${sockets}\nLog tail:\n${log}`);
+        throw new Error(`kg-memory did not stop within 20 s of SIGTERM.\nSockets:\n${sockets}\nLog tail:\n${log}${stacks ? `\nThread stacks: ${stacks}` : ''}`);
       }
       return code;
     },
@@ -155,6 +165,12 @@ export async function openView(browser, base, hash = '', viewport = { width: 160
 
 /** Drag with real mouse events from one page point to another. */
 export async function drag(page, from, to) {
+  // A node drawn under an overlay (legend, drawer toggle) could not be grabbed by a user either.
+  const under = await page.evaluate(({ x, y }) => {
+    const e = document.elementFromPoint(x, y);
+    return e && e.closest('#cy') ? null : e ? e.outerHTML.slice(0, 80) : 'nothing (off screen)';
+  }, from);
+  if (under) throw new Error(`the node at (${from.x}, ${from.y}) is covered by ${under}`);
   await page.mouse.move(from.x, from.y);
   await page.mouse.down();
   const steps = 12;

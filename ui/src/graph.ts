@@ -337,8 +337,8 @@ export class GraphView {
     }
     tip.append(head, body);
     const p = n.renderedPosition();
-    tip.style.left = `${Math.round(p.x + 14)}px`;
-    tip.style.top = `${Math.round(p.y + 14)}px`;
+    tip.style.left = `${Math.round(this.container.offsetLeft + p.x + 14)}px`;
+    tip.style.top = `${Math.round(this.container.offsetTop + p.y + 14)}px`;
     tip.hidden = false;
   }
 

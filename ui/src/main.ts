@@ -829,13 +829,19 @@ async function undoMove(): Promise<void> {
 
 let searchTimer: number | undefined;
 let hits: SearchHit[] = [];
+/** The query `hits` answer. */
+let hitsQuery = '';
 let active = -1;
+/** Bumped by every search and every dismissal: an answer that arrives for an older
+ * generation (the user already chose a hit or closed the list) is dropped. */
+let searchGeneration = 0;
 
 function closeResults(): void {
   const list = $('search-results');
   list.hidden = true;
   $('search').setAttribute('aria-expanded', 'false');
   active = -1;
+  searchGeneration++;
 }
 
 function renderResults(answer: { total: number; hits: SearchHit[] } | null, message?: string): void {
@@ -872,20 +878,25 @@ function renderResults(answer: { total: number; hits: SearchHit[] } | null, mess
 }
 
 async function runSearch(query: string): Promise<void> {
+  window.clearTimeout(searchTimer);
+  const generation = ++searchGeneration;
   if (!query.trim()) {
     hits = [];
+    hitsQuery = query;
     graph.highlight([]);
     closeResults();
     return;
   }
   try {
     const answer = await api.search(query, onScreen(), state.project);
-    if (($('search') as HTMLInputElement).value !== query) return;
+    if (generation !== searchGeneration || ($('search') as HTMLInputElement).value !== query) return;
     hits = answer.hits;
+    hitsQuery = query;
     active = hits.length ? 0 : -1;
     graph.highlight(hits.map((x) => nodeKey(x.level, x.id)));
     renderResults(answer, hits.length ? undefined : `No node matches “${query}”.`);
   } catch (e) {
+    if (generation !== searchGeneration) return;
     renderResults(null, `Search failed: ${e instanceof ApiError ? e.detail : String(e)}`);
   }
 }
@@ -893,6 +904,7 @@ async function runSearch(query: string): Promise<void> {
 function choose(i: number): void {
   const hit = hits[i];
   if (!hit) return;
+  window.clearTimeout(searchTimer);
   closeResults();
   focusNode(nodeKey(hit.level, hit.id));
 }
@@ -913,7 +925,11 @@ function wireSearch(): void {
       graph.centre(key);
     } else if (ev.key === 'Enter') {
       ev.preventDefault();
-      if (hits.length) choose(Math.max(0, active));
+      // Enter before the answer for what is typed arrived: search now, then open its best hit.
+      if (hitsQuery !== input.value) void runSearch(input.value).then(() => {
+        if (hitsQuery === input.value) choose(0);
+      });
+      else if (hits.length) choose(Math.max(0, active));
       else void runSearch(input.value);
     } else if (ev.key === 'Escape') {
       ev.preventDefault();

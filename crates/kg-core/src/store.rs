@@ -430,13 +430,17 @@ impl Store {
 
     /// The project graph of an already resolved root, loading it on first use.
     pub fn project_slot(&self, root: &str, now: f64) -> Result<Arc<GraphSlot>, StoreError> {
-        if let Some(slot) = self
+        // The read guard must be gone before loading: loading reads the map again, and
+        // a second read while a writer waits deadlocks (std's RwLock queues readers
+        // behind a waiting writer). A guard in an `if let` scrutinee lives to the end
+        // of the block, so the lookup is its own statement.
+        let known = self
             .projects
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(root)
-        {
-            let slot = slot.clone();
+            .cloned();
+        if let Some(slot) = known {
             self.ensure_loaded(&slot, now)?;
             return Ok(slot);
         }

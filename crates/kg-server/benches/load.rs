@@ -985,6 +985,7 @@ fn big_graph(server: &Server, home: &Path, n: usize) {
     for _ in 0..20 {
         c.ok("kg_read", &full);
     }
+    let noise = Foreign::start(pid);
     seq("    kg_read full, keep-alive", pid, 300, |_| {
         c.ok("kg_read", &full);
     });
@@ -1007,6 +1008,7 @@ fn big_graph(server: &Server, home: &Path, n: usize) {
             &json!({"session_id": sid, "level": "project", "id": active[k % active.len()], "gist": g}),
         );
     });
+    println!("    during (f): {}", noise.report());
 }
 
 // ---------------------------------------------------------------------------------

@@ -312,3 +312,77 @@ fn debt_verdict_changes_reach_the_change_log() {
         });
     assert_eq!(last.as_deref(), Some("LOW"));
 }
+
+/// Many threads opening project graphs for the first time at once. A thread that
+/// found a graph another thread had just added but not yet loaded used to keep the
+/// project map's read lock while loading it; loading reads the map again, and with a
+/// third thread waiting to add a project in between, the three deadlocked (seen as a
+/// server that would not stop). The window is small, so the test makes many rounds of
+/// first loads; before the fix it deadlocked within its first thousand rounds.
+#[test]
+fn first_loads_of_many_projects_at_once_do_not_deadlock() {
+    use std::sync::{Arc, Barrier, mpsc};
+    const THREADS: usize = 12;
+    const PROJECTS: usize = 16;
+    const NODES: usize = 1;
+    const ROUNDS: usize = 1000;
+    let (done, finished) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        for round in 0..ROUNDS {
+            let home = TempHome::new();
+            let roots: Vec<String> = (0..PROJECTS)
+                .map(|p| {
+                    let dir = home.path.join(format!("src/p{p}"));
+                    fs::create_dir_all(&dir).expect("project folder");
+                    let root = dir.to_string_lossy().into_owned();
+                    let nodes: serde_json::Map<String, serde_json::Value> = (0..NODES)
+                        .map(|n| {
+                            let id = format!("p{p}-n{n}");
+                            let node = serde_json::json!({"id": id, "gist": format!("insight {n} of project {p}")});
+                            (id, node)
+                        })
+                        .collect();
+                    let graph = serde_json::json!({
+                        "nodes": nodes, "edges": {},
+                        "_meta": {"project_path": root, "namespace": {"kind": "project", "owner": null}},
+                    });
+                    let file = home.storage().join(format!("projects/p{p}/graph.json"));
+                    fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+                    fs::write(&file, graph.to_string()).expect("graph file");
+                    root
+                })
+                .collect();
+            let store = Arc::new(open_store(&home, T));
+            let start = Arc::new(Barrier::new(THREADS));
+            let threads: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (store, roots, start) = (store.clone(), roots.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        // Each thread walks the projects from a different start and
+                        // stride, so first loads and lookups of half-loaded graphs mix.
+                        for k in 0..PROJECTS {
+                            let root = &roots[(k * (2 * t + 1) + round + t) % PROJECTS];
+                            store.project_slot(root, T).expect("project graph opens");
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("no panic");
+            }
+            assert_eq!(store.loaded_graph_count(), PROJECTS + 1);
+            let slot = store.project_slot(&roots[3], T).expect("project graph");
+            assert_eq!(store.snapshot(&slot).0.len(), NODES, "every node loaded");
+        }
+        let _ = done.send(());
+    });
+    // A deadlock shows as threads that never finish; say so instead of hanging CI.
+    if finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .is_err()
+    {
+        panic!("project graph loads deadlocked (no progress in 120 s)");
+    }
+    worker.join().expect("no panic");
+}
