@@ -4,6 +4,10 @@
 # Targets: graph_load render_graph text_gate tool_args hook_payloads.
 # Needs cargo-fuzz (installed here if missing). cargo fuzz uses nightly-only compiler
 # flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
+# The committed corpora are minimised after long runs and capped at 15 KiB an input to
+# keep the repository small:
+#   cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O <target> corpus/<target>
+#   find corpus -type f -size +15k -delete
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
