@@ -368,7 +368,7 @@ test('search uses the server ranking; / focuses it, Enter opens the hit, Esc clo
   assert.deepEqual(page.errors, []);
 });
 
-test('a 2,000-node graph draws with all three tiers (its speed is in BENCHMARKS-ui.md)', async () => {
+test('a 2,000-node graph draws with all three tiers (its speed is in BENCHMARKS.md)', async () => {
   const page = await open(`#project=${encodeURIComponent(bigDir)}`);
   const m = await page.evaluate(() => window.kgView.metrics);
   assert.equal(m.nodes, 2000);
