@@ -137,6 +137,8 @@ impl<T> Memo<T> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeMeta {
     pub tier: Tier,
+    /// `_archived` is truthy (it may be, on an orphan too).
+    pub archived_flag: bool,
     pub created_ts: f64,
     pub last_read_ts: Option<f64>,
     pub gist: Box<str>,
@@ -146,10 +148,12 @@ pub struct NodeMeta {
 
 impl NodeMeta {
     fn of(obj: &Object) -> NodeMeta {
+        let archived_flag = obj.get(field::ARCHIVED).is_some_and(truthy);
         NodeMeta {
+            archived_flag,
             tier: if obj.contains_key(field::ORPHANED_TS) {
                 Tier::Orphaned
-            } else if obj.get(field::ARCHIVED).is_some_and(truthy) {
+            } else if archived_flag {
                 Tier::Archived
             } else {
                 Tier::Active
@@ -272,7 +276,7 @@ impl Node {
     }
 
     pub fn is_archived_flag(&self) -> bool {
-        self.obj.get(field::ARCHIVED).is_some_and(truthy)
+        self.meta().archived_flag
     }
 
     pub fn orphaned_ts(&self) -> Option<f64> {
@@ -282,7 +286,7 @@ impl Node {
     }
 
     pub fn is_orphaned(&self) -> bool {
-        self.obj.contains_key(field::ORPHANED_TS)
+        self.meta().tier == Tier::Orphaned
     }
 
     pub fn tier(&self) -> Tier {
