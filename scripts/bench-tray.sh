@@ -15,7 +15,7 @@ dbus-update-activation-environment DISPLAY=\$DISPLAY 2>/dev/null || true
 dunst >/dev/null 2>&1 & trayer --edge top --align right --widthtype request --height 32 >/dev/null 2>&1 &
 sleep 1
 root=\$(mktemp -d /dev/shm/kg-bench-tray-XXXX)
-export HOME=\$root/home KG_STORAGE_ROOT=\$root/storage KG_AUTOCOMMIT_INTERVAL=0
+export HOME=\$root/home KG_STORAGE_ROOT=\$root/storage KG_AUTOCOMMIT_INTERVAL=0 KG_SAVE_INTERVAL=30
 mkdir -p \$HOME
 starts=()
 for i in \$(seq 10); do
