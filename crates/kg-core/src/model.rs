@@ -286,7 +286,7 @@ impl Node {
     }
 
     pub fn is_orphaned(&self) -> bool {
-        self.meta().tier == Tier::Orphaned
+        self.tier() == Tier::Orphaned
     }
 
     pub fn tier(&self) -> Tier {
