@@ -183,6 +183,7 @@ pub struct Node {
     obj: Object,
     meta: Memo<NodeMeta>,
     text: Memo<Box<str>>,
+    search_text: Memo<Box<str>>,
 }
 
 impl Node {
@@ -198,12 +199,14 @@ impl Node {
             obj,
             meta: Memo::default(),
             text: Memo::default(),
+            search_text: Memo::default(),
         }
     }
 
     fn changed(&mut self) {
         self.meta = Memo::default();
         self.text = Memo::default();
+        self.search_text = Memo::default();
     }
 
     /// The typed fields, computed once per change.
@@ -214,6 +217,12 @@ impl Node {
     /// The object's JSON text as written by `render` (computed once per change).
     pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
         self.text.get_or_init(|| render(&self.obj).into_boxed_str())
+    }
+
+    /// The text search scans, as built by `render` (computed once per change).
+    pub fn cached_search_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
+        self.search_text
+            .get_or_init(|| render(&self.obj).into_boxed_str())
     }
 
     pub fn as_object(&self) -> &Object {
@@ -421,12 +430,15 @@ impl Edge {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Version {
     obj: Object,
+    /// `ts` read once: scoring needs it for every node on every render.
+    ts: f64,
     text: Memo<Box<str>>,
 }
 
 impl Version {
     pub fn from_object(obj: Object) -> Version {
         Version {
+            ts: as_ts(obj.get("ts")).unwrap_or(0.0),
             obj,
             text: Memo::default(),
         }
@@ -438,7 +450,7 @@ impl Version {
         self.obj.get("v").and_then(Value::as_i64).unwrap_or(0)
     }
     pub fn ts(&self) -> f64 {
-        as_ts(self.obj.get("ts")).unwrap_or(0.0)
+        self.ts
     }
     pub fn session(&self) -> Option<&str> {
         self.obj.get("session").and_then(Value::as_str)
@@ -449,7 +461,9 @@ impl Version {
         let next = self.v() + 1;
         let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
         self.obj.insert("v".into(), Value::from(next));
-        self.obj.insert("ts".into(), float_value(now));
+        let ts = float_value(now);
+        self.ts = as_ts(Some(&ts)).unwrap_or(0.0);
+        self.obj.insert("ts".into(), ts);
         self.obj.insert("session".into(), session);
     }
     /// The object's JSON text (computed once per change).
@@ -468,19 +482,210 @@ pub fn edge_version_key(key: &EdgeKey) -> String {
     format!("edge:{key}")
 }
 
+/// A stamp no other mutable access of any [`Tracked`] value has had.
+fn fresh_stamp() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A value whose every mutable access takes a fresh stamp, so that data derived from
+/// it can tell whether it is still current. Reads go through `Deref`, writes through
+/// `DerefMut`; stamps are unique across values, so even replacing the whole value (or
+/// cloning one and changing the clone) can never revive a stale derivation.
+#[derive(Debug)]
+pub struct Tracked<T> {
+    value: T,
+    stamp: u64,
+}
+
+impl<T> Tracked<T> {
+    pub fn new(value: T) -> Tracked<T> {
+        Tracked {
+            value,
+            stamp: fresh_stamp(),
+        }
+    }
+
+    /// Changes whenever the value may have changed.
+    pub fn stamp(&self) -> u64 {
+        self.stamp
+    }
+}
+
+impl<T: Default> Default for Tracked<T> {
+    fn default() -> Self {
+        Tracked::new(T::default())
+    }
+}
+
+impl<T: Clone> Clone for Tracked<T> {
+    fn clone(&self) -> Self {
+        // Same content, same stamp: a derivation of one is a derivation of the other.
+        Tracked {
+            value: self.value.clone(),
+            stamp: self.stamp,
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Tracked<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl<T> std::ops::Deref for Tracked<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for Tracked<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.stamp = fresh_stamp();
+        &mut self.value
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Tracked<T>
+where
+    &'a T: IntoIterator,
+{
+    type Item = <&'a T as IntoIterator>::Item;
+    type IntoIter = <&'a T as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        (&self.value).into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut Tracked<T>
+where
+    &'a mut T: IntoIterator,
+{
+    type Item = <&'a mut T as IntoIterator>::Item;
+    type IntoIter = <&'a mut T as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        (&mut **self).into_iter()
+    }
+}
+
+/// Where a graph's edges and versions point, as node positions: the structure every
+/// render, charge and search needs, resolved once per change of the graph instead of
+/// by hashing ids on every call.
+#[derive(Debug)]
+pub struct Structure {
+    stamps: [u64; 3],
+    /// Per edge, in edge order: the positions of its `from` and `to` among the nodes
+    /// (`None` for an artifact path or a node of another graph).
+    pub edge_ends: Vec<[Option<u32>; 2]>,
+    /// Per edge: the lengths in characters of its `from`, `to` and `rel`.
+    pub edge_chars: Vec<[usize; 3]>,
+    /// Per node, in node order: the position of its `node:<id>` entry among the versions.
+    pub node_versions: Vec<Option<u32>>,
+    /// Per node: the length of its id in characters.
+    pub id_chars: Vec<usize>,
+    /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
+    pub id_rank: Vec<u32>,
+}
+
+impl Structure {
+    fn of(graph: &Graph, stamps: [u64; 3]) -> Structure {
+        let position = |id: &str| graph.nodes.get_index_of(id).map(|i| i as u32);
+        let edge_ends = graph
+            .edges
+            .keys()
+            .map(|k| [position(&k.from), position(&k.to)])
+            .collect();
+        let edge_chars = graph
+            .edges
+            .keys()
+            .map(|k| [char_len(&k.from), char_len(&k.to), char_len(&k.rel)])
+            .collect();
+        let mut node_versions = vec![None; graph.nodes.len()];
+        for (v, key) in graph.versions.keys().enumerate() {
+            if let Some(i) = key.strip_prefix("node:").and_then(position) {
+                node_versions[i as usize] = Some(v as u32);
+            }
+        }
+        let id_chars = graph.nodes.keys().map(|id| char_len(id)).collect();
+        let mut sorted: Vec<u32> = (0..graph.nodes.len() as u32).collect();
+        sorted.sort_unstable_by_key(|&i| graph.nodes.get_index(i as usize).map(|(id, _)| id));
+        let mut id_rank = vec![0; graph.nodes.len()];
+        for (rank, &i) in sorted.iter().enumerate() {
+            id_rank[i as usize] = rank as u32;
+        }
+        Structure {
+            stamps,
+            edge_ends,
+            edge_chars,
+            node_versions,
+            id_chars,
+            id_rank,
+        }
+    }
+}
+
+/// Length in characters; identifiers are ASCII, which is counted at memory speed.
+pub fn char_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
 /// One graph: a level's nodes, edges, versions and progress, in insertion order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
-    pub nodes: IndexMap<String, Node>,
-    pub edges: IndexMap<EdgeKey, Edge>,
-    pub versions: IndexMap<String, Version>,
+    pub nodes: Tracked<IndexMap<String, Node>>,
+    pub edges: Tracked<IndexMap<EdgeKey, Edge>>,
+    pub versions: Tracked<IndexMap<String, Version>>,
     /// `_meta.progress`: task id → the state a client stored.
     pub progress: IndexMap<String, Value>,
+    structure: StructureCell,
+}
+
+/// The memoised [`Structure`] of a graph; never makes two graphs different.
+#[derive(Debug, Default)]
+struct StructureCell(std::cell::RefCell<Option<std::sync::Arc<Structure>>>);
+
+impl Clone for StructureCell {
+    fn clone(&self) -> Self {
+        StructureCell(std::cell::RefCell::new(self.get()))
+    }
+}
+
+impl PartialEq for StructureCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl StructureCell {
+    fn get(&self) -> Option<std::sync::Arc<Structure>> {
+        self.0.borrow().clone()
+    }
 }
 
 impl Graph {
     pub fn node(&self, id: &str) -> Option<&Node> {
         self.nodes.get(id)
+    }
+
+    /// Edge ends and version entries as node positions, current for this graph.
+    pub fn structure(&self) -> std::sync::Arc<Structure> {
+        let stamps = [
+            self.nodes.stamp(),
+            self.edges.stamp(),
+            self.versions.stamp(),
+        ];
+        if let Some(s) = self.structure.get().filter(|s| s.stamps == stamps) {
+            return s;
+        }
+        let fresh = std::sync::Arc::new(Structure::of(self, stamps));
+        *self.structure.0.borrow_mut() = Some(fresh.clone());
+        fresh
     }
 
     /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.

@@ -8,10 +8,6 @@
 
 use crate::model::{Graph, Tier};
 
-/// A map keyed by ids. FxHash: the ids come from our own graphs, so flooding is not
-/// a concern, and SipHash was the largest cost of planning a 2,000-node graph.
-pub type IdMap<'g, V> = rustc_hash::FxHashMap<&'g str, V>;
-
 pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
 
@@ -64,12 +60,14 @@ pub struct LevelIndex<'g> {
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
     pub edges: Vec<EdgeRef<'g>>,
-    lookup: IdMap<'g, usize>,
+    /// Each node's rank in sorted id order.
+    pub id_rank: Vec<u32>,
 }
 
 impl<'g> LevelIndex<'g> {
     pub fn of(graph: &'g Graph) -> LevelIndex<'g> {
         let n = graph.nodes.len();
+        let structure = graph.structure();
         let mut index = LevelIndex {
             ids: Vec::with_capacity(n),
             id_chars: Vec::with_capacity(n),
@@ -77,29 +75,29 @@ impl<'g> LevelIndex<'g> {
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
             edges: Vec::with_capacity(graph.edges.len()),
-            lookup: IdMap::with_capacity_and_hasher(n, rustc_hash::FxBuildHasher),
+            id_rank: Vec::with_capacity(n),
         };
-        for (i, (id, node)) in graph.nodes.iter().enumerate() {
+        for (id, node) in graph.nodes.iter() {
             index.ids.push(id);
-            index.id_chars.push(char_len(id));
             let meta = node.meta();
-            index.gists.push(node.gist());
+            index.gists.push(&meta.gist);
             index.gist_chars.push(meta.gist_chars);
             index.tiers.push(meta.tier);
-            index.lookup.insert(id, i);
         }
-        for edge in graph.edges.values() {
-            let end = |text: &'g str| EdgeEnd {
+        index.id_chars.extend_from_slice(&structure.id_chars);
+        index.id_rank.extend_from_slice(&structure.id_rank);
+        let edges = graph.edges.keys().zip(&structure.edge_ends);
+        for ((key, ends), chars) in edges.zip(&structure.edge_chars) {
+            let end = |text: &'g str, chars: usize, node: Option<u32>| EdgeEnd {
                 text,
-                chars: char_len(text),
-                node: index.lookup.get(text).copied(),
+                chars,
+                node: node.map(|i| i as usize),
             };
-            let (from, to) = (end(edge.from()), end(edge.to()));
             index.edges.push(EdgeRef {
-                from,
-                to,
-                rel: edge.rel(),
-                rel_chars: char_len(edge.rel()),
+                from: end(&key.from, chars[0], ends[0]),
+                to: end(&key.to, chars[1], ends[1]),
+                rel: &key.rel,
+                rel_chars: chars[2],
             });
         }
         index
@@ -113,10 +111,6 @@ impl<'g> LevelIndex<'g> {
         self.ids.is_empty()
     }
 
-    pub fn position(&self, id: &str) -> Option<usize> {
-        self.lookup.get(id).copied()
-    }
-
     /// `  <id>: <gist>` plus its newline.
     pub fn node_line_cost(&self, i: usize) -> usize {
         2 + self.id_chars[i] + 2 + self.gist_chars[i] + 1
@@ -125,15 +119,6 @@ impl<'g> LevelIndex<'g> {
     /// `  <id>` plus its newline.
     pub fn anchor_cost(&self, i: usize) -> usize {
         2 + self.id_chars[i] + 1
-    }
-}
-
-/// Length in characters; identifiers are ASCII, which is counted at memory speed.
-fn char_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
     }
 }
 

@@ -90,16 +90,18 @@ impl Ord for Value {
 struct Cite {
     /// Position in edge order, for reading-order ties.
     seq: usize,
-    line: String,
+    edge: usize,
+    dir: Dir,
     chars: usize,
     value: f64,
     removed: bool,
 }
 
+/// An active node's entry; its lines are written from the index only at the end, so
+/// nothing is formatted for what the budget drops.
 #[derive(Debug)]
 struct Entry {
-    id: String,
-    line: String,
+    node: usize,
     chars: usize,
     value: f64,
     full_gist: bool,
@@ -111,14 +113,15 @@ struct Entry {
 
 #[derive(Debug)]
 struct Anchor {
-    id: String,
+    node: usize,
     chars: usize,
     value: f64,
 }
 
 #[derive(Debug)]
-struct Block {
+struct Block<'g> {
     level: Level,
+    index: LevelIndex<'g>,
     head: String,
     health: String,
     debt: Option<String>,
@@ -152,6 +155,9 @@ fn hidden_anchors_line(k: usize) -> String {
 }
 const HIDDEN_ANCHORS_TAIL: &str = " more archived hidden (lowest-scored) — kg_search reaches them";
 
+/// `  <id> (preloaded)`: an active node whose gist the session-start preload showed.
+const PRELOADED_TAIL: &str = " (preloaded)";
+
 fn line_cost(s: &str) -> usize {
     s.chars().count() + 1
 }
@@ -161,8 +167,8 @@ fn summary_cost(tail: &str, k: usize) -> usize {
     3 + k.to_string().len() + tail.chars().count() + 1
 }
 
-impl Block {
-    fn new(source: &LevelSource<'_>, opts: &ReadOptions<'_>) -> Block {
+impl<'g> Block<'g> {
+    fn new(source: &LevelSource<'g>, opts: &ReadOptions<'_>) -> Block<'g> {
         let index = LevelIndex::of(source.graph);
         let plan = Plan::build(&index, &index.tiers, Mode::Active);
         let raw = RawSignals::of(source.graph, &index, opts.now);
@@ -182,26 +188,22 @@ impl Block {
         );
         let mut entries = Vec::with_capacity(plan.order.len());
         for (p, &i) in plan.order.iter().enumerate() {
-            let id = index.ids[i];
-            let preloaded = opts.preloaded.is_some_and(|set| set.contains(id));
-            let line = if preloaded {
-                format!("  {id} (preloaded)")
+            let preloaded = opts.preloaded.is_some_and(|set| set.contains(index.ids[i]));
+            let chars = if preloaded {
+                2 + index.id_chars[i] + PRELOADED_TAIL.len() + 1
             } else {
-                format!("  {id}: {}", index.gists[i])
+                index.node_line_cost(i)
             };
             let mut cites: Vec<Cite> = plan.citations[p]
                 .iter()
                 .enumerate()
                 .map(|(seq, &(k, dir))| {
                     let e = &index.edges[k];
-                    let line = match dir {
-                        Dir::Out => format!("    → {} → {}", e.rel, e.to.text),
-                        Dir::In => format!("    ← {} ← {}", e.rel, e.from.text),
-                    };
                     Cite {
                         seq,
+                        edge: k,
+                        dir,
                         chars: e.citation_chars(dir) + 1,
-                        line,
                         value: score_or(e.from.node, 0.5) + score_or(e.to.node, 0.5),
                         removed: false,
                     }
@@ -209,9 +211,8 @@ impl Block {
                 .collect();
             cites.sort_by(|a, b| a.value.total_cmp(&b.value));
             entries.push(Entry {
-                id: id.to_string(),
-                chars: line_cost(&line),
-                line,
+                node: i,
+                chars,
                 value: score_or(Some(i), 0.5),
                 full_gist: !preloaded,
                 cites,
@@ -223,7 +224,7 @@ impl Block {
             .anchors
             .iter()
             .map(|&i| Anchor {
-                id: index.ids[i].to_string(),
+                node: i,
                 chars: index.anchor_cost(i),
                 value: score_or(Some(i), 0.0),
             })
@@ -240,6 +241,7 @@ impl Block {
             debt: source.debt_line.map(str::to_string),
             live_entries: entries.len(),
             active_count: plan.order.len(),
+            index,
             entries,
             anchors,
             next_anchor: 0,
@@ -249,6 +251,10 @@ impl Block {
             cites_chars,
             anchors_chars,
         }
+    }
+
+    fn id(&self, entry: &Entry) -> &'g str {
+        self.index.ids[entry.node]
     }
 
     fn hidden_anchors(&self) -> usize {
@@ -282,36 +288,62 @@ impl Block {
         total
     }
 
-    fn write(&self, lines: &mut Vec<String>) {
-        lines.push(self.head.clone());
+    /// Append the block's lines, each followed by a newline.
+    fn write(&self, out: &mut String) {
+        let mut line = |parts: &[&str]| {
+            for part in parts {
+                out.push_str(part);
+            }
+            out.push('\n');
+        };
+        line(&[&self.head]);
         if self.live_entries > 0 || self.hidden_active > 0 {
-            lines.push(ACTIVE_HEAD.to_string());
+            line(&[ACTIVE_HEAD]);
         }
+        let index = &self.index;
+        let mut cites: Vec<&Cite> = Vec::new();
         for entry in self.entries.iter().filter(|e| !e.removed) {
-            lines.push(entry.line.clone());
-            let mut cites: Vec<&Cite> = entry.cites.iter().filter(|c| !c.removed).collect();
+            let id = self.id(entry);
+            if entry.full_gist {
+                line(&["  ", id, ": ", index.gists[entry.node]]);
+            } else {
+                line(&["  ", id, PRELOADED_TAIL]);
+            }
+            cites.clear();
+            cites.extend(entry.cites.iter().filter(|c| !c.removed));
             // Reading order: most valuable first; ties keep edge order.
             cites.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.seq.cmp(&b.seq)));
-            lines.extend(cites.into_iter().map(|c| c.line.clone()));
+            for cite in &cites {
+                let e = &index.edges[cite.edge];
+                match cite.dir {
+                    Dir::Out => line(&["    → ", e.rel, " → ", e.to.text]),
+                    Dir::In => line(&["    ← ", e.rel, " ← ", e.from.text]),
+                }
+            }
         }
         if self.hidden_active > 0 {
-            lines.push(hidden_active_line(self.hidden_active));
+            line(&[&hidden_active_line(self.hidden_active)]);
         }
         if self.hidden_edges > 0 {
-            lines.push(hidden_edges_line(self.hidden_edges));
+            line(&[&hidden_edges_line(self.hidden_edges)]);
         }
         if self.anchors.len() > self.next_anchor || self.hidden_anchors() > 0 {
-            lines.push(ARCHIVED_HEAD.to_string());
+            line(&[ARCHIVED_HEAD]);
         }
-        let mut anchors: Vec<&Anchor> = self.anchors[self.next_anchor..].iter().collect();
-        anchors.sort_by(|a, b| a.id.cmp(&b.id));
-        lines.extend(anchors.into_iter().map(|a| format!("  {}", a.id)));
+        let mut anchors: Vec<usize> = self.anchors[self.next_anchor..]
+            .iter()
+            .map(|a| a.node)
+            .collect();
+        anchors.sort_unstable_by_key(|&i| index.id_rank[i]);
+        for i in anchors {
+            line(&["  ", index.ids[i]]);
+        }
         if self.hidden_anchors() > 0 {
-            lines.push(hidden_anchors_line(self.hidden_anchors()));
+            line(&[&hidden_anchors_line(self.hidden_anchors())]);
         }
-        lines.push(self.health.clone());
+        line(&[&self.health]);
         if let Some(d) = &self.debt {
-            lines.push(d.clone());
+            line(&[d]);
         }
     }
 }
@@ -438,11 +470,11 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
     }
 
     let budgeted = measure(&blocks);
-    let mut lines = Vec::new();
+    let mut body = String::with_capacity(budgeted + 64);
     for block in &blocks {
-        block.write(&mut lines);
+        block.write(&mut body);
     }
-    let mut body = lines.join("\n");
+    body.pop(); // lines are joined, not terminated
     let hidden_anchors: usize = blocks.iter().map(Block::hidden_anchors).sum();
     let hidden_edges: usize = blocks.iter().map(|b| b.hidden_edges).sum();
     if notes && (hidden_anchors > 0 || hidden_edges > 0) {
@@ -462,7 +494,7 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         b.entries
             .iter()
             .filter(|e| !e.removed && e.full_gist)
-            .map(|e| e.id.clone())
+            .map(|e| b.id(e).to_string())
             .collect()
     };
     let count = |level: Level| {
@@ -475,7 +507,7 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         shown_ids: blocks.iter().flat_map(live).collect(),
         active_ids: blocks
             .iter()
-            .flat_map(|b| b.entries.iter().map(|e| e.id.clone()))
+            .flat_map(|b| b.entries.iter().map(|e| b.id(e).to_string()))
             .collect(),
         user_active: count(Level::User),
         project_active: count(Level::Project),

@@ -50,20 +50,18 @@ pub struct RawSignals {
 
 impl RawSignals {
     pub fn of(graph: &Graph, index: &LevelIndex<'_>, now: f64) -> RawSignals {
-        let mut recency = vec![0.0f64; index.len()];
-        for (key, version) in &graph.versions {
-            if let Some(id) = key.strip_prefix("node:")
-                && let Some(i) = index.position(id)
-            {
-                recency[i] = version.ts();
-            }
-        }
+        let structure = graph.structure();
+        let mut recency = Vec::with_capacity(index.len());
         let mut usefulness = Vec::with_capacity(index.len());
         let mut created = Vec::with_capacity(index.len());
-        for (i, node) in graph.nodes.values().enumerate() {
-            if let Some(read) = node.last_read_ts() {
-                recency[i] = recency[i].max(read);
-            }
+        for (node, version) in graph.nodes.values().zip(&structure.node_versions) {
+            let written = version
+                .and_then(|v| graph.versions.get_index(v as usize))
+                .map_or(0.0, |(_, version)| version.ts());
+            recency.push(match node.last_read_ts() {
+                Some(read) => written.max(read),
+                None => written,
+            });
             let mut u = 0.0;
             for ts in node.useful_ts() {
                 u += 0.5f64.powf((now - ts).max(0.0) / USEFUL_HALF_LIFE_SECS);

@@ -126,10 +126,21 @@ fn push_list(buf: &mut String, value: Option<&Value>) {
 }
 
 /// Append the searchable text of a node, `id gist notes… touches…`, lowercased.
+///
+/// The part after the id is memoised on the node. Lowercasing the two parts apart
+/// equals lowercasing the whole: the only context-dependent mapping (final sigma)
+/// never looks across the separating space.
 fn push_searchable(buf: &mut String, id: &str, node: &Node) {
+    push_lowercase(buf, id);
+    buf.push(' ');
+    buf.push_str(node.cached_search_text(searchable_fields));
+}
+
+/// `gist notes… touches…` of a node object, lowercased.
+fn searchable_fields(obj: &crate::model::Object) -> String {
     // One linear walk over the few fields beats three hashed look-ups.
     let (mut gist, mut notes, mut touches) = (None, None, None);
-    for (key, value) in node.as_object() {
+    for (key, value) in obj {
         match key.as_str() {
             field::GIST => gist = Some(value),
             field::NOTES => notes = Some(value),
@@ -137,22 +148,26 @@ fn push_searchable(buf: &mut String, id: &str, node: &Node) {
             _ => {}
         }
     }
-    let start = buf.len();
-    buf.push_str(id);
-    buf.push(' ');
-    buf.push_str(gist.and_then(Value::as_str).unwrap_or(""));
-    buf.push(' ');
-    push_list(buf, notes);
-    buf.push(' ');
-    push_list(buf, touches);
-    if buf[start..].is_ascii() {
+    let mut text = String::new();
+    text.push_str(gist.and_then(Value::as_str).unwrap_or(""));
+    text.push(' ');
+    push_list(&mut text, notes);
+    text.push(' ');
+    push_list(&mut text, touches);
+    let mut lower = String::with_capacity(text.len());
+    push_lowercase(&mut lower, &text);
+    lower
+}
+
+/// Append `text` lowercased the way Python's `str.lower` does.
+fn push_lowercase(buf: &mut String, text: &str) {
+    if text.is_ascii() {
+        let start = buf.len();
+        buf.push_str(text);
         buf[start..].make_ascii_lowercase();
     } else {
-        // Unicode lowercasing of the whole text, as the reference does (context-
-        // dependent mappings such as final sigma included).
-        let lower = buf[start..].to_lowercase();
-        buf.truncate(start);
-        buf.push_str(&lower);
+        // Unicode lowercasing, context-dependent mappings such as final sigma included.
+        buf.push_str(&text.to_lowercase());
     }
 }
 
@@ -405,39 +420,77 @@ type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 type FastSet<K> = rustc_hash::FxHashSet<K>;
 
 /// Vertex numbering: an id is one vertex whatever the number of graphs holding it.
-fn vertices<'g>(graphs: &[SearchGraph<'g>], order: &[usize]) -> FastMap<&'g str, usize> {
-    let capacity = graphs.iter().map(|sg| sg.graph.nodes.len()).sum();
-    let mut ids: FastMap<&'g str, usize> =
-        FastMap::with_capacity_and_hasher(capacity, rustc_hash::FxBuildHasher);
-    for &g in order {
-        let graph: &'g Graph = graphs[g].graph;
-        for id in graph.nodes.keys() {
-            let next = ids.len();
-            ids.entry(id.as_str()).or_insert(next);
+/// `vertex[g][i]` is the vertex of node `i` of graph `g`; returns it with the count.
+///
+/// Each graph's own nodes are numbered by position; only ids shared between graphs
+/// need a look-up, and those are found from the smaller graph of each pair.
+fn vertices(graphs: &[SearchGraph<'_>], order: &[usize]) -> (Vec<Vec<usize>>, usize) {
+    let mut vertex: Vec<Vec<usize>> = vec![Vec::new(); graphs.len()];
+    let mut count = 0;
+    for (rank, &g) in order.iter().enumerate() {
+        let nodes = &graphs[g].graph.nodes;
+        let mut mine: Vec<Option<usize>> = vec![None; nodes.len()];
+        for &earlier in &order[..rank] {
+            let theirs = &graphs[earlier].graph.nodes;
+            if nodes.len() <= theirs.len() {
+                for (i, id) in nodes.keys().enumerate() {
+                    if mine[i].is_none()
+                        && let Some(j) = theirs.get_index_of(id.as_str())
+                    {
+                        mine[i] = Some(vertex[earlier][j]);
+                    }
+                }
+            } else {
+                for (j, id) in theirs.keys().enumerate() {
+                    if let Some(i) = nodes.get_index_of(id.as_str())
+                        && mine[i].is_none()
+                    {
+                        mine[i] = Some(vertex[earlier][j]);
+                    }
+                }
+            }
         }
+        vertex[g] = mine
+            .into_iter()
+            .map(|v| {
+                v.unwrap_or_else(|| {
+                    count += 1;
+                    count - 1
+                })
+            })
+            .collect();
     }
-    ids
+    (vertex, count)
 }
 
 /// The union of the shortest paths (≤ 4 edges) between every pair of top hits.
 fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) -> Vec<EdgeKey> {
-    let vertices = vertices(graphs, order);
+    let (vertex, count) = vertices(graphs, order);
+    // The vertex of an id in whichever graph holds it (an edge may name a node of
+    // another level).
+    let find = |id: &str| {
+        order
+            .iter()
+            .find_map(|&g| graphs[g].graph.nodes.get_index_of(id).map(|i| vertex[g][i]))
+    };
     // Qualifying edges: both endpoints are nodes (artifacts do not route), no self-loop.
     let mut links: Vec<(usize, usize, &EdgeKey)> = Vec::new();
     for &g in order {
-        for key in graphs[g].graph.edges.keys() {
+        let graph = graphs[g].graph;
+        let structure = graph.structure();
+        for (key, ends) in graph.edges.keys().zip(&structure.edge_ends) {
             if key.from == key.to {
                 continue;
             }
-            if let (Some(&a), Some(&b)) = (
-                vertices.get(key.from.as_str()),
-                vertices.get(key.to.as_str()),
-            ) {
+            let end = |position: Option<u32>, id: &str| match position {
+                Some(i) => Some(vertex[g][i as usize]),
+                None => find(id),
+            };
+            if let (Some(a), Some(b)) = (end(ends[0], &key.from), end(ends[1], &key.to)) {
                 links.push((a, b, key));
             }
         }
     }
-    let count = vertices.len();
     let mut starts = vec![0usize; count + 1];
     for &(a, b, _) in &links {
         starts[a + 1] += 1;
@@ -461,12 +514,7 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
 
     let ends: Vec<Option<usize>> = top
         .iter()
-        .map(|hit| {
-            vertices
-                .get(hit.id.as_str())
-                .copied()
-                .filter(|&v| !adjacency.neighbours(v).is_empty())
-        })
+        .map(|hit| find(&hit.id).filter(|&v| !adjacency.neighbours(v).is_empty()))
         .collect();
     let mut search = Bfs::new(count);
     let mut collected: Vec<EdgeKey> = Vec::new();

@@ -196,19 +196,22 @@ impl Journal {
                 Undo::Node(id, prev) => {
                     g.nodes.shift_remove(&id);
                     if let Some((i, n)) = prev {
-                        g.nodes.shift_insert(i.min(g.nodes.len()), id, n);
+                        let at = i.min(g.nodes.len());
+                        g.nodes.shift_insert(at, id, n);
                     }
                 }
                 Undo::Edge(key, prev) => {
                     g.edges.shift_remove(&key);
                     if let Some((i, e)) = prev {
-                        g.edges.shift_insert(i.min(g.edges.len()), key, e);
+                        let at = i.min(g.edges.len());
+                        g.edges.shift_insert(at, key, e);
                     }
                 }
                 Undo::Version(key, prev) => {
                     g.versions.shift_remove(&key);
                     if let Some((i, v)) = prev {
-                        g.versions.shift_insert(i.min(g.versions.len()), key, v);
+                        let at = i.min(g.versions.len());
+                        g.versions.shift_insert(at, key, v);
                     }
                 }
                 Undo::Progress(key, prev) => {
