@@ -201,12 +201,12 @@ pub fn compact_graph(
     }
     // Write the flags in the reference's order: `_archived` first, then `_orphaned_ts`.
     for (i, flag) in flags.iter().enumerate() {
-        if let (Some(value), Some((_, node))) = (flag, graph.nodes.get_index_mut(i)) {
+        if let (Some(value), Some(node)) = (flag, graph.node_at_mut(i)) {
             node.set(field::ARCHIVED, Value::Bool(*value));
         }
     }
     for i in orphaned {
-        if let Some((_, node)) = graph.nodes.get_index_mut(i) {
+        if let Some(node) = graph.node_at_mut(i) {
             node.set(field::ORPHANED_TS, float_value(now));
         }
     }

@@ -511,10 +511,10 @@ mod tests {
         node(&mut g, "old", "Archived thought", OLD);
         node(&mut g, "gone", "Orphaned thought", OLD);
         node(&mut g, "fresh", "Brand new", NOW - 3600.0);
-        if let Some(n) = g.nodes.get_mut("old") {
+        if let Some(n) = g.node_mut("old") {
             n.set(field::ARCHIVED, Value::Bool(true));
         }
-        if let Some(n) = g.nodes.get_mut("gone") {
+        if let Some(n) = g.node_mut("gone") {
             n.set(field::ARCHIVED, Value::Bool(true));
             n.set(field::ORPHANED_TS, float_value(NOW - DAY_SECS));
         }

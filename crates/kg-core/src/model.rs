@@ -239,12 +239,18 @@ impl Node {
 
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
-        self.changed();
         if let Some(slot) = self.obj.get_mut(key) {
+            // Re-setting a flag or a text to what it is changes nothing, so the
+            // memoised text and fields stay valid. (Numbers are always written: 0.0
+            // and -0.0 compare equal but print differently.)
+            if matches!(value, Value::Bool(_) | Value::Null | Value::String(_)) && *slot == value {
+                return;
+            }
             *slot = value;
         } else {
             self.obj.insert(key.to_string(), value);
         }
+        self.changed();
     }
 
     /// Remove a field, keeping the order of the others.
@@ -585,13 +591,22 @@ pub struct Structure {
     pub node_versions: Vec<Option<u32>>,
     /// Per node: the length of its id in characters.
     pub id_chars: Vec<usize>,
-    /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
-    pub id_rank: Vec<u32>,
+    /// Per node: the rank of its id in sorted id order, computed on first use.
+    id_rank: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Structure {
     fn of(graph: &Graph, stamps: [u64; 3]) -> Structure {
-        let position = |id: &str| graph.nodes.get_index_of(id).map(|i| i as u32);
+        // FxHash: the ids are our own, and SipHash was most of the cost here.
+        let mut positions: rustc_hash::FxHashMap<&str, u32> =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(
+                graph.nodes.len(),
+                rustc_hash::FxBuildHasher,
+            );
+        for (i, id) in graph.nodes.keys().enumerate() {
+            positions.insert(id, i as u32);
+        }
+        let position = |id: &str| positions.get(id).copied();
         let edge_ends = graph
             .edges
             .keys()
@@ -609,20 +624,27 @@ impl Structure {
             }
         }
         let id_chars = graph.nodes.keys().map(|id| char_len(id)).collect();
-        let mut sorted: Vec<u32> = (0..graph.nodes.len() as u32).collect();
-        sorted.sort_unstable_by_key(|&i| graph.nodes.get_index(i as usize).map(|(id, _)| id));
-        let mut id_rank = vec![0; graph.nodes.len()];
-        for (rank, &i) in sorted.iter().enumerate() {
-            id_rank[i as usize] = rank as u32;
-        }
         Structure {
             stamps,
             edge_ends,
             edge_chars,
             node_versions,
             id_chars,
-            id_rank,
+            id_rank: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
+    pub fn id_rank(&self, graph: &Graph) -> &[u32] {
+        self.id_rank.get_or_init(|| {
+            let mut sorted: Vec<u32> = (0..graph.nodes.len() as u32).collect();
+            sorted.sort_unstable_by_key(|&i| graph.nodes.get_index(i as usize).map(|(id, _)| id));
+            let mut rank = vec![0; graph.nodes.len()];
+            for (r, &i) in sorted.iter().enumerate() {
+                rank[i as usize] = r as u32;
+            }
+            rank
+        })
     }
 }
 
@@ -671,6 +693,22 @@ impl StructureCell {
 impl Graph {
     pub fn node(&self, id: &str) -> Option<&Node> {
         self.nodes.get(id)
+    }
+
+    /// A node to change in place. Its id and position stay, so the graph's
+    /// [`Structure`] stays current (a node's own derived fields track its changes).
+    pub fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
+        self.nodes.value.get_mut(id)
+    }
+
+    /// The node at a position, to change in place (see [`Graph::node_mut`]).
+    pub fn node_at_mut(&mut self, i: usize) -> Option<&mut Node> {
+        self.nodes.value.get_index_mut(i).map(|(_, node)| node)
+    }
+
+    /// Every node, to change in place (see [`Graph::node_mut`]).
+    pub fn nodes_in_place(&mut self) -> impl Iterator<Item = &mut Node> {
+        self.nodes.value.values_mut()
     }
 
     /// Edge ends and version entries as node positions, current for this graph.

@@ -60,8 +60,8 @@ pub struct LevelIndex<'g> {
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
     pub edges: Vec<EdgeRef<'g>>,
-    /// Each node's rank in sorted id order.
-    pub id_rank: Vec<u32>,
+    graph: &'g Graph,
+    structure: std::sync::Arc<crate::model::Structure>,
 }
 
 impl<'g> LevelIndex<'g> {
@@ -75,7 +75,8 @@ impl<'g> LevelIndex<'g> {
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
             edges: Vec::with_capacity(graph.edges.len()),
-            id_rank: Vec::with_capacity(n),
+            graph,
+            structure: structure.clone(),
         };
         for (id, node) in graph.nodes.iter() {
             index.ids.push(id);
@@ -85,7 +86,6 @@ impl<'g> LevelIndex<'g> {
             index.tiers.push(meta.tier);
         }
         index.id_chars.extend_from_slice(&structure.id_chars);
-        index.id_rank.extend_from_slice(&structure.id_rank);
         let edges = graph.edges.keys().zip(&structure.edge_ends);
         for ((key, ends), chars) in edges.zip(&structure.edge_chars) {
             let end = |text: &'g str, chars: usize, node: Option<u32>| EdgeEnd {
@@ -105,6 +105,11 @@ impl<'g> LevelIndex<'g> {
 
     pub fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Each node's rank in sorted id order.
+    pub fn id_rank(&self) -> &[u32] {
+        self.structure.id_rank(self.graph)
     }
 
     pub fn is_empty(&self) -> bool {

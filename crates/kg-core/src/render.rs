@@ -334,7 +334,8 @@ impl<'g> Block<'g> {
             .iter()
             .map(|a| a.node)
             .collect();
-        anchors.sort_unstable_by_key(|&i| index.id_rank[i]);
+        let rank = index.id_rank();
+        anchors.sort_unstable_by_key(|&i| rank[i]);
         for i in anchors {
             line(&["  ", index.ids[i]]);
         }

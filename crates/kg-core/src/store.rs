@@ -941,12 +941,12 @@ impl Store {
         let g = &mut state.graph;
         journal.node(g, id);
         let was_archived = g.nodes.get(id).is_some_and(|n| n.tier() != Tier::Active);
-        if let Some(node) = g.nodes.get_mut(id) {
+        if let Some(node) = g.node_mut(id) {
             node.set(field::LAST_READ_TS, float_value(now));
         }
         let mut rescued = Vec::new();
         if was_archived {
-            if let Some(node) = g.nodes.get_mut(id) {
+            if let Some(node) = g.node_mut(id) {
                 node.remove(field::ARCHIVED);
                 node.remove(field::ORPHANED_TS);
             }
@@ -972,7 +972,7 @@ impl Store {
                 }
                 if g.nodes.get(&other).is_some_and(Node::is_orphaned) {
                     journal.node(g, &other);
-                    if let Some(n) = g.nodes.get_mut(&other) {
+                    if let Some(n) = g.node_mut(&other) {
                         n.remove(field::ORPHANED_TS);
                     }
                     rescued.push(other);
@@ -1044,7 +1044,7 @@ impl Store {
                 if current == Tier::Active {
                     let mut journal = Journal::default();
                     journal.node(&state.graph, id);
-                    if let Some(n) = state.graph.nodes.get_mut(id) {
+                    if let Some(n) = state.graph.node_mut(id) {
                         n.set(field::ARCHIVED, Value::Bool(true));
                     }
                     self.commit(&slot, &mut state, journal, now)?;
@@ -1118,7 +1118,7 @@ impl Store {
                 stamps.push(float_value(now));
                 let mut journal = Journal::default();
                 journal.node(&state.graph, id);
-                if let Some(node) = state.graph.nodes.get_mut(id) {
+                if let Some(node) = state.graph.node_mut(id) {
                     node.set(field::USEFUL_TS, Value::Array(stamps));
                 }
                 self.commit(&slot, &mut state, journal, now)?;
@@ -1551,7 +1551,7 @@ fn remove_dangling_edges(graph: &mut Graph, foreign: &HashSet<String>, ns: &Name
 /// Heal every malformed gist in place; true when anything changed.
 fn heal_gists(graph: &mut Graph) -> bool {
     let mut changed = false;
-    for node in graph.nodes.values_mut() {
+    for node in graph.nodes_in_place() {
         let gist = node.gist().to_string();
         if !crate::heal::is_malformed(&gist) {
             continue;
