@@ -141,28 +141,38 @@ pub fn compute_debt(
     extra_activity: impl IntoIterator<Item = f64>,
     now: f64,
 ) -> Debt {
-    let endpoints: rustc_hash::FxHashSet<&str> = graph
-        .edges
-        .keys()
-        .flat_map(|k| [k.from.as_str(), k.to.as_str()])
-        .collect();
+    // Which nodes some edge names: by map key from the memoised structure, or by the
+    // `id` field (which a hand-edited file may have made differ from the key).
+    let connected: Vec<bool> = if use_id_field {
+        let endpoints: rustc_hash::FxHashSet<&str> = graph
+            .edges
+            .keys()
+            .flat_map(|k| [k.from.as_str(), k.to.as_str()])
+            .collect();
+        graph
+            .nodes
+            .values()
+            .map(|node| endpoints.contains(node.id_field().unwrap_or("")))
+            .collect()
+    } else {
+        let mut connected = vec![false; graph.nodes.len()];
+        for end in graph.structure().edge_ends.iter().flatten().flatten() {
+            connected[*end as usize] = true;
+        }
+        connected
+    };
     let mut active_nodes = 0usize;
     let mut oversized = 0usize;
     let mut unconnected = 0usize;
-    for (key, node) in &graph.nodes {
+    for (node, connected) in graph.nodes.values().zip(connected) {
         if node.is_archived_flag() {
             continue;
         }
         active_nodes += 1;
-        if node.gist().chars().count() > GIST_SCAN_LIMIT {
+        if node.meta().gist_chars > GIST_SCAN_LIMIT {
             oversized += 1;
         }
-        let id = if use_id_field {
-            node.id_field().unwrap_or("")
-        } else {
-            key.as_str()
-        };
-        if !endpoints.contains(id) {
+        if !connected {
             unconnected += 1;
         }
     }

@@ -255,8 +255,11 @@ impl Node {
 
     /// Remove a field, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        self.changed();
-        self.obj.shift_remove(key)
+        let removed = self.obj.shift_remove(key);
+        if removed.is_some() {
+            self.changed();
+        }
+        removed
     }
 
     /// The `id` field as stored (renderers read it from here, not from the map key).
@@ -728,10 +731,27 @@ impl Graph {
 
     /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.
     pub fn bump_version(&mut self, key: String, now: f64, session: Option<&str>) {
-        self.versions
+        // Bumping an existing entry leaves the keys, and so the structure, as they are.
+        let versions = if self.versions.contains_key(&key) {
+            &mut self.versions.value
+        } else {
+            &mut *self.versions
+        };
+        versions
             .entry(key)
             .or_insert_with(|| Version::from_object(Object::new()))
             .bump(now, session);
+    }
+
+    /// The node `id`, created as `{"id": id}` at the end when missing.
+    pub fn node_entry(&mut self, id: &str) -> &mut Node {
+        // Changing an existing node leaves the structure as it is.
+        let nodes = if self.nodes.contains_key(id) {
+            &mut self.nodes.value
+        } else {
+            &mut *self.nodes
+        };
+        nodes.entry(id.to_string()).or_insert_with(|| Node::new(id))
     }
 
     /// Ids of every node by tier, in node order.

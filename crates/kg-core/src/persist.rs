@@ -8,7 +8,7 @@
 //! good backup.
 
 use crate::model::{Edge, EdgeKey, Graph, Level, Node, Object, Version};
-use crate::pyfmt::{JsonStyle, push_spaces, write_json, write_json_str};
+use crate::pyfmt::{JsonStyle, push_spaces, write_json, write_json_str, write_json_str_of};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, Write};
@@ -124,36 +124,58 @@ fn kind_of(value: &Value) -> &'static str {
 /// `nodes`, `edges`, then a rebuilt `_meta`. Each entry's text is cached on the entry
 /// and reused until it changes, so a save after one write re-serialises one node.
 pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) -> String {
+    let mut out = String::new();
+    serialize_graph_into(&mut out, graph, level, project_path);
+    out
+}
+
+/// [`serialize_graph`] into a buffer the caller keeps between saves: a graph file runs
+/// to megabytes, and a fresh buffer each time costs a page fault per 4 KiB.
+pub fn serialize_graph_into(
+    out: &mut String,
+    graph: &Graph,
+    level: Level,
+    project_path: Option<&str>,
+) {
+    out.clear();
     let style = JsonStyle::file(2);
-    let mut out = String::with_capacity(256 * (graph.nodes.len() + graph.edges.len() + 4));
+    let nodes: Vec<(&str, &str)> = graph
+        .nodes
+        .iter()
+        .map(|(id, n)| (id.as_str(), n.cached_text(|obj| object_text(obj, style, 2))))
+        .collect();
+    let edges: Vec<(&EdgeKey, &str)> = graph
+        .edges
+        .iter()
+        .map(|(k, e)| (k, e.cached_text(|obj| object_text(obj, style, 2))))
+        .collect();
+    let versions: Vec<(&str, &str)> = graph
+        .versions
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.cached_text(|obj| object_text(obj, style, 3))))
+        .collect();
+    // Sized up front: growing the buffer by doubling would copy it again and again.
+    let entry = |key: usize, text: &str| key + text.len() + 16;
+    let capacity = 512
+        + nodes.iter().map(|(k, t)| entry(k.len(), t)).sum::<usize>()
+        + edges
+            .iter()
+            .map(|(k, t)| entry(k.from.len() + k.to.len() + k.rel.len() + 3, t))
+            .sum::<usize>()
+        + versions
+            .iter()
+            .map(|(k, t)| entry(k.len(), t))
+            .sum::<usize>()
+        + project_path.map_or(0, |p| 2 * p.len());
+    out.reserve(capacity);
     out.push_str("{\n  \"nodes\": ");
-    write_entries(
-        &mut out,
-        graph
-            .nodes
-            .iter()
-            .map(|(id, n)| (id.as_str(), n.cached_text(|obj| object_text(obj, style, 2)))),
-        1,
-    );
+    write_entries(out, nodes, 1, |out, id| write_json_str(out, id, true));
     out.push_str(",\n  \"edges\": ");
-    let edge_keys: Vec<String> = graph.edges.keys().map(EdgeKey::to_string).collect();
-    write_entries(
-        &mut out,
-        edge_keys
-            .iter()
-            .zip(graph.edges.values())
-            .map(|(k, e)| (k.as_str(), e.cached_text(|obj| object_text(obj, style, 2)))),
-        1,
-    );
+    write_entries(out, edges, 1, |out, k| {
+        write_json_str_of(out, &[&k.from, "->", &k.to, ":", &k.rel], true)
+    });
     out.push_str(",\n  \"_meta\": {\n    \"versions\": ");
-    write_entries(
-        &mut out,
-        graph
-            .versions
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.cached_text(|obj| object_text(obj, style, 3)))),
-        2,
-    );
+    write_entries(out, versions, 2, |out, k| write_json_str(out, k, true));
     if !graph.progress.is_empty() {
         out.push_str(",\n    \"progress\": ");
         let progress: Object = graph
@@ -161,19 +183,18 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        write_json(&mut out, &Value::Object(progress), style, 2);
+        write_json(out, &Value::Object(progress), style, 2);
     }
     if level == Level::Project {
         out.push_str(",\n    \"project_path\": ");
         match project_path {
-            Some(p) => write_json_str(&mut out, p, true),
+            Some(p) => write_json_str(out, p, true),
             None => out.push_str("null"),
         }
     }
     out.push_str(",\n    \"namespace\": {\n      \"kind\": ");
-    write_json_str(&mut out, level.as_str(), true);
+    write_json_str(out, level.as_str(), true);
     out.push_str(",\n      \"owner\": null\n    }\n  }\n}");
-    out
 }
 
 /// The JSON text of an object nested at `depth`.
@@ -184,17 +205,18 @@ fn object_text(obj: &Object, style: JsonStyle, depth: usize) -> String {
 }
 
 /// An object of already serialised entries at nesting `depth`.
-fn write_entries<'a>(
+fn write_entries<K>(
     out: &mut String,
-    entries: impl Iterator<Item = (&'a str, &'a str)>,
+    entries: Vec<(K, &str)>,
     depth: usize,
+    write_key: impl Fn(&mut String, K),
 ) {
     let mut any = false;
     for (key, text) in entries {
         out.push_str(if any { ",\n" } else { "{\n" });
         any = true;
         push_spaces(out, 2 * (depth + 1));
-        write_json_str(out, key, true);
+        write_key(out, key);
         out.push_str(": ");
         out.push_str(text);
     }

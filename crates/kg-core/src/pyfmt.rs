@@ -312,11 +312,29 @@ pub fn json_float(f: f64) -> String {
 
 /// A JSON string literal with Python's escaping rules.
 pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    write_json_str_of(out, &[s], ensure_ascii);
+}
+
+/// One JSON string literal of the concatenation of `parts`, without building it first
+/// (escaping works character by character, so escaping the parts one after the other
+/// is escaping the whole).
+pub fn write_json_str_of(out: &mut String, parts: &[&str], ensure_ascii: bool) {
     out.push('"');
+    for part in parts {
+        push_escaped(out, part, ensure_ascii);
+    }
+    out.push('"');
+}
+
+fn push_escaped(out: &mut String, s: &str, ensure_ascii: bool) {
     let bytes = s.as_bytes();
-    // Copy runs of characters that need no escaping in one go; graph files are large
-    // and almost entirely plain ASCII.
     let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || (ensure_ascii && b >= 0x7F);
+    // Nearly every key and value in a graph file is plain text: test it in one pass.
+    if !bytes.iter().any(|&b| needs_escape(b)) {
+        out.push_str(s);
+        return;
+    }
+    // Copy runs of characters that need no escaping in one go.
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -350,7 +368,6 @@ pub fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
         start = i;
     }
     out.push_str(&s[start..]);
-    out.push('"');
 }
 
 #[cfg(test)]

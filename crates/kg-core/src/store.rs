@@ -21,7 +21,7 @@ use crate::model::{
 use crate::namespace::{Layout, Namespace, PathError, resolve_path, resolve_project_root};
 use crate::persist::{
     FileStamp, GraphFile, Loaded, PersistError, WriteMode, atomic_write, load_graph_file,
-    parse_graph, read_json_object, remove_stale_temps, serialize_graph, write_json_object,
+    parse_graph, read_json_object, remove_stale_temps, serialize_graph_into, write_json_object,
 };
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
 use crate::tool_events::ToolEvents;
@@ -111,6 +111,8 @@ pub struct GraphState {
     pub debt: Option<DebtLevel>,
     /// Tool-event timestamps of the project (debt activity), refreshed each tick.
     activity: Vec<f64>,
+    /// The file text of the last save, kept as the next save's buffer.
+    save_buffer: String,
 }
 
 /// One graph and where it lives.
@@ -608,15 +610,18 @@ impl Store {
 
     /// Write a graph to disk now.
     fn save_locked(&self, slot: &GraphSlot, state: &mut GraphState) -> Result<(), PersistError> {
-        let text = serialize_graph(&state.graph, slot.level, slot.project_root());
+        let mut text = std::mem::take(&mut state.save_buffer);
+        serialize_graph_into(&mut text, &state.graph, slot.level, slot.project_root());
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
-        state.stamp = atomic_write(
+        let written = atomic_write(
             &slot.path,
             text.as_bytes(),
             WriteMode::GRAPH,
             state.stamp,
             Some(&validate),
-        )?;
+        );
+        state.save_buffer = text;
+        state.stamp = written?;
         state.dirty = false;
         Ok(())
     }
@@ -736,10 +741,7 @@ impl Store {
         let g = &mut state.graph;
         journal.node(g, id);
         let created = !g.nodes.contains_key(id);
-        let node = g
-            .nodes
-            .entry(id.to_string())
-            .or_insert_with(|| Node::new(id));
+        let node = g.node_entry(id);
         node.set(field::GIST, Value::String(healed.gist));
         if let Some(notes) = healed.notes {
             node.set(field::NOTES, string_array(notes));
