@@ -885,6 +885,40 @@ mod tests {
     }
 
     #[test]
+    fn the_structure_follows_every_change_of_keys_and_survives_in_place_edits() {
+        let mut g = Graph::default();
+        g.nodes.insert("a".into(), Node::new("a"));
+        g.nodes.insert("b".into(), Node::new("b"));
+        let ab = EdgeKey::new("a", "b", "uses");
+        g.edges.insert(ab.clone(), Edge::new(ab));
+        g.bump_version("node:a".into(), 1.0, None); // a new key: a new structure
+        assert_eq!(g.structure().edge_ends, [[Some(0), Some(1)]]);
+        assert_eq!(g.structure().node_versions, [Some(0), None]);
+        let before = g.structure();
+
+        // In-place edits keep the derivation; key changes replace it.
+        g.node_entry("a")
+            .set(field::GIST, Value::String("x".into()));
+        if let Some(b) = g.node_mut("b") {
+            b.set(field::ARCHIVED, Value::Bool(true));
+        }
+        g.bump_version("node:a".into(), 2.0, None);
+        assert!(std::sync::Arc::ptr_eq(&before, &g.structure()));
+        assert_eq!(g.versions["node:a"].ts(), 2.0);
+
+        g.nodes.shift_remove("a");
+        assert_eq!(g.structure().edge_ends, [[None, Some(0)]]);
+        let mut copy = g.clone();
+        copy.nodes.insert("a".into(), Node::new("a"));
+        assert_eq!(copy.structure().edge_ends, [[Some(1), Some(0)]]);
+        assert_eq!(g.structure().edge_ends, [[None, Some(0)]]);
+        // A whole new map never inherits the old derivation.
+        copy.nodes = Tracked::new(IndexMap::new());
+        assert_eq!(copy.structure().edge_ends, [[None, None]]);
+        assert_eq!(copy.structure().id_rank(&copy), [] as [u32; 0]);
+    }
+
+    #[test]
     fn tiers_derive_from_the_underscore_fields() {
         let mut n = Node::new("a");
         assert_eq!(n.tier(), Tier::Active);
