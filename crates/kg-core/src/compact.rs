@@ -160,14 +160,14 @@ pub fn compact_graph(
         let orphaned = orphan_pass(&pass, &mut tiers);
         let mut moves = TierMoves::default();
         for ((id, was), now_tier) in index.ids.iter().zip(&index.tiers).zip(&tiers) {
-            let id = id.to_string();
-            match (*was, *now_tier) {
-                (a, b) if a == b => {}
-                (Tier::Active, Tier::Archived) => moves.archived.push(id),
-                (_, Tier::Active) => moves.restored.push(id),
-                (_, Tier::Orphaned) => moves.orphaned.push(id),
-                _ => {}
-            }
+            let list = match (*was, *now_tier) {
+                (a, b) if a == b => continue,
+                (Tier::Active, Tier::Archived) => &mut moves.archived,
+                (_, Tier::Active) => &mut moves.restored,
+                (_, Tier::Orphaned) => &mut moves.orphaned,
+                _ => continue,
+            };
+            list.push(id.to_string());
         }
         (moves, orphaned, pass.flag, stall)
     };
