@@ -272,6 +272,16 @@ fn refill(pass: &mut Pass<'_, '_>) {
         return;
     }
     let n = pass.index.len();
+    // A promotion grows the level by at least the node's gist line minus its anchor.
+    // When even the cheapest archived node cannot fit, no round can accept anything,
+    // and the scoring below (most of a tick at the fixed point) is skipped.
+    let cheapest = (0..n)
+        .filter(|&i| pass.tiers()[i] == Tier::Archived)
+        .map(|i| pass.index.node_line_cost(i) - pass.index.anchor_cost(i))
+        .min();
+    if cheapest.is_none_or(|delta| size + delta > FILL_CEILING) {
+        return;
+    }
     let mut set_aside = vec![false; n];
     for _round in 0..=n {
         let mut ranked: Vec<usize> = (0..n)
@@ -286,7 +296,7 @@ fn refill(pass: &mut Pass<'_, '_>) {
             sb.total_cmp(&sa)
         });
         let mut newly_live = vec![0usize; n];
-        for edge in &pass.index.edges {
+        for edge in pass.index.edges() {
             if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)
                 && pass.tiers()[f] == Tier::Archived
                 && pass.tiers()[t] == Tier::Archived
@@ -334,7 +344,7 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
     }
     let mut connectivity = vec![0usize; index.len()];
     let live_flag: Vec<bool> = (0..index.len()).map(|i| !pass.archived_flag(i)).collect();
-    for edge in &index.edges {
+    for edge in index.edges() {
         if let (Some(f), Some(t)) = (edge.from.node, edge.to.node) {
             if live_flag[t] {
                 connectivity[f] += 1;

@@ -156,8 +156,10 @@ pub fn compute_debt(
             .collect()
     } else {
         let mut connected = vec![false; graph.nodes.len()];
-        for end in graph.structure().edge_ends.iter().flatten().flatten() {
-            connected[*end as usize] = true;
+        for edge in &graph.structure().edges {
+            for i in [edge.from.node, edge.to.node].into_iter().flatten() {
+                connected[i] = true;
+            }
         }
         connected
     };

@@ -327,7 +327,7 @@ pub fn inspect_level(
     // Live edges: the predicate that renders and charges.
     let renders: Vec<bool> = tiers.iter().map(|t| *t == Tier::Active).collect();
     let live_edges: Vec<bool> = index
-        .edges
+        .edges()
         .iter()
         .map(|e| is_live(e, tiers, &renders))
         .collect();
@@ -338,7 +338,7 @@ pub fn inspect_level(
         cost[i] = index.node_line_cost(i)
             + plan.citations[p]
                 .iter()
-                .map(|&(k, dir)| index.edges[k].citation_chars(dir) + 1)
+                .map(|&(k, dir)| index.edges()[k].citation_chars(dir) + 1)
                 .sum::<usize>();
     }
     for &i in &plan.anchors {
@@ -347,7 +347,7 @@ pub fn inspect_level(
 
     // Traces: active neighbours over live edges, for archived nodes.
     let mut traces = vec![0usize; n];
-    for (k, e) in index.edges.iter().enumerate() {
+    for (k, e) in index.edges().iter().enumerate() {
         if !live_edges[k] {
             continue;
         }

@@ -586,10 +586,13 @@ where
 pub struct Structure {
     stamps: [u64; 3],
     /// Per edge, in edge order: the positions of its `from` and `to` among the nodes
-    /// (`None` for an artifact path or a node of another graph).
-    pub edge_ends: Vec<[Option<u32>; 2]>,
-    /// Per edge: the lengths in characters of its `from`, `to` and `rel`.
-    pub edge_chars: Vec<[usize; 3]>,
+    /// (`None` for an artifact path or a node of another graph) and the lengths of its
+    /// texts in characters.
+    pub edges: Vec<crate::plan::EdgeRef>,
+    /// Edge positions touching each node (a self-loop once), as one flat list: node
+    /// `i` owns `incident[incident_from[i]..incident_from[i + 1]]`, in edge order.
+    incident_from: Vec<usize>,
+    incident: Vec<usize>,
     /// Per node, in node order: the position of its `node:<id>` entry among the versions.
     pub node_versions: Vec<Option<u32>>,
     /// Per node: the length of its id in characters.
@@ -610,16 +613,20 @@ impl Structure {
             positions.insert(id, i as u32);
         }
         let position = |id: &str| positions.get(id).copied();
-        let edge_ends = graph
+        let end = |text: &str| crate::plan::EdgeEnd {
+            chars: char_len(text),
+            node: positions.get(text).map(|&i| i as usize),
+        };
+        let edges: Vec<crate::plan::EdgeRef> = graph
             .edges
             .keys()
-            .map(|k| [position(&k.from), position(&k.to)])
+            .map(|k| crate::plan::EdgeRef {
+                from: end(&k.from),
+                to: end(&k.to),
+                rel_chars: char_len(&k.rel),
+            })
             .collect();
-        let edge_chars = graph
-            .edges
-            .keys()
-            .map(|k| [char_len(&k.from), char_len(&k.to), char_len(&k.rel)])
-            .collect();
+        let (incident_from, incident) = incidence(graph.nodes.len(), &edges);
         let mut node_versions = vec![None; graph.nodes.len()];
         for (v, key) in graph.versions.keys().enumerate() {
             if let Some(i) = key.strip_prefix("node:").and_then(position) {
@@ -629,12 +636,18 @@ impl Structure {
         let id_chars = graph.nodes.keys().map(|id| char_len(id)).collect();
         Structure {
             stamps,
-            edge_ends,
-            edge_chars,
+            edges,
+            incident_from,
+            incident,
             node_versions,
             id_chars,
             id_rank: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The positions of the edges touching node `i`, in edge order.
+    pub fn incident(&self, i: usize) -> &[usize] {
+        &self.incident[self.incident_from[i]..self.incident_from[i + 1]]
     }
 
     /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
@@ -649,6 +662,33 @@ impl Structure {
             rank
         })
     }
+}
+
+/// Incidence lists of `n` nodes as offsets into one flat list (see
+/// [`Structure::incident`]).
+fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize>) {
+    let ends = |e: &crate::plan::EdgeRef| {
+        let second = e.to.node.filter(|&t| Some(t) != e.from.node);
+        [e.from.node, second]
+    };
+    let mut from = vec![0usize; n + 1];
+    for e in edges {
+        for i in ends(e).into_iter().flatten() {
+            from[i + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        from[i + 1] += from[i];
+    }
+    let mut incident = vec![0usize; from[n]];
+    let mut fill = from.clone();
+    for (k, e) in edges.iter().enumerate() {
+        for i in ends(e).into_iter().flatten() {
+            incident[fill[i]] = k;
+            fill[i] += 1;
+        }
+    }
+    (from, incident)
 }
 
 /// Length in characters; identifiers are ASCII, which is counted at memory speed.
@@ -884,6 +924,14 @@ mod tests {
         );
     }
 
+    fn ends(g: &Graph) -> Vec<[Option<usize>; 2]> {
+        g.structure()
+            .edges
+            .iter()
+            .map(|e| [e.from.node, e.to.node])
+            .collect()
+    }
+
     #[test]
     fn the_structure_follows_every_change_of_keys_and_survives_in_place_edits() {
         let mut g = Graph::default();
@@ -892,7 +940,7 @@ mod tests {
         let ab = EdgeKey::new("a", "b", "uses");
         g.edges.insert(ab.clone(), Edge::new(ab));
         g.bump_version("node:a".into(), 1.0, None); // a new key: a new structure
-        assert_eq!(g.structure().edge_ends, [[Some(0), Some(1)]]);
+        assert_eq!(ends(&g), [[Some(0), Some(1)]]);
         assert_eq!(g.structure().node_versions, [Some(0), None]);
         let before = g.structure();
 
@@ -907,14 +955,14 @@ mod tests {
         assert_eq!(g.versions["node:a"].ts(), 2.0);
 
         g.nodes.shift_remove("a");
-        assert_eq!(g.structure().edge_ends, [[None, Some(0)]]);
+        assert_eq!(ends(&g), [[None, Some(0)]]);
         let mut copy = g.clone();
         copy.nodes.insert("a".into(), Node::new("a"));
-        assert_eq!(copy.structure().edge_ends, [[Some(1), Some(0)]]);
-        assert_eq!(g.structure().edge_ends, [[None, Some(0)]]);
+        assert_eq!(ends(&copy), [[Some(1), Some(0)]]);
+        assert_eq!(ends(&g), [[None, Some(0)]]);
         // A whole new map never inherits the old derivation.
         copy.nodes = Tracked::new(IndexMap::new());
-        assert_eq!(copy.structure().edge_ends, [[None, None]]);
+        assert_eq!(ends(&copy), [[None, None]]);
         assert_eq!(copy.structure().id_rank(&copy), [] as [u32; 0]);
     }
 

@@ -6,30 +6,29 @@
 //! [`crate::render`] writes for the same plan (render equals charge), and both use the
 //! one live-edge predicate below.
 
-use crate::model::{Graph, Tier};
+use crate::model::{EdgeKey, Graph, Tier};
 
 pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
 
-/// One end of an edge: its text, and the node it names in this graph, if any.
-#[derive(Debug, Clone, Copy)]
-pub struct EdgeEnd<'g> {
-    pub text: &'g str,
+/// One end of an edge: the length of its text, and the node it names in this graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgeEnd {
     pub chars: usize,
     /// `None` for an artifact path or a node of the other level.
     pub node: Option<usize>,
 }
 
-/// An edge with its endpoints resolved to node positions.
-#[derive(Debug, Clone, Copy)]
-pub struct EdgeRef<'g> {
-    pub from: EdgeEnd<'g>,
-    pub to: EdgeEnd<'g>,
-    pub rel: &'g str,
+/// An edge with its endpoints resolved to node positions (its texts stay in the
+/// graph: only the lines a render writes need them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgeRef {
+    pub from: EdgeEnd,
+    pub to: EdgeEnd,
     pub rel_chars: usize,
 }
 
-impl EdgeRef<'_> {
+impl EdgeRef {
     /// `    → <rel> → <to>` or `    ← <rel> ← <from>`, without the newline.
     pub fn citation_chars(&self, dir: Dir) -> usize {
         9 + self.rel_chars
@@ -59,7 +58,6 @@ pub struct LevelIndex<'g> {
     pub gist_chars: Vec<usize>,
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
-    pub edges: Vec<EdgeRef<'g>>,
     graph: &'g Graph,
     structure: std::sync::Arc<crate::model::Structure>,
 }
@@ -74,7 +72,6 @@ impl<'g> LevelIndex<'g> {
             gists: Vec::with_capacity(n),
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
-            edges: Vec::with_capacity(graph.edges.len()),
             graph,
             structure: structure.clone(),
         };
@@ -86,25 +83,21 @@ impl<'g> LevelIndex<'g> {
             index.tiers.push(meta.tier);
         }
         index.id_chars.extend_from_slice(&structure.id_chars);
-        let edges = graph.edges.keys().zip(&structure.edge_ends);
-        for ((key, ends), chars) in edges.zip(&structure.edge_chars) {
-            let end = |text: &'g str, chars: usize, node: Option<u32>| EdgeEnd {
-                text,
-                chars,
-                node: node.map(|i| i as usize),
-            };
-            index.edges.push(EdgeRef {
-                from: end(&key.from, chars[0], ends[0]),
-                to: end(&key.to, chars[1], ends[1]),
-                rel: &key.rel,
-                rel_chars: chars[2],
-            });
-        }
         index
     }
 
     pub fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// The edges, in edge order, resolved to node positions.
+    pub fn edges(&self) -> &[EdgeRef] {
+        &self.structure.edges
+    }
+
+    /// The key (texts) of edge `k`.
+    pub fn edge_key(&self, k: usize) -> Option<&'g EdgeKey> {
+        self.graph.edges.get_index(k).map(|(key, _)| key)
     }
 
     /// Each node's rank in sorted id order.
@@ -139,12 +132,12 @@ pub enum Mode {
 /// The live-edge predicate (core.md §1.2), shared by rendering and charging: an edge
 /// touching an orphan is dead; otherwise it is live when at least one end is present
 /// (renders, or is not a node of this graph at all).
-pub fn is_live(edge: &EdgeRef<'_>, tiers: &[Tier], renders: &[bool]) -> bool {
-    let orphan = |end: &EdgeEnd<'_>| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
+pub fn is_live(edge: &EdgeRef, tiers: &[Tier], renders: &[bool]) -> bool {
+    let orphan = |end: &EdgeEnd| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
     if orphan(&edge.from) || orphan(&edge.to) {
         return false;
     }
-    let present = |end: &EdgeEnd<'_>| end.node.is_none_or(|i| renders[i]);
+    let present = |end: &EdgeEnd| end.node.is_none_or(|i| renders[i]);
     present(&edge.from) || present(&edge.to)
 }
 
@@ -174,8 +167,8 @@ impl Plan {
             .collect();
         let mut degree = vec![0usize; n];
         let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut live = Vec::with_capacity(index.edges.len());
-        for (k, edge) in index.edges.iter().enumerate() {
+        let mut live = Vec::with_capacity(index.edges().len());
+        for (k, edge) in index.edges().iter().enumerate() {
             if !is_live(edge, tiers, &renders) {
                 continue;
             }
@@ -208,7 +201,7 @@ impl Plan {
         }
         let mut citations: Vec<Vec<(usize, Dir)>> = vec![Vec::new(); order.len()];
         for &k in &live {
-            let edge = &index.edges[k];
+            let edge = &index.edges()[k];
             let from = edge.from.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
             let to = edge.to.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
             match (from, to) {
@@ -240,7 +233,7 @@ impl Plan {
             total += index.node_line_cost(i);
             total += self.citations[p]
                 .iter()
-                .map(|&(k, dir)| index.edges[k].citation_chars(dir) + 1)
+                .map(|&(k, dir)| index.edges()[k].citation_chars(dir) + 1)
                 .sum::<usize>();
         }
         if !self.anchors.is_empty() {
@@ -263,7 +256,7 @@ impl Plan {
         let mut linked = vec![false; index.len()];
         for list in &self.citations {
             for &(k, _) in list {
-                let e = &index.edges[k];
+                let e = &index.edges()[k];
                 for end in [e.from.node, e.to.node].into_iter().flatten() {
                     linked[end] = true;
                 }
@@ -349,14 +342,14 @@ enum EdgePart {
 pub struct Meter<'a, 'g> {
     index: &'a LevelIndex<'g>,
     tiers: Vec<Tier>,
-    /// Edge indices touching each node (a self-loop once), as one flat list:
-    /// node `i` owns `incident[offsets[i]..offsets[i + 1]]`.
-    offsets: Vec<usize>,
-    incident: Vec<usize>,
     /// A node's degree when rendered: its edges whose other end is not an orphan.
     /// Orphan status does not change while a meter is in use, so this is constant.
     degree: Vec<usize>,
     parts: Vec<EdgePart>,
+    /// The rendered nodes, in no particular order, and each node's place in that list
+    /// (`usize::MAX` when not rendered): planning the order visits these alone.
+    rendered_list: Vec<usize>,
+    rendered_slot: Vec<usize>,
     rendered: usize,
     anchors: usize,
     fixed: usize,
@@ -369,42 +362,25 @@ impl<'a, 'g> Meter<'a, 'g> {
     pub fn new(index: &'a LevelIndex<'g>, tiers: &[Tier]) -> Meter<'a, 'g> {
         let n = index.len();
         let mut degree = vec![0usize; n];
-        let mut counts = vec![0usize; n + 1];
-        let ends = |e: &EdgeRef<'_>| {
-            let second = e.to.node.filter(|&t| Some(t) != e.from.node);
-            (e.from.node, second)
-        };
-        for e in &index.edges {
-            let (a, b) = ends(e);
-            for i in [a, b].into_iter().flatten() {
-                counts[i + 1] += 1;
+        let orphan = |end: &EdgeEnd| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
+        // One pass in edge order (the edges outnumber the nodes; walking them by node
+        // would jump around memory).
+        for e in index.edges() {
+            if orphan(&e.from) || orphan(&e.to) {
+                continue;
             }
-        }
-        for i in 0..n {
-            counts[i + 1] += counts[i];
-        }
-        let offsets = counts.clone();
-        let mut incident = vec![0usize; offsets[n]];
-        let mut fill = counts;
-        for (k, e) in index.edges.iter().enumerate() {
-            let orphan = |end: &EdgeEnd<'_>| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
-            let dead = orphan(&e.from) || orphan(&e.to);
-            let (a, b) = ends(e);
-            for i in [a, b].into_iter().flatten() {
-                incident[fill[i]] = k;
-                fill[i] += 1;
-                if !dead {
-                    degree[i] += 1;
-                }
+            let second = e.to.node.filter(|&t| Some(t) != e.from.node);
+            for i in [e.from.node, second].into_iter().flatten() {
+                degree[i] += 1;
             }
         }
         let mut meter = Meter {
             index,
             tiers: tiers.to_vec(),
-            offsets,
-            incident,
             degree,
-            parts: vec![EdgePart::Hidden; index.edges.len()],
+            parts: vec![EdgePart::Hidden; index.edges().len()],
+            rendered_list: Vec::new(),
+            rendered_slot: vec![usize::MAX; n],
             rendered: 0,
             anchors: 0,
             fixed: 0,
@@ -414,7 +390,7 @@ impl<'a, 'g> Meter<'a, 'g> {
         for i in 0..n {
             meter.add_node(i, 1);
         }
-        for k in 0..index.edges.len() {
+        for k in 0..index.edges().len() {
             let part = meter.edge_part(k);
             meter.parts[k] = part;
             meter.add_part(part, 1);
@@ -423,7 +399,7 @@ impl<'a, 'g> Meter<'a, 'g> {
     }
 
     fn edges_of(&self, i: usize) -> &[usize] {
-        &self.incident[self.offsets[i]..self.offsets[i + 1]]
+        self.index.structure.incident(i)
     }
 
     pub fn tiers(&self) -> &[Tier] {
@@ -431,8 +407,8 @@ impl<'a, 'g> Meter<'a, 'g> {
     }
 
     fn edge_part(&self, k: usize) -> EdgePart {
-        let e = &self.index.edges[k];
-        let tier = |end: &EdgeEnd<'_>| end.node.map(|i| self.tiers[i]);
+        let e = &self.index.edges()[k];
+        let tier = |end: &EdgeEnd| end.node.map(|i| self.tiers[i]);
         let (tf, tt) = (tier(&e.from), tier(&e.to));
         if tf == Some(Tier::Orphaned) || tt == Some(Tier::Orphaned) {
             return EdgePart::Hidden;
@@ -471,6 +447,16 @@ impl<'a, 'g> Meter<'a, 'g> {
             Tier::Active => {
                 apply(&mut self.rendered, 1);
                 apply(&mut self.fixed, self.index.node_line_cost(i));
+                if sign > 0 {
+                    self.rendered_slot[i] = self.rendered_list.len();
+                    self.rendered_list.push(i);
+                } else {
+                    let slot = std::mem::replace(&mut self.rendered_slot[i], usize::MAX);
+                    self.rendered_list.swap_remove(slot);
+                    if let Some(&moved) = self.rendered_list.get(slot) {
+                        self.rendered_slot[moved] = slot;
+                    }
+                }
             }
             Tier::Archived => {
                 apply(&mut self.anchors, 1);
@@ -492,8 +478,7 @@ impl<'a, 'g> Meter<'a, 'g> {
         self.add_node(i, -1);
         self.tiers[i] = tier;
         self.add_node(i, 1);
-        for j in self.offsets[i]..self.offsets[i + 1] {
-            let k = self.incident[j];
+        for &k in self.index.structure.incident(i) {
             let old = self.parts[k];
             let new = self.edge_part(k);
             if old != new {
@@ -544,26 +529,29 @@ impl<'a, 'g> Meter<'a, 'g> {
         }
         let ids = &self.index.ids;
         let degree = &self.degree;
-        let n = self.index.len();
         let rendered = |i: usize| self.tiers[i] == Tier::Active;
-        let mut seeds: Vec<usize> = (0..n).filter(|&i| rendered(i)).collect();
-        // Seeds: greatest degree first, ties to the lexicographically greatest id.
+        let mut seeds: Vec<usize> = self.rendered_list.clone();
+        // Seeds: greatest degree first, ties to the lexicographically greatest id (ids
+        // are unique, so the order of the list does not matter).
         seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
-        let mut pos = vec![usize::MAX; n];
+        // Positions of rendered nodes only: the level may hold many more nodes.
+        let mut pos: rustc_hash::FxHashMap<usize, usize> =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(seeds.len(), rustc_hash::FxBuildHasher);
+        let unplaced = |pos: &rustc_hash::FxHashMap<usize, usize>, i: usize| !pos.contains_key(&i);
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut queue = std::collections::VecDeque::new();
         let mut fresh = Vec::new();
         for seed in seeds {
-            if pos[seed] != usize::MAX {
+            if !unplaced(&pos, seed) {
                 continue;
             }
-            pos[seed] = 0; // placed; the real position comes after sorting groups
+            pos.insert(seed, 0); // placed; the real position comes after sorting groups
             let mut group = vec![seed];
             queue.push_back(seed);
             while let Some(current) = queue.pop_front() {
                 fresh.clear();
                 for &k in self.edges_of(current) {
-                    let e = &self.index.edges[k];
+                    let e = &self.index.edges()[k];
                     let other = if e.from.node == Some(current) {
                         e.to.node
                     } else {
@@ -572,9 +560,9 @@ impl<'a, 'g> Meter<'a, 'g> {
                     if let Some(m) = other
                         && m != current
                         && rendered(m)
-                        && pos[m] == usize::MAX
+                        && unplaced(&pos, m)
                     {
-                        pos[m] = 0;
+                        pos.insert(m, 0);
                         fresh.push(m);
                     }
                 }
@@ -592,18 +580,25 @@ impl<'a, 'g> Meter<'a, 'g> {
                 .then_with(|| ids[a[0]].cmp(ids[b[0]]))
         });
         for (p, &i) in groups.iter().flatten().enumerate() {
-            pos[i] = p;
+            pos.insert(i, p);
         }
         let mut order_part = 0;
         for group in &groups {
             for &i in group {
                 for &k in self.edges_of(i) {
                     if let EdgePart::Both { from, to, .. } = self.parts[k] {
-                        let e = &self.index.edges[k];
+                        let e = &self.index.edges()[k];
                         // Counted once, from the `from` side.
                         if e.from.node == Some(i) {
-                            let pt = e.to.node.map_or(usize::MAX, |t| pos[t]);
-                            order_part += if pos[i] <= pt { to } else { from };
+                            let at = |node: Option<usize>| {
+                                node.and_then(|t| pos.get(&t).copied())
+                                    .unwrap_or(usize::MAX)
+                            };
+                            order_part += if at(Some(i)) <= at(e.to.node) {
+                                to
+                            } else {
+                                from
+                            };
                         }
                     }
                 }

@@ -198,7 +198,7 @@ impl<'g> Block<'g> {
                 .iter()
                 .enumerate()
                 .map(|(seq, &(k, dir))| {
-                    let e = &index.edges[k];
+                    let e = &index.edges()[k];
                     Cite {
                         seq,
                         edge: k,
@@ -314,10 +314,11 @@ impl<'g> Block<'g> {
             // Reading order: most valuable first; ties keep edge order.
             cites.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.seq.cmp(&b.seq)));
             for cite in &cites {
-                let e = &index.edges[cite.edge];
-                match cite.dir {
-                    Dir::Out => line(&["    → ", e.rel, " → ", e.to.text]),
-                    Dir::In => line(&["    ← ", e.rel, " ← ", e.from.text]),
+                if let Some(key) = index.edge_key(cite.edge) {
+                    match cite.dir {
+                        Dir::Out => line(&["    → ", &key.rel, " → ", &key.to]),
+                        Dir::In => line(&["    ← ", &key.rel, " ← ", &key.from]),
+                    }
                 }
             }
         }

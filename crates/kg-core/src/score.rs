@@ -90,7 +90,7 @@ fn neighbour_weight(end: Option<usize>, tiers: &[Tier]) -> f64 {
 pub fn connectedness(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<f64> {
     let mut inbound = vec![0.0f64; index.len()];
     let mut outbound = vec![0.0f64; index.len()];
-    for edge in &index.edges {
+    for edge in index.edges() {
         if let Some(to) = edge.to.node {
             inbound[to] += neighbour_weight(edge.from.node, tiers);
         }

@@ -478,15 +478,16 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
     for &g in order {
         let graph = graphs[g].graph;
         let structure = graph.structure();
-        for (key, ends) in graph.edges.keys().zip(&structure.edge_ends) {
+        for (key, ends) in graph.edges.keys().zip(&structure.edges) {
             if key.from == key.to {
                 continue;
             }
-            let end = |position: Option<u32>, id: &str| match position {
-                Some(i) => Some(vertex[g][i as usize]),
+            let end = |position: Option<usize>, id: &str| match position {
+                Some(i) => Some(vertex[g][i]),
                 None => find(id),
             };
-            if let (Some(a), Some(b)) = (end(ends[0], &key.from), end(ends[1], &key.to)) {
+            if let (Some(a), Some(b)) = (end(ends.from.node, &key.from), end(ends.to.node, &key.to))
+            {
                 links.push((a, b, key));
             }
         }
