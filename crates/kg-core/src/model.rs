@@ -651,7 +651,8 @@ impl Structure {
     }
 
     /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
-    pub fn id_rank(&self, graph: &Graph) -> &[u32] {
+    /// `graph` is the graph this structure was derived from.
+    pub(crate) fn id_rank(&self, graph: &Graph) -> &[u32] {
         self.id_rank.get_or_init(|| {
             let mut sorted: Vec<u32> = (0..graph.nodes.len() as u32).collect();
             sorted.sort_unstable_by_key(|&i| graph.nodes.get_index(i as usize).map(|(id, _)| id));
