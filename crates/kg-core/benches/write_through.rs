@@ -94,36 +94,29 @@ fn write_through(c: &mut Criterion) {
         let bytes = std::fs::read(dir.join("storage/user.json")).expect("graph file");
         let floor_dir = bench_dir(&format!("floor-{n}"));
         let target = floor_dir.join("user.json");
+        let write_floor = |sync_dir: bool| {
+            let tmp = floor_dir.join("user.tmp");
+            let mut f = std::fs::File::create(&tmp).expect("create");
+            f.write_all(&bytes).expect("write");
+            f.sync_all().expect("fsync");
+            std::fs::rename(&tmp, &target).expect("rename");
+            if sync_dir {
+                std::fs::File::open(&floor_dir)
+                    .and_then(|d| d.sync_all())
+                    .expect("fsync dir");
+            }
+        };
         group.bench_with_input(
             BenchmarkId::new("bare_write_fsync_rename", n),
             &n,
-            |b, _| {
-                b.iter(|| {
-                    let tmp = floor_dir.join("user.tmp");
-                    let mut f = std::fs::File::create(&tmp).expect("create");
-                    f.write_all(&bytes).expect("write");
-                    f.sync_all().expect("fsync");
-                    std::fs::rename(&tmp, &target).expect("rename");
-                })
-            },
+            |b, _| b.iter(|| write_floor(false)),
         );
         // The floor with the durability write-through owes (core.md §2.5): the rename
         // itself is on disk only once the folder is fsynced too.
         group.bench_with_input(
             BenchmarkId::new("bare_write_fsync_rename_fsync_dir", n),
             &n,
-            |b, _| {
-                b.iter(|| {
-                    let tmp = floor_dir.join("user.tmp");
-                    let mut f = std::fs::File::create(&tmp).expect("create");
-                    f.write_all(&bytes).expect("write");
-                    f.sync_all().expect("fsync");
-                    std::fs::rename(&tmp, &target).expect("rename");
-                    std::fs::File::open(&floor_dir)
-                        .and_then(|d| d.sync_all())
-                        .expect("fsync dir");
-                })
-            },
+            |b, _| b.iter(|| write_floor(true)),
         );
     }
     group.finish();
