@@ -133,6 +133,28 @@ impl<T> Memo<T> {
     }
 }
 
+/// An object's JSON text as a graph file holds it, computed on first use and dropped
+/// whenever the object changes. Each computed text carries a stamp no other text has
+/// had, so a save can tell that an entry still holds the very text the last save wrote
+/// (and copy that stretch of the last file instead of visiting the entry).
+#[derive(Clone, Default, PartialEq, Debug)]
+pub struct TextMemo(Memo<(Box<str>, u64)>);
+
+impl TextMemo {
+    /// The text, rendered by `render` when not yet cached, and its stamp.
+    pub fn get_or_render(&self, render: impl FnOnce() -> String) -> (&str, u64) {
+        let (text, stamp) = self
+            .0
+            .get_or_init(|| (render().into_boxed_str(), fresh_stamp()));
+        (text, *stamp)
+    }
+
+    /// The stamp of the cached text, when there is one.
+    pub fn stamp(&self) -> Option<u64> {
+        self.0.0.get().map(|(_, stamp)| *stamp)
+    }
+}
+
 /// The typed fields of a node that scoring and planning read for every node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeMeta {
@@ -182,7 +204,7 @@ impl NodeMeta {
 pub struct Node {
     obj: Object,
     meta: Memo<NodeMeta>,
-    text: Memo<Box<str>>,
+    text: TextMemo,
     search_text: Memo<Box<str>>,
 }
 
@@ -198,14 +220,14 @@ impl Node {
         Node {
             obj,
             meta: Memo::default(),
-            text: Memo::default(),
+            text: TextMemo::default(),
             search_text: Memo::default(),
         }
     }
 
     fn changed(&mut self) {
         self.meta = Memo::default();
-        self.text = Memo::default();
+        self.text = TextMemo::default();
         self.search_text = Memo::default();
     }
 
@@ -214,9 +236,15 @@ impl Node {
         self.meta.get_or_init(|| NodeMeta::of(&self.obj))
     }
 
-    /// The object's JSON text as written by `render` (computed once per change).
-    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
-        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
+    /// The object's JSON text as written by `render` (computed once per change), with
+    /// its stamp.
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> (&str, u64) {
+        self.text.get_or_render(|| render(&self.obj))
+    }
+
+    /// The stamp of the cached text (see [`TextMemo`]).
+    pub fn text_stamp(&self) -> Option<u64> {
+        self.text.stamp()
     }
 
     /// The text search scans, as built by `render` (computed once per change).
@@ -364,7 +392,7 @@ impl fmt::Display for EdgeKey {
 pub struct Edge {
     pub key: EdgeKey,
     obj: Object,
-    text: Memo<Box<str>>,
+    text: TextMemo,
 }
 
 impl Edge {
@@ -376,7 +404,7 @@ impl Edge {
         Edge {
             key,
             obj,
-            text: Memo::default(),
+            text: TextMemo::default(),
         }
     }
 
@@ -391,13 +419,18 @@ impl Edge {
         Some(Edge {
             key,
             obj,
-            text: Memo::default(),
+            text: TextMemo::default(),
         })
     }
 
-    /// The object's JSON text (computed once per change).
-    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
-        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
+    /// The object's JSON text (computed once per change), with its stamp.
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> (&str, u64) {
+        self.text.get_or_render(|| render(&self.obj))
+    }
+
+    /// The stamp of the cached text (see [`TextMemo`]).
+    pub fn text_stamp(&self) -> Option<u64> {
+        self.text.stamp()
     }
 
     pub fn from(&self) -> &str {
@@ -421,7 +454,7 @@ impl Edge {
     }
 
     pub fn set_notes(&mut self, notes: Vec<String>) {
-        self.text = Memo::default();
+        self.text = TextMemo::default();
         let value = Value::Array(notes.into_iter().map(Value::String).collect());
         if let Some(slot) = self.obj.get_mut("notes") {
             *slot = value;
@@ -441,7 +474,7 @@ pub struct Version {
     obj: Object,
     /// `ts` read once: scoring needs it for every node on every render.
     ts: f64,
-    text: Memo<Box<str>>,
+    text: TextMemo,
 }
 
 impl Version {
@@ -449,7 +482,7 @@ impl Version {
         Version {
             ts: as_ts(obj.get("ts")).unwrap_or(0.0),
             obj,
-            text: Memo::default(),
+            text: TextMemo::default(),
         }
     }
     pub fn as_object(&self) -> &Object {
@@ -466,7 +499,7 @@ impl Version {
     }
     /// Record a write: `v` + 1, `ts` = now, `session` = the acting session.
     fn bump(&mut self, now: f64, session: Option<&str>) {
-        self.text = Memo::default();
+        self.text = TextMemo::default();
         let next = self.v() + 1;
         let session = session.map_or(Value::Null, |s| Value::String(s.to_string()));
         self.obj.insert("v".into(), Value::from(next));
@@ -475,9 +508,14 @@ impl Version {
         self.obj.insert("ts".into(), ts);
         self.obj.insert("session".into(), session);
     }
-    /// The object's JSON text (computed once per change).
-    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
-        self.text.get_or_init(|| render(&self.obj).into_boxed_str())
+    /// The object's JSON text (computed once per change), with its stamp.
+    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> (&str, u64) {
+        self.text.get_or_render(|| render(&self.obj))
+    }
+
+    /// The stamp of the cached text (see [`TextMemo`]).
+    pub fn text_stamp(&self) -> Option<u64> {
+        self.text.stamp()
     }
 }
 
@@ -505,19 +543,37 @@ fn fresh_stamp() -> u64 {
 pub struct Tracked<T> {
     value: T,
     stamp: u64,
+    /// Stays the same while the value is only appended to (see [`Tracked::append_only`]).
+    lineage: u64,
 }
 
 impl<T> Tracked<T> {
     pub fn new(value: T) -> Tracked<T> {
+        let stamp = fresh_stamp();
         Tracked {
             value,
-            stamp: fresh_stamp(),
+            stamp,
+            lineage: stamp,
         }
     }
 
     /// Changes whenever the value may have changed.
     pub fn stamp(&self) -> u64 {
         self.stamp
+    }
+
+    /// Changes whenever the value may have changed other than by appending: while it
+    /// stays, every entry a map had then is still at its position under its key.
+    pub fn lineage(&self) -> u64 {
+        self.lineage
+    }
+
+    /// Mutable access for a caller that only appends entries at the end or changes
+    /// values in place — never removes, reorders or renames. It takes a fresh stamp
+    /// but keeps the lineage.
+    pub fn append_only(&mut self) -> &mut T {
+        self.stamp = fresh_stamp();
+        &mut self.value
     }
 }
 
@@ -530,9 +586,11 @@ impl<T: Default> Default for Tracked<T> {
 impl<T: Clone> Clone for Tracked<T> {
     fn clone(&self) -> Self {
         // Same content, same stamp: a derivation of one is a derivation of the other.
+        // A new lineage: the two may be appended to differently from here on.
         Tracked {
             value: self.value.clone(),
             stamp: self.stamp,
+            lineage: fresh_stamp(),
         }
     }
 }
@@ -553,6 +611,7 @@ impl<T> std::ops::Deref for Tracked<T> {
 impl<T> std::ops::DerefMut for Tracked<T> {
     fn deref_mut(&mut self) -> &mut T {
         self.stamp = fresh_stamp();
+        self.lineage = self.stamp;
         &mut self.value
     }
 }
@@ -776,7 +835,7 @@ impl Graph {
         let versions = if self.versions.contains_key(&key) {
             &mut self.versions.value
         } else {
-            &mut *self.versions
+            self.versions.append_only()
         };
         versions
             .entry(key)
@@ -790,9 +849,22 @@ impl Graph {
         let nodes = if self.nodes.contains_key(id) {
             &mut self.nodes.value
         } else {
-            &mut *self.nodes
+            self.nodes.append_only()
         };
         nodes.entry(id.to_string()).or_insert_with(|| Node::new(id))
+    }
+
+    /// The edge `key`, created at the end when missing.
+    pub fn edge_entry(&mut self, key: &EdgeKey) -> &mut Edge {
+        // Changing an existing edge leaves the structure as it is.
+        let edges = if self.edges.contains_key(key) {
+            &mut self.edges.value
+        } else {
+            self.edges.append_only()
+        };
+        edges
+            .entry(key.clone())
+            .or_insert_with(|| Edge::new(key.clone()))
     }
 
     /// Ids of every node by tier, in node order.

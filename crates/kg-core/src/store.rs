@@ -20,8 +20,8 @@ use crate::model::{
 };
 use crate::namespace::{Layout, Namespace, PathError, resolve_path, resolve_project_root};
 use crate::persist::{
-    FileStamp, GraphFile, Loaded, PersistError, WriteMode, atomic_write, load_graph_file,
-    parse_graph, read_json_object, remove_stale_temps, serialize_graph_into, write_json_object,
+    FileStamp, GraphFile, GraphWriter, Loaded, PersistError, WriteMode, atomic_write,
+    load_graph_file, parse_graph, read_json_object, remove_stale_temps, write_json_object,
 };
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
 use crate::tool_events::ToolEvents;
@@ -111,8 +111,8 @@ pub struct GraphState {
     pub debt: Option<DebtLevel>,
     /// Tool-event timestamps of the project (debt activity), refreshed each tick.
     activity: Vec<f64>,
-    /// The file text of the last save, kept as the next save's buffer.
-    save_buffer: String,
+    /// Builds the file text, reusing the unchanged parts of the last one.
+    writer: GraphWriter,
 }
 
 /// One graph and where it lives.
@@ -610,18 +610,17 @@ impl Store {
 
     /// Write a graph to disk now.
     fn save_locked(&self, slot: &GraphSlot, state: &mut GraphState) -> Result<(), PersistError> {
-        let mut text = std::mem::take(&mut state.save_buffer);
-        serialize_graph_into(&mut text, &state.graph, slot.level, slot.project_root());
+        let text = state
+            .writer
+            .write(&state.graph, slot.level, slot.project_root());
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
-        let written = atomic_write(
+        state.stamp = atomic_write(
             &slot.path,
             text.as_bytes(),
             WriteMode::GRAPH,
             state.stamp,
             Some(&validate),
-        );
-        state.save_buffer = text;
-        state.stamp = written?;
+        )?;
         state.dirty = false;
         Ok(())
     }
@@ -800,10 +799,7 @@ impl Store {
         let mut journal = Journal::default();
         let g = &mut state.graph;
         journal.edge(g, &key);
-        let edge = g
-            .edges
-            .entry(key.clone())
-            .or_insert_with(|| Edge::new(key.clone()));
+        let edge = g.edge_entry(&key);
         if let Some(notes) = notes {
             edge.set_notes(notes);
         }
