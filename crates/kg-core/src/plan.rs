@@ -318,6 +318,10 @@ fn communities(
     groups.concat()
 }
 
+/// From this many rendered nodes on, [`Meter::exact`] orders ids by their memoised rank
+/// (low in unit tests, so the property tests exercise both ways of comparing).
+const RANKED_IDS_FROM: usize = if cfg!(test) { 6 } else { 1024 };
+
 /// How one edge counts towards a level's size under some tiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EdgePart {
@@ -528,12 +532,20 @@ impl<'a, 'g> Meter<'a, 'g> {
             return self.lower();
         }
         let ids = &self.index.ids;
+        // Many rendered nodes (an oversized level before its first archive pass): compare
+        // ids by their memoised rank, one sort of all ids instead of a string comparison
+        // per step. Few: compare the strings themselves.
+        let rank = (self.rendered_list.len() >= RANKED_IDS_FROM).then(|| self.index.id_rank());
+        let id_cmp = |a: usize, b: usize| match rank {
+            Some(rank) => rank[a].cmp(&rank[b]),
+            None => ids[a].cmp(ids[b]),
+        };
         let degree = &self.degree;
         let rendered = |i: usize| self.tiers[i] == Tier::Active;
         let mut seeds: Vec<usize> = self.rendered_list.clone();
         // Seeds: greatest degree first, ties to the lexicographically greatest id (ids
         // are unique, so the order of the list does not matter).
-        seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
+        seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| id_cmp(b, a)));
         // Positions of rendered nodes only: the level may hold many more nodes.
         let mut pos: rustc_hash::FxHashMap<usize, usize> =
             rustc_hash::FxHashMap::with_capacity_and_hasher(seeds.len(), rustc_hash::FxBuildHasher);
@@ -567,7 +579,7 @@ impl<'a, 'g> Meter<'a, 'g> {
                     }
                 }
                 // Newly reached neighbours: degree descending, then id ascending.
-                fresh.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[a].cmp(ids[b])));
+                fresh.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| id_cmp(a, b)));
                 group.extend_from_slice(&fresh);
                 queue.extend(fresh.iter().copied());
             }
@@ -577,7 +589,7 @@ impl<'a, 'g> Meter<'a, 'g> {
             b.len()
                 .cmp(&a.len())
                 .then_with(|| degree[b[0]].cmp(&degree[a[0]]))
-                .then_with(|| ids[a[0]].cmp(ids[b[0]]))
+                .then_with(|| id_cmp(a[0], b[0]))
         });
         for (p, &i) in groups.iter().flatten().enumerate() {
             pos.insert(i, p);
