@@ -318,6 +318,50 @@ fn communities(
     groups.concat()
 }
 
+/// Render positions of the rendered nodes: a table over all nodes when a good share of
+/// them render, a hash map when few do (a level may hold far more nodes than it renders).
+enum Positions {
+    Dense(Vec<u32>),
+    Sparse(rustc_hash::FxHashMap<usize, usize>),
+}
+
+impl Positions {
+    fn new(nodes: usize, rendered: usize) -> Positions {
+        if rendered * DENSE_POSITIONS_SHARE >= nodes {
+            Positions::Dense(vec![u32::MAX; nodes])
+        } else {
+            Positions::Sparse(rustc_hash::FxHashMap::with_capacity_and_hasher(
+                rendered,
+                rustc_hash::FxBuildHasher,
+            ))
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<usize> {
+        match self {
+            Positions::Dense(table) => table
+                .get(i)
+                .filter(|&&p| p != u32::MAX)
+                .map(|&p| p as usize),
+            Positions::Sparse(map) => map.get(&i).copied(),
+        }
+    }
+
+    fn insert(&mut self, i: usize, p: usize) {
+        match self {
+            // Positions count rendered nodes, which fit a level's node count.
+            Positions::Dense(table) => table[i] = p as u32,
+            Positions::Sparse(map) => {
+                map.insert(i, p);
+            }
+        }
+    }
+}
+
+/// [`Positions`] is a table when at least one node in this many renders (one in two in
+/// unit tests, so the property tests exercise both kinds).
+const DENSE_POSITIONS_SHARE: usize = if cfg!(test) { 2 } else { 16 };
+
 /// From this many rendered nodes on, [`Meter::exact`] orders ids by their memoised rank
 /// (low in unit tests, so the property tests exercise both ways of comparing).
 const RANKED_IDS_FROM: usize = if cfg!(test) { 6 } else { 1024 };
@@ -547,9 +591,8 @@ impl<'a, 'g> Meter<'a, 'g> {
         // are unique, so the order of the list does not matter).
         seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| id_cmp(b, a)));
         // Positions of rendered nodes only: the level may hold many more nodes.
-        let mut pos: rustc_hash::FxHashMap<usize, usize> =
-            rustc_hash::FxHashMap::with_capacity_and_hasher(seeds.len(), rustc_hash::FxBuildHasher);
-        let unplaced = |pos: &rustc_hash::FxHashMap<usize, usize>, i: usize| !pos.contains_key(&i);
+        let mut pos = Positions::new(self.index.len(), seeds.len());
+        let unplaced = |pos: &Positions, i: usize| pos.get(i).is_none();
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut queue = std::collections::VecDeque::new();
         let mut fresh = Vec::new();
@@ -603,8 +646,7 @@ impl<'a, 'g> Meter<'a, 'g> {
                         // Counted once, from the `from` side.
                         if e.from.node == Some(i) {
                             let at = |node: Option<usize>| {
-                                node.and_then(|t| pos.get(&t).copied())
-                                    .unwrap_or(usize::MAX)
+                                node.and_then(|t| pos.get(t)).unwrap_or(usize::MAX)
                             };
                             order_part += if at(Some(i)) <= at(e.to.node) {
                                 to
