@@ -96,9 +96,16 @@ async fn upgrade(
         subscription.map_or(Subscription::Session, Subscription::Project)
     };
     upgrade
+        .max_message_size(MAX_CLIENT_MESSAGE)
+        .max_frame_size(MAX_CLIENT_MESSAGE)
         .on_failed_upgrade(|e| log::debug!("websocket upgrade failed: {e}"))
         .on_upgrade(move |socket| connection(state, socket, requested, subscription))
 }
+
+/// The largest message a client may send. Clients only ever send `ping`; the
+/// framework's default (64 MiB) would let any local process make the server buffer that
+/// much per connection. A larger message closes the connection.
+const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
 /// A client that does not take a message within this long is dropped: a stalled
 /// reader must not hold the connection's task (or the server's shutdown) hostage.

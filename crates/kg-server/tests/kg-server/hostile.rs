@@ -989,6 +989,61 @@ fn foreign_websocket_origins_cannot_subscribe() {
 }
 
 #[test]
+fn oversized_websocket_messages_close_only_their_connection() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let f = Fixture::new();
+    let before = f.graph_files();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let url = format!("ws://127.0.0.1:{}/ws", f.port());
+    runtime.block_on(async {
+        let (mut flooder, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .expect("connect");
+        let (mut neighbour, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .expect("connect");
+        // Two megabytes of text: the server refuses to buffer it and hangs up. (The
+        // send itself may already fail once the server has closed.)
+        let _ = flooder
+            .send(Message::Text("x".repeat(2 << 20).into()))
+            .await;
+        let closed = tokio::time::timeout(TIMEOUT, async {
+            loop {
+                match flooder.next().await {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                    Some(Ok(_)) => {} // the `connected` greeting
+                }
+            }
+        })
+        .await;
+        assert!(
+            closed.is_ok(),
+            "the oversized message's connection stays open"
+        );
+        // The other connection is untouched.
+        neighbour
+            .send(Message::Text("ping".into()))
+            .await
+            .expect("ping");
+        let pong = tokio::time::timeout(TIMEOUT, async {
+            while let Some(Ok(message)) = neighbour.next().await {
+                if message.to_text().is_ok_and(|t| t.contains("pong")) {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(pong, Ok(true), "the neighbour still answers");
+    });
+    f.still_healthy_and_unchanged(&before);
+}
+
+#[test]
 fn session_floods_stay_bounded() {
     let f = Fixture::new();
     let before = f.graph_files();
