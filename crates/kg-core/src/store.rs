@@ -531,6 +531,9 @@ impl Store {
         now: f64,
     ) -> Result<(), StoreError> {
         remove_stale_temps(&slot.path);
+        if let Some(slug) = &slot.slug {
+            remove_stale_temps(&self.layout.tool_events(slug));
+        }
         let loaded = load_graph_file(&slot.path, now).map_err(|e| StoreError::Load {
             path: slot.path.clone(),
             cause: e.to_string(),

@@ -380,3 +380,36 @@ fn first_loads_of_many_projects_at_once_do_not_deadlock() {
     }
     worker.join().expect("no panic");
 }
+
+#[test]
+fn temp_files_left_by_a_crash_are_swept_when_a_project_loads() {
+    let home = TempHome::new();
+    let project = home.path.join("svc");
+    fs::create_dir_all(&project).expect("project");
+    let path = project.to_string_lossy().into_owned();
+    let target = Target {
+        level: Level::Project,
+        session: None,
+        project_path: Some(&path),
+    };
+    open_store(&home, T)
+        .put_node(target, "about", "the service", None, None, T)
+        .expect("write");
+    let folder = home.storage().join("projects/svc");
+    let stale = [".graph.json.x1Y2z3.tmp", ".tool_events.json.a4B5c6.tmp"];
+    for name in stale {
+        fs::write(folder.join(name), b"{\"half\": ").expect("stale temp");
+    }
+    fs::write(folder.join("tool_events.json"), b"{\"events\": {}}").expect("events");
+    let store = open_store(&home, T);
+    let root = store.resolve_root(&path).expect("root");
+    store.project_slot(&root, T).expect("load");
+    for name in stale {
+        assert!(!folder.join(name).exists(), "{name} was left behind");
+    }
+    assert!(
+        folder.join("tool_events.json").exists(),
+        "the real file stays"
+    );
+    assert!(folder.join("graph.json").exists(), "the real file stays");
+}
