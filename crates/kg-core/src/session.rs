@@ -178,10 +178,15 @@ impl SessionRegistry {
         let mut records = IndexMap::new();
         for (sid, value) in obj {
             let Value::Object(rec) = value else { continue };
-            let Some(record) = SessionRecord::from_object(rec) else {
+            let Some(mut record) = SessionRecord::from_object(rec) else {
                 log::warn!("sessions.json: dropping malformed session {sid}");
                 continue;
             };
+            // Activity stamped further ahead than clock skew explains (a wrong clock, a
+            // hand edit) would keep the session from ever expiring: count it from now.
+            if crate::score::credible_ts(record.last_activity, now).is_none() {
+                record.last_activity = now;
+            }
             if now - record.last_activity > SESSION_TTL_SECS {
                 continue;
             }
@@ -412,6 +417,27 @@ mod tests {
         assert_eq!(r.claude_sid.as_deref(), Some("cc-1"));
         assert_eq!(again.to_object(), obj);
         assert!(SessionRegistry::from_object(obj, 10.0 + SESSION_TTL_SECS + 1.0).is_empty());
+    }
+
+    #[test]
+    fn sessions_stamped_in_the_future_still_expire() {
+        let now = 1_795_176_000.0;
+        let record = |last: f64| serde_json::json!({"start_ts": now, "last_activity": last});
+        let obj = serde_json::json!({
+            "a1b2c3d4": record(4_070_908_800.0), // 2099
+            "e5f6a7b8": record(now + 3_600.0),   // a clock an hour ahead: believed
+        });
+        let Value::Object(obj) = obj else {
+            unreachable!()
+        };
+        let mut reg = SessionRegistry::from_object(obj, now);
+        assert_eq!(reg.lookup("a1b2c3d4").map(|r| r.last_activity), Some(now));
+        assert_eq!(
+            reg.lookup("e5f6a7b8").map(|r| r.last_activity),
+            Some(now + 3_600.0)
+        );
+        assert_eq!(reg.expire(now + SESSION_TTL_SECS + 1.0), 1);
+        assert_eq!(reg.expire(now + 3_600.0 + SESSION_TTL_SECS + 1.0), 1);
     }
 
     #[test]
