@@ -282,6 +282,7 @@ fn write_section<'g, K: 'g, V: 'g>(
             // Consecutive entries lie next to each other in the last text, `,\n` apart.
             let r = match &mut run {
                 Some(r) => {
+                    debug_assert_eq!(prev.get(r.to..span.start), Some(",\n"));
                     r.to = span.end;
                     r
                 }
