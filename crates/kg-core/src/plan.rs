@@ -337,6 +337,10 @@ impl Positions {
         }
     }
 
+    fn is_dense(&self) -> bool {
+        matches!(self, Positions::Dense(_))
+    }
+
     fn get(&self, i: usize) -> Option<usize> {
         match self {
             Positions::Dense(table) => table
@@ -637,27 +641,40 @@ impl<'a, 'g> Meter<'a, 'g> {
         for (p, &i) in groups.iter().flatten().enumerate() {
             pos.insert(i, p);
         }
-        let mut order_part = 0;
-        for group in &groups {
-            for &i in group {
+        // Each edge between two rendered nodes is cited under the earlier of its ends.
+        let at = |node: Option<usize>| node.and_then(|t| pos.get(t)).unwrap_or(usize::MAX);
+        let cited = |k: usize, from: usize, to: usize| {
+            let e = &self.index.edges()[k];
+            if at(e.from.node) <= at(e.to.node) {
+                to
+            } else {
+                from
+            }
+        };
+        let order_part: usize = if pos.is_dense() {
+            // Most nodes render: one sequential pass over every edge.
+            self.parts
+                .iter()
+                .enumerate()
+                .map(|(k, part)| match *part {
+                    EdgePart::Both { from, to, .. } => cited(k, from, to),
+                    _ => 0,
+                })
+                .sum()
+        } else {
+            // Few render: only their edges, each counted once from its `from` side.
+            let mut sum = 0;
+            for &i in &self.rendered_list {
                 for &k in self.edges_of(i) {
-                    if let EdgePart::Both { from, to, .. } = self.parts[k] {
-                        let e = &self.index.edges()[k];
-                        // Counted once, from the `from` side.
-                        if e.from.node == Some(i) {
-                            let at = |node: Option<usize>| {
-                                node.and_then(|t| pos.get(t)).unwrap_or(usize::MAX)
-                            };
-                            order_part += if at(Some(i)) <= at(e.to.node) {
-                                to
-                            } else {
-                                from
-                            };
-                        }
+                    if let EdgePart::Both { from, to, .. } = self.parts[k]
+                        && self.index.edges()[k].from.node == Some(i)
+                    {
+                        sum += cited(k, from, to);
                     }
                 }
             }
-        }
+            sum
+        };
         self.fixed + self.heads() + order_part
     }
 }
