@@ -267,19 +267,26 @@ fn resurrect(pass: &mut Pass<'_, '_>, archived: &[usize], key: &str) {
 /// Refill (core.md §6.4): promote the best archived nodes while the level stays under
 /// the fill ceiling, re-scoring after each promotion so a hub pulls its cluster back.
 fn refill(pass: &mut Pass<'_, '_>) {
-    let mut size = pass.meter.exact();
-    if size >= FILL_CEILING {
+    // The meter's lower bound often decides without ordering the level (exact ≥ lower).
+    if pass.meter.lower() >= FILL_CEILING {
         return;
     }
     let n = pass.index.len();
     // A promotion grows the level by at least the node's gist line minus its anchor.
     // When even the cheapest archived node cannot fit, no round can accept anything,
     // and the scoring below (most of a tick at the fixed point) is skipped.
-    let cheapest = (0..n)
+    let Some(cheapest) = (0..n)
         .filter(|&i| pass.tiers()[i] == Tier::Archived)
         .map(|i| pass.index.node_line_cost(i) - pass.index.anchor_cost(i))
-        .min();
-    if cheapest.is_none_or(|delta| size + delta > FILL_CEILING) {
+        .min()
+    else {
+        return;
+    };
+    if pass.meter.lower() + cheapest > FILL_CEILING {
+        return;
+    }
+    let mut size = pass.meter.exact();
+    if size >= FILL_CEILING || size + cheapest > FILL_CEILING {
         return;
     }
     let mut set_aside = vec![false; n];
