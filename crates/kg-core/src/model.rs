@@ -169,17 +169,35 @@ pub struct NodeMeta {
 }
 
 impl NodeMeta {
-    fn of(obj: &Object) -> NodeMeta {
+    /// Whether `_archived` is truthy, and the tier the flags give.
+    fn tier_of(obj: &Object) -> (bool, Tier) {
         let archived_flag = obj.get(field::ARCHIVED).is_some_and(truthy);
+        let tier = if obj.contains_key(field::ORPHANED_TS) {
+            Tier::Orphaned
+        } else if archived_flag {
+            Tier::Archived
+        } else {
+            Tier::Active
+        };
+        (archived_flag, tier)
+    }
+
+    /// Bring the fields read from `key` up to date after it changed; false when `key`
+    /// feeds fields this cannot patch (the caller recomputes them all).
+    fn refresh(&mut self, obj: &Object, key: &str) -> bool {
+        match key {
+            field::ARCHIVED => (self.archived_flag, self.tier) = NodeMeta::tier_of(obj),
+            field::LAST_READ_TS => self.last_read_ts = as_ts(obj.get(field::LAST_READ_TS)),
+            _ => return false,
+        }
+        true
+    }
+
+    fn of(obj: &Object) -> NodeMeta {
+        let (archived_flag, tier) = NodeMeta::tier_of(obj);
         NodeMeta {
             archived_flag,
-            tier: if obj.contains_key(field::ORPHANED_TS) {
-                Tier::Orphaned
-            } else if archived_flag {
-                Tier::Archived
-            } else {
-                Tier::Active
-            },
+            tier,
             created_ts: as_ts(obj.get(field::CREATED_TS)).unwrap_or(0.0),
             last_read_ts: as_ts(obj.get(field::LAST_READ_TS)),
             gist: obj
@@ -231,6 +249,23 @@ impl Node {
         self.search_text = Memo::default();
     }
 
+    /// [`Node::changed`] for a change of one field. Compaction sets `_archived` and
+    /// reads set `_last_read_ts` on thousands of nodes: their typed fields are patched
+    /// and their searchable text kept, instead of being rebuilt on next use.
+    fn changed_field(&mut self, key: &str) {
+        self.text = TextMemo::default();
+        if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
+            self.search_text = Memo::default();
+        }
+        let patched = match self.meta.0.get_mut() {
+            Some(meta) => meta.refresh(&self.obj, key),
+            None => true, // nothing cached
+        };
+        if !patched {
+            self.meta = Memo::default();
+        }
+    }
+
     /// The typed fields, computed once per change.
     pub fn meta(&self) -> &NodeMeta {
         self.meta.get_or_init(|| NodeMeta::of(&self.obj))
@@ -278,7 +313,7 @@ impl Node {
         } else {
             self.obj.insert(key.to_string(), value);
         }
-        self.changed();
+        self.changed_field(key);
     }
 
     /// Remove a field, keeping the order of the others.
@@ -951,6 +986,58 @@ pub fn validate_ident(kind: IdentKind, value: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn any_field() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            field::GIST,
+            field::NOTES,
+            field::TOUCHES,
+            field::CREATED_TS,
+            field::LAST_READ_TS,
+            field::USEFUL_TS,
+            field::ARCHIVED,
+            field::ORPHANED_TS,
+            "custom",
+        ])
+    }
+
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<bool>().prop_map(Value::Bool),
+            Just(Value::Null),
+            (0u32..5).prop_map(|n| float_value(1_790_000_000.0 + f64::from(n))),
+            "[a-c]{0,2}".prop_map(Value::String),
+            prop::collection::vec((0u32..3).prop_map(Value::from), 0..3).prop_map(Value::Array),
+        ]
+    }
+
+    proptest! {
+        /// Whatever a node's memos keep across a change must equal what they would
+        /// compute afresh.
+        #[test]
+        fn memos_kept_across_changes_match_a_fresh_computation(
+            changes in prop::collection::vec((any_field(), any_value(), any::<bool>()), 1..40),
+        ) {
+            let searched = |obj: &Object| {
+                format!("{:?}{:?}{:?}", obj.get(field::GIST), obj.get(field::NOTES), obj.get(field::TOUCHES))
+            };
+            let mut node = Node::new("n");
+            for (key, value, remove) in changes {
+                // Fill every memo, then change one field.
+                node.meta();
+                node.cached_search_text(searched);
+                if remove {
+                    node.remove(key);
+                } else {
+                    node.set(key, value);
+                }
+                prop_assert_eq!(node.meta(), &NodeMeta::of(node.as_object()));
+                let fresh = searched(node.as_object());
+                prop_assert_eq!(node.cached_search_text(searched), fresh.as_str());
+            }
+        }
+    }
 
     #[test]
     fn node_ids_follow_the_charset() {
