@@ -1,6 +1,7 @@
 //! MCP tool arguments from anywhere: schema validation and the tools themselves (on a
-//! real store in a scratch folder) answer every input without panicking, and a call
-//! that passes validation never answers `Input validation error`.
+//! real store in a scratch folder) answer every input without panicking, a call that
+//! passes validation never answers `Input validation error`, and every saved graph file
+//! is exactly what serialising its graph afresh gives (saves reuse their last text).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -35,5 +36,18 @@ fuzz_target!(|data: &[u8]| {
     let answer = kg_server::mcp::call(state, tool, &args, 1_795_176_000.0);
     if answer.text.starts_with("Input validation error") {
         assert!(answer.is_error);
+    }
+    let store = &state.store;
+    let project = state.settings.home.join("proj").to_string_lossy().into_owned();
+    let project = store.resolve_root(&project).ok().and_then(|root| store.project_slot(&root, 1_795_176_000.0).ok());
+    for slot in std::iter::once(store.user_slot().clone()).chain(project) {
+        let graph = slot.lock();
+        if graph.dirty {
+            continue; // not saved yet (read stamps wait for the save interval)
+        }
+        if let Ok(on_disk) = std::fs::read_to_string(&slot.path) {
+            let fresh = kg_core::persist::serialize_graph(&graph.graph, slot.level, slot.project_root());
+            assert!(on_disk == fresh, "the saved file differs from a fresh serialisation");
+        }
     }
 });
