@@ -257,7 +257,10 @@ fn write_section<'g, K: 'g, V: 'g>(
     write_key: impl Fn(&mut String, &'g K),
 ) {
     let old = std::mem::take(&mut saved.spans);
-    let reusable = if saved.lineage == lineage && entries.len() >= old.len() {
+    // The spans must describe `prev`: a write that panicked half-way leaves spans of a
+    // text that was never kept.
+    let describes_prev = old.last().is_none_or(|span| span.end <= prev.len());
+    let reusable = if saved.lineage == lineage && entries.len() >= old.len() && describes_prev {
         old.len()
     } else {
         0
@@ -308,12 +311,12 @@ fn write_section<'g, K: 'g, V: 'g>(
         push_spaces(out, 2 * (depth + 1));
         write_key(out, key);
         out.push_str(": ");
-        let (entry_text, text_stamp) = text(value);
+        let (entry_text, stamp) = text(value);
         out.push_str(entry_text);
         spans.push(EntrySpan {
             start,
             end: out.len(),
-            text_stamp,
+            text_stamp: stamp,
         });
     }
     flush(out, &mut run);
@@ -728,6 +731,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_writer_that_lost_its_last_text_writes_afresh() {
+        let mut graph = Graph::default();
+        for i in 0..3 {
+            graph.node_entry(&format!("n{i}"));
+        }
+        let mut writer = GraphWriter::default();
+        writer.write(&graph, Level::User, None);
+        // What a write that panicked half-way leaves: spans without their text.
+        writer.text.clear();
+        assert_eq!(
+            writer.write(&graph, Level::User, None),
+            serialize_graph(&graph, Level::User, None)
+        );
     }
 
     proptest! {
