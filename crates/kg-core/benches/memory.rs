@@ -105,8 +105,8 @@ fn render(c: &mut Criterion) {
     });
 }
 
-/// Write a buffer three times the last-level cache, so what a pass reads next comes
-/// from memory.
+/// Write a buffer (96 MB: three times the bench machine's last-level cache), so what a
+/// pass reads next comes from memory.
 fn evict_caches(scratch: &mut [u8]) {
     for (i, byte) in scratch.iter_mut().enumerate().step_by(64) {
         *byte = byte.wrapping_add(i as u8);
