@@ -929,14 +929,19 @@ fn dns_rebinding_hosts_are_refused_on_every_route() {
     f.still_healthy_and_unchanged(&before);
 }
 
+/// A runtime for a test that speaks WebSocket to the server.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 #[test]
 fn foreign_websocket_origins_cannot_subscribe() {
     let f = Fixture::new();
     let before = f.graph_files();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = runtime();
     let connect = |origin: Option<&str>, host: Option<&str>| {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -994,10 +999,7 @@ fn oversized_websocket_messages_close_only_their_connection() {
     use tokio_tungstenite::tungstenite::Message;
     let f = Fixture::new();
     let before = f.graph_files();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = runtime();
     let url = format!("ws://127.0.0.1:{}/ws", f.port());
     runtime.block_on(async {
         let (mut flooder, _) = tokio_tungstenite::connect_async(url.as_str())
