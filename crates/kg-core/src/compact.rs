@@ -285,8 +285,9 @@ fn refill(pass: &mut Pass<'_, '_>) {
     if pass.meter.lower() + cheapest > FILL_CEILING {
         return;
     }
+    // (A node line is longer than its anchor, so this also covers a full level.)
     let mut size = pass.meter.exact();
-    if size >= FILL_CEILING || size + cheapest > FILL_CEILING {
+    if size + cheapest > FILL_CEILING {
         return;
     }
     let mut set_aside = vec![false; n];
