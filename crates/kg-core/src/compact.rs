@@ -200,13 +200,21 @@ pub fn compact_graph(
         }
     }
     // Write the flags in the reference's order: `_archived` first, then `_orphaned_ts`.
+    // Both for one node before the next, while its object is in the CPU caches.
+    let mut orphaned = {
+        let mut in_node_order = orphaned;
+        in_node_order.sort_unstable();
+        in_node_order.into_iter().peekable()
+    };
     for (i, flag) in flags.iter().enumerate() {
-        if let (Some(value), Some(node)) = (flag, graph.node_at_mut(i)) {
+        let orphan_now = orphaned.next_if_eq(&i).is_some();
+        let Some(node) = graph.node_at_mut(i) else {
+            continue;
+        };
+        if let Some(value) = flag {
             node.set(field::ARCHIVED, Value::Bool(*value));
         }
-    }
-    for i in orphaned {
-        if let Some(node) = graph.node_at_mut(i) {
+        if orphan_now {
             node.set(field::ORPHANED_TS, float_value(now));
         }
     }

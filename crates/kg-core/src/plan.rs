@@ -78,7 +78,7 @@ impl<'g> LevelIndex<'g> {
         for (id, node) in graph.nodes.iter() {
             index.ids.push(id);
             let meta = node.meta();
-            index.gists.push(&meta.gist);
+            index.gists.push(node.gist());
             index.gist_chars.push(meta.gist_chars);
             index.tiers.push(meta.tier);
         }
@@ -102,7 +102,7 @@ impl<'g> LevelIndex<'g> {
 
     /// Each node's rank in sorted id order.
     pub fn id_rank(&self) -> &[u32] {
-        self.structure.id_rank(self.graph)
+        self.structure.id_rank()
     }
 
     pub fn is_empty(&self) -> bool {
