@@ -54,7 +54,6 @@ pub enum Dir {
 pub struct LevelIndex<'g> {
     pub ids: Vec<&'g str>,
     pub id_chars: Vec<usize>,
-    pub gists: Vec<&'g str>,
     pub gist_chars: Vec<usize>,
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
@@ -69,7 +68,6 @@ impl<'g> LevelIndex<'g> {
         let mut index = LevelIndex {
             ids: Vec::with_capacity(n),
             id_chars: Vec::with_capacity(n),
-            gists: Vec::with_capacity(n),
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
             graph,
@@ -78,7 +76,6 @@ impl<'g> LevelIndex<'g> {
         for (id, node) in graph.nodes.iter() {
             index.ids.push(id);
             let meta = node.meta();
-            index.gists.push(node.gist());
             index.gist_chars.push(meta.gist_chars);
             index.tiers.push(meta.tier);
         }
@@ -93,6 +90,15 @@ impl<'g> LevelIndex<'g> {
     /// The edges, in edge order, resolved to node positions.
     pub fn edges(&self) -> &[EdgeRef] {
         &self.structure.edges
+    }
+
+    /// The gist of node `i` (read only for the nodes a render prints: a gist lies in its
+    /// node's object, away from the memoised fields a pass reads for every node).
+    pub fn gist(&self, i: usize) -> &'g str {
+        self.graph
+            .nodes
+            .get_index(i)
+            .map_or("", |(_, node)| node.gist())
     }
 
     /// The key (texts) of edge `k`.

@@ -305,7 +305,7 @@ impl<'g> Block<'g> {
         for entry in self.entries.iter().filter(|e| !e.removed) {
             let id = self.id(entry);
             if entry.full_gist {
-                line(&["  ", id, ": ", index.gists[entry.node]]);
+                line(&["  ", id, ": ", index.gist(entry.node)]);
             } else {
                 line(&["  ", id, PRELOADED_TAIL]);
             }
