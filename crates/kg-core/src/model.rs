@@ -734,6 +734,10 @@ pub struct Structure {
     /// `i` owns `incident[incident_from[i]..incident_from[i + 1]]`, in edge order.
     incident_from: Vec<usize>,
     incident: Vec<usize>,
+    /// Beside each entry of `incident`: the node at the edge's other end (the node
+    /// itself for a self-loop, [`NOT_A_NODE`] when that end names no node here), so a
+    /// walk over neighbours reads one list instead of every edge.
+    neighbour: Vec<u32>,
     /// Per node, in node order: the position of its `node:<id>` entry among the versions.
     pub node_versions: Vec<Option<u32>>,
     /// Per node: the length of its id in characters.
@@ -808,13 +812,14 @@ impl Structure {
             }
             (edges, node_versions)
         };
-        let (incident_from, incident) = incidence(n, &edges);
+        let (incident_from, incident, neighbour) = incidence(n, &edges);
         let id_chars = (0..n).map(|i| char_len(ids.get(i))).collect();
         Structure {
             stamps,
             edges,
             incident_from,
             incident,
+            neighbour,
             node_versions,
             id_chars,
             ids,
@@ -827,14 +832,33 @@ impl Structure {
         &self.incident[self.incident_from[i]..self.incident_from[i + 1]]
     }
 
+    /// The other ends of the edges touching node `i`, beside [`Structure::incident`].
+    pub fn neighbours(&self, i: usize) -> &[u32] {
+        &self.neighbour[self.incident_from[i]..self.incident_from[i + 1]]
+    }
+
     /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
     pub(crate) fn id_rank(&self) -> &[u32] {
         self.id_rank.get_or_init(|| {
             let ids = &self.ids;
-            let mut sorted: Vec<u32> = (0..ids.len() as u32).collect();
-            sorted.sort_unstable_by_key(|&i| ids.get(i as usize));
+            // Sort by the first 16 bytes as one number (zero-padded: a shorter id that
+            // is a prefix of another still sorts first) and compare whole ids only
+            // where those tie: whenever the numbers differ they order as the ids do.
+            let head = |i: usize| {
+                let bytes = ids.get(i).as_bytes();
+                let mut head = [0u8; 16];
+                let len = bytes.len().min(16);
+                head[..len].copy_from_slice(&bytes[..len]);
+                u128::from_be_bytes(head)
+            };
+            let mut sorted: Vec<(u128, u32)> =
+                (0..ids.len()).map(|i| (head(i), i as u32)).collect();
+            sorted.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| ids.get(a.1 as usize).cmp(ids.get(b.1 as usize)))
+            });
             let mut rank = vec![0; ids.len()];
-            for (r, &i) in sorted.iter().enumerate() {
+            for (r, &(_, i)) in sorted.iter().enumerate() {
                 rank[i as usize] = r as u32;
             }
             rank
@@ -842,9 +866,12 @@ impl Structure {
     }
 }
 
+/// [`Structure::neighbours`] of an edge end that names no node of the graph.
+pub const NOT_A_NODE: u32 = u32::MAX;
+
 /// Incidence lists of `n` nodes as offsets into one flat list (see
-/// [`Structure::incident`]).
-fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize>) {
+/// [`Structure::incident`]), with the neighbour beside each entry.
+fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize>, Vec<u32>) {
     let ends = |e: &crate::plan::EdgeRef| {
         let second = e.to.node.filter(|&t| Some(t) != e.from.node);
         [e.from.node, second]
@@ -859,14 +886,21 @@ fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize
         from[i + 1] += from[i];
     }
     let mut incident = vec![0usize; from[n]];
+    let mut neighbour = vec![NOT_A_NODE; from[n]];
     let mut fill = from.clone();
     for (k, e) in edges.iter().enumerate() {
         for i in ends(e).into_iter().flatten() {
+            let other = if e.from.node == Some(i) {
+                e.to.node
+            } else {
+                e.from.node
+            };
             incident[fill[i]] = k;
+            neighbour[fill[i]] = other.map_or(NOT_A_NODE, |m| m as u32);
             fill[i] += 1;
         }
     }
-    (from, incident)
+    (from, incident, neighbour)
 }
 
 /// Length in characters; identifiers are ASCII, which is counted at memory speed.
@@ -1116,8 +1150,33 @@ mod tests {
                     node.set(key, value);
                 }
                 prop_assert_eq!(node.meta(), &NodeMeta::of(node.as_object()));
+                let gist = node.as_object().get(field::GIST).and_then(Value::as_str);
+                prop_assert_eq!(node.gist(), gist.unwrap_or(""));
                 let fresh = searched(node.as_object());
                 prop_assert_eq!(node.cached_search_text(searched), fresh.as_str());
+            }
+        }
+    }
+
+    proptest! {
+        /// Ranks order ids exactly as comparing the strings does, also where ids share
+        /// their first 16 bytes, are prefixes of each other, hold NUL bytes (zero
+        /// padding must not tie them wrongly) or multi-byte characters.
+        #[test]
+        fn id_ranks_order_ids_as_strings_do(
+            ids in prop::collection::hash_set("(component-topic-|a|\\x00|é|z){0,5}", 1..60),
+        ) {
+            let mut graph = Graph::default();
+            for id in &ids {
+                graph.nodes.insert(id.clone(), Node::new(id));
+            }
+            let structure = graph.structure();
+            let rank = structure.id_rank();
+            let keys: Vec<&String> = graph.nodes.keys().collect();
+            for a in 0..keys.len() {
+                for b in 0..keys.len() {
+                    prop_assert_eq!(rank[a].cmp(&rank[b]), keys[a].cmp(keys[b]));
+                }
             }
         }
     }

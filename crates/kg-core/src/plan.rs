@@ -6,7 +6,7 @@
 //! [`crate::render`] writes for the same plan (render equals charge), and both use the
 //! one live-edge predicate below.
 
-use crate::model::{EdgeKey, Graph, Tier};
+use crate::model::{EdgeKey, Graph, NOT_A_NODE, Tier};
 
 pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
@@ -615,17 +615,9 @@ impl<'a, 'g> Meter<'a, 'g> {
             queue.push_back(seed);
             while let Some(current) = queue.pop_front() {
                 fresh.clear();
-                for &k in self.edges_of(current) {
-                    let e = &self.index.edges()[k];
-                    let other = if e.from.node == Some(current) {
-                        e.to.node
-                    } else {
-                        e.from.node
-                    };
-                    if let Some(m) = other
-                        && m != current
-                        && rendered(m)
-                        && unplaced(&pos, m)
+                for &m in self.index.structure.neighbours(current) {
+                    let m = m as usize;
+                    if m != NOT_A_NODE as usize && m != current && rendered(m) && unplaced(&pos, m)
                     {
                         pos.insert(m, 0);
                         fresh.push(m);
