@@ -305,36 +305,24 @@ impl Node {
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
         // One lookup: compaction adds a flag to thousands of nodes in a pass.
-        match self.obj.entry(key) {
-            serde_json::map::Entry::Occupied(mut slot) => {
-                // Re-setting a flag or a text to what it is changes nothing, so the
-                // memoised text and fields stay valid. (Numbers are always written: 0.0
-                // and -0.0 compare equal but print differently.)
-                if matches!(value, Value::Bool(_) | Value::Null | Value::String(_))
-                    && *slot.get() == value
-                {
-                    return;
-                }
-                Node::forget_for(
-                    &mut self.meta,
-                    &mut self.text,
-                    &mut self.search_text,
-                    key,
-                    &value,
-                );
-                slot.insert(value);
-            }
-            serde_json::map::Entry::Vacant(slot) => {
-                Node::forget_for(
-                    &mut self.meta,
-                    &mut self.text,
-                    &mut self.search_text,
-                    key,
-                    &value,
-                );
-                slot.insert(value);
-            }
+        let entry = self.obj.entry(key);
+        // Re-setting a flag or a text to what it is changes nothing, so the memoised
+        // text and fields stay valid. (Numbers are always written: 0.0 and -0.0
+        // compare equal but print differently.)
+        if let serde_json::map::Entry::Occupied(slot) = &entry
+            && matches!(value, Value::Bool(_) | Value::Null | Value::String(_))
+            && *slot.get() == value
+        {
+            return;
         }
+        Node::forget_for(
+            &mut self.meta,
+            &mut self.text,
+            &mut self.search_text,
+            key,
+            &value,
+        );
+        *entry.or_insert(Value::Null) = value;
     }
 
     /// Drop or patch what a node memoises when `key` is set to `value`. Compaction sets
