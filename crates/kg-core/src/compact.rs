@@ -8,7 +8,7 @@
 use crate::change::TierMoves;
 use crate::model::{Graph, Tier, field, float_value};
 use crate::plan::{LevelIndex, Meter};
-use crate::score::{DAY_SECS, RawSignals, score_all};
+use crate::score::{self, DAY_SECS, RawSignals};
 use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
 
@@ -41,10 +41,9 @@ impl<'a, 'g> Pass<'a, 'g> {
     }
 
     fn scores(&self, include_archived: bool) -> Vec<Option<f64>> {
-        score_all(
+        score::score_all(
             self.index,
-            self.raw
-                .get_or_init(|| RawSignals::of(self.graph, self.index, self.now)),
+            self.raw(),
             self.tiers(),
             include_archived,
             self.now,
@@ -53,6 +52,25 @@ impl<'a, 'g> Pass<'a, 'g> {
         .into_iter()
         .map(|s| s.map(|s| s.score))
         .collect()
+    }
+
+    /// The eligible set of the unified pool (active and archived, past grace). Moves
+    /// between those two tiers leave it as it is, so refill computes it once.
+    fn unified_pool(&self) -> Vec<usize> {
+        score::eligible(self.raw(), self.tiers(), true, self.now, self.grace_days)
+    }
+
+    /// Score `pool` under the current tiers into `scores` (by node position).
+    fn score_pool_into(&self, pool: &[usize], scores: &mut [Option<f64>]) {
+        let pooled = score::score_pool(self.index, self.raw(), self.tiers(), pool);
+        for (&i, s) in pool.iter().zip(pooled) {
+            scores[i] = Some(s.score);
+        }
+    }
+
+    fn raw(&self) -> &RawSignals {
+        self.raw
+            .get_or_init(|| RawSignals::of(self.graph, self.index, self.now))
     }
 
     fn set_archived(&mut self, i: usize, archived: bool) {
@@ -298,35 +316,33 @@ fn refill(pass: &mut Pass<'_, '_>) {
     if size + cheapest > FILL_CEILING {
         return;
     }
+    // Only archived nodes are candidates, and a node leaves that tier here only by
+    // being accepted: the candidates, the pool and the scores' storage are set up once,
+    // and each round costs the pool's nodes and edges, not the whole graph's.
+    let candidates: Vec<usize> = (0..n)
+        .filter(|&i| pass.tiers()[i] == Tier::Archived)
+        .collect();
+    let pool = pass.unified_pool();
+    let mut scores = vec![None; n];
     let mut set_aside = vec![false; n];
     for _round in 0..=n {
-        let mut ranked: Vec<usize> = (0..n)
+        let mut ranked: Vec<usize> = candidates
+            .iter()
+            .copied()
             .filter(|&i| pass.tiers()[i] == Tier::Archived && !set_aside[i])
             .collect();
         if ranked.is_empty() {
             break;
         }
-        let scores = pass.scores(true);
+        pass.score_pool_into(&pool, &mut scores);
         ranked.sort_by(|&a, &b| {
             let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
             sb.total_cmp(&sa)
         });
-        let mut newly_live = vec![0usize; n];
-        for edge in pass.index.edges() {
-            if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)
-                && pass.tiers()[f] == Tier::Archived
-                && pass.tiers()[t] == Tier::Archived
-            {
-                let cost = 9 + edge.rel_chars + edge.to.chars + 1;
-                newly_live[f] += cost;
-                if t != f {
-                    newly_live[t] += cost;
-                }
-            }
-        }
         let mut accepted = false;
         for x in ranked {
-            let delta = pass.index.node_line_cost(x) - pass.index.anchor_cost(x) + newly_live[x];
+            let delta = pass.index.node_line_cost(x) - pass.index.anchor_cost(x)
+                + newly_live(pass.index, pass.tiers(), x);
             if size + delta > FILL_CEILING {
                 set_aside[x] = true;
                 continue;
@@ -345,6 +361,23 @@ fn refill(pass: &mut Pass<'_, '_>) {
             break;
         }
     }
+}
+
+/// What promoting archived node `x` makes live besides its own line (core.md §6.4): the
+/// citation cost of each of its edges whose two ends are archived nodes (a self-loop
+/// once). A rejected promotion is reverted before the next candidate is measured, so
+/// this equals the value at the start of the round.
+fn newly_live(index: &LevelIndex<'_>, tiers: &[Tier], x: usize) -> usize {
+    index
+        .incident(x)
+        .iter()
+        .map(|&k| &index.edges()[k])
+        .filter(|edge| match (edge.from.node, edge.to.node) {
+            (Some(f), Some(t)) => tiers[f] == Tier::Archived && tiers[t] == Tier::Archived,
+            _ => false,
+        })
+        .map(|edge| 9 + edge.rel_chars + edge.to.chars + 1)
+        .sum()
 }
 
 /// The orphan pass (core.md §6.5): when anchors take more than their share, the least
@@ -402,4 +435,169 @@ pub fn prune_orphans(graph: &mut Graph, config: &StoreConfig, now: f64) -> Vec<S
         graph.remove_node(id);
     }
     doomed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Edge, EdgeKey, Node};
+    use proptest::prelude::*;
+
+    const NOW: f64 = 1_795_176_000.0;
+
+    /// Refill exactly as core.md §6.4 words it: every round scores the whole graph and
+    /// charges `newly_live` over every edge. The oracle for the pooled refill.
+    fn refill_as_specified(pass: &mut Pass<'_, '_>) {
+        if pass.meter.exact() >= FILL_CEILING {
+            return;
+        }
+        let n = pass.index.len();
+        let mut size = pass.meter.exact();
+        let mut set_aside = vec![false; n];
+        for _round in 0..=n {
+            let mut ranked: Vec<usize> = (0..n)
+                .filter(|&i| pass.tiers()[i] == Tier::Archived && !set_aside[i])
+                .collect();
+            if ranked.is_empty() {
+                break;
+            }
+            let scores = pass.scores(true);
+            ranked.sort_by(|&a, &b| {
+                let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
+                sb.total_cmp(&sa)
+            });
+            let mut newly_live = vec![0usize; n];
+            for edge in pass.index.edges() {
+                if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)
+                    && pass.tiers()[f] == Tier::Archived
+                    && pass.tiers()[t] == Tier::Archived
+                {
+                    let cost = 9 + edge.rel_chars + edge.to.chars + 1;
+                    newly_live[f] += cost;
+                    if t != f {
+                        newly_live[t] += cost;
+                    }
+                }
+            }
+            let mut accepted = false;
+            for x in ranked {
+                let delta =
+                    pass.index.node_line_cost(x) - pass.index.anchor_cost(x) + newly_live[x];
+                if size + delta > FILL_CEILING {
+                    set_aside[x] = true;
+                    continue;
+                }
+                pass.set_archived(x, false);
+                if pass.meter.exceeds(FILL_CEILING) {
+                    pass.set_archived(x, true);
+                    set_aside[x] = true;
+                    continue;
+                }
+                size = pass.meter.exact();
+                accepted = true;
+                break;
+            }
+            if !accepted {
+                break;
+            }
+        }
+    }
+
+    /// Random levels below the fill ceiling with archived nodes to bring back: gists
+    /// up to 900 characters (so candidates are set aside), nodes in grace, read stamps
+    /// and likes (so scores differ), edges between nodes, self-loops and artifacts.
+    fn level() -> impl Strategy<Value = Graph> {
+        let node = (0u8..3, 1usize..900, 0u8..4, 0u32..60, 0u8..3);
+        (
+            prop::collection::vec(node, 2..60),
+            prop::collection::vec((0usize..60, 0usize..60, 0u8..5), 0..150),
+        )
+            .prop_map(|(nodes, edges)| {
+                let mut g = Graph::default();
+                let n = nodes.len();
+                for (i, (tier, gist, age, read, likes)) in nodes.into_iter().enumerate() {
+                    let id = format!("n{i}{}", "x".repeat(i % 5));
+                    let mut node = Node::new(&id);
+                    node.set(field::GIST, Value::String("g".repeat(gist)));
+                    let created = if age == 0 {
+                        NOW - 3_600.0
+                    } else {
+                        NOW - 30.0 * DAY_SECS
+                    };
+                    node.set(field::CREATED_TS, float_value(created));
+                    if read > 0 {
+                        node.set(
+                            field::LAST_READ_TS,
+                            float_value(NOW - read as f64 * DAY_SECS),
+                        );
+                    }
+                    if likes > 0 {
+                        let stamps =
+                            (0..likes).map(|k| float_value(NOW - k as f64 * 40.0 * DAY_SECS));
+                        node.set(field::USEFUL_TS, Value::Array(stamps.collect()));
+                    }
+                    if tier >= 1 {
+                        node.set(field::ARCHIVED, Value::Bool(true));
+                    }
+                    if tier == 2 {
+                        node.set(field::ORPHANED_TS, float_value(NOW - DAY_SECS));
+                    }
+                    g.nodes.insert(id, node);
+                }
+                let ids: Vec<String> = g.nodes.keys().cloned().collect();
+                for (a, b, kind) in edges {
+                    let from = ids[a % n].clone();
+                    let to = match kind {
+                        0 => format!("src/file{b}.rs"),
+                        1 => from.clone(),
+                        _ => ids[b % n].clone(),
+                    };
+                    let key = EdgeKey::new(&from, &to, &"r".repeat(1 + (a + b) % 9));
+                    g.edges.insert(key.clone(), Edge::new(key));
+                }
+                g
+            })
+    }
+
+    fn pass_over<'a, 'g>(graph: &'g Graph, index: &'a LevelIndex<'g>) -> Pass<'a, 'g> {
+        Pass {
+            graph,
+            index,
+            meter: Meter::new(index, &index.tiers),
+            raw: std::cell::OnceCell::new(),
+            flag: vec![None; index.len()],
+            now: NOW,
+            grace_days: 5.0,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// The pooled refill promotes the same nodes, in the same order, as the
+        /// refill that re-scores the whole graph every round.
+        #[test]
+        fn pooled_refill_matches_the_specified_one(g in level()) {
+            let index = LevelIndex::of(&g);
+            let mut specified = pass_over(&g, &index);
+            refill_as_specified(&mut specified);
+            let mut pooled = pass_over(&g, &index);
+            refill(&mut pooled);
+            prop_assert_eq!(pooled.tiers(), specified.tiers());
+            prop_assert_eq!(pooled.flag, specified.flag);
+        }
+
+        /// One node's connectedness, summed from its own edges, is bit for bit the
+        /// value the whole-graph pass gives it.
+        #[test]
+        fn connectedness_of_one_node_matches_the_whole_graph_pass(g in level()) {
+            let index = LevelIndex::of(&g);
+            let all = score::connectedness(&index, &index.tiers);
+            for (i, value) in all.iter().enumerate() {
+                prop_assert_eq!(
+                    score::connectedness_of(&index, &index.tiers, i).to_bits(),
+                    value.to_bits()
+                );
+            }
+        }
+    }
 }

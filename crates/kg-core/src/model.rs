@@ -192,6 +192,8 @@ impl NodeMeta {
                 let orphaned = self.tier == Tier::Orphaned;
                 self.tier = NodeMeta::tier_from(self.archived_flag, orphaned);
             }
+            // Present with any value, `_orphaned_ts` makes an orphan.
+            field::ORPHANED_TS => self.tier = Tier::Orphaned,
             field::LAST_READ_TS => self.last_read_ts = as_ts(Some(value)),
             _ => return false,
         }

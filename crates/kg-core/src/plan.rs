@@ -92,6 +92,11 @@ impl<'g> LevelIndex<'g> {
         &self.structure.edges
     }
 
+    /// The positions of the edges touching node `i`, in edge order.
+    pub fn incident(&self, i: usize) -> &[usize] {
+        self.structure.incident(i)
+    }
+
     /// The gist of node `i` (read only for the nodes a render prints: a gist lies in its
     /// node's object, away from the memoised fields a pass reads for every node).
     pub fn gist(&self, i: usize) -> &'g str {

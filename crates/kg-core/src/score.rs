@@ -86,6 +86,22 @@ fn neighbour_weight(end: Option<usize>, tiers: &[Tier]) -> f64 {
     }
 }
 
+/// Connectedness raw value of node `i` alone, bit for bit what [`connectedness`] gives
+/// it: its edges are visited in edge order, summing `in` and `out` apart.
+pub fn connectedness_of(index: &LevelIndex<'_>, tiers: &[Tier], i: usize) -> f64 {
+    let (mut inbound, mut outbound) = (0.0f64, 0.0f64);
+    for &k in index.incident(i) {
+        let edge = &index.edges()[k];
+        if edge.to.node == Some(i) {
+            inbound += neighbour_weight(edge.from.node, tiers);
+        }
+        if edge.from.node == Some(i) {
+            outbound += neighbour_weight(edge.to.node, tiers);
+        }
+    }
+    IN_WEIGHT * inbound + OUT_WEIGHT * outbound
+}
+
 /// Connectedness raw values for every node under the given tiers.
 pub fn connectedness(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<f64> {
     let mut inbound = vec![0.0f64; index.len()];
@@ -105,6 +121,26 @@ pub fn connectedness(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<f64> {
         .collect()
 }
 
+/// The eligible set (core.md §5): nodes past grace that are active, or archived too
+/// when `include_archived`, in node order.
+pub fn eligible(
+    raw: &RawSignals,
+    tiers: &[Tier],
+    include_archived: bool,
+    now: f64,
+    grace_days: f64,
+) -> Vec<usize> {
+    let grace = grace_days * DAY_SECS;
+    (0..tiers.len())
+        .filter(|&i| match tiers[i] {
+            Tier::Active => true,
+            Tier::Archived => include_archived,
+            Tier::Orphaned => false,
+        })
+        .filter(|&i| now - raw.created[i] >= grace)
+        .collect()
+}
+
 /// Scores of the eligible nodes (past grace; active, plus archived when
 /// `include_archived`). `None` for nodes outside the eligible set.
 pub fn score_all(
@@ -115,35 +151,50 @@ pub fn score_all(
     now: f64,
     grace_days: f64,
 ) -> Vec<Option<NodeScore>> {
-    let grace = grace_days * DAY_SECS;
-    let eligible: Vec<usize> = (0..index.len())
-        .filter(|&i| match tiers[i] {
-            Tier::Active => true,
-            Tier::Archived => include_archived,
-            Tier::Orphaned => false,
-        })
-        .filter(|&i| now - raw.created[i] >= grace)
-        .collect();
+    let pool = eligible(raw, tiers, include_archived, now, grace_days);
     let mut out = vec![None; index.len()];
-    if eligible.is_empty() {
-        return out;
+    for (&i, score) in pool.iter().zip(score_pool(index, raw, tiers, &pool)) {
+        out[i] = Some(score);
     }
-    let conn_all = connectedness(index, tiers);
-    let pick = |values: &[f64]| -> Vec<f64> { eligible.iter().map(|&i| values[i]).collect() };
+    out
+}
+
+/// Scores of `pool`, an eligible set as [`eligible`] gives it, beside it. Refill scores
+/// the same pool round after round: a caller that keeps the pool pays for the pool's
+/// nodes and edges only, not for the whole graph.
+pub fn score_pool(
+    index: &LevelIndex<'_>,
+    raw: &RawSignals,
+    tiers: &[Tier],
+    pool: &[usize],
+) -> Vec<NodeScore> {
+    if pool.is_empty() {
+        return Vec::new();
+    }
+    // A pool of most of the graph is summed in one sequential pass over the edges; a
+    // small one (a level after its archive pass) from its own nodes' edges.
+    let conn: Vec<f64> = if pool.len() * 8 >= index.len() {
+        let all = connectedness(index, tiers);
+        pool.iter().map(|&i| all[i]).collect()
+    } else {
+        pool.iter()
+            .map(|&i| connectedness_of(index, tiers, i))
+            .collect()
+    };
+    let pick = |values: &[f64]| -> Vec<f64> { pool.iter().map(|&i| values[i]).collect() };
     let rec = percentiles(&pick(&raw.recency));
-    let con = percentiles(&pick(&conn_all));
+    let con = percentiles(&conn);
     let use_ = percentiles(&pick(&raw.usefulness));
-    for (k, &i) in eligible.iter().enumerate() {
-        let score =
-            WEIGHT_RECENCY * rec[k] + WEIGHT_CONNECTEDNESS * con[k] + WEIGHT_USEFULNESS * use_[k];
-        out[i] = Some(NodeScore {
-            score,
+    (0..pool.len())
+        .map(|k| NodeScore {
+            score: WEIGHT_RECENCY * rec[k]
+                + WEIGHT_CONNECTEDNESS * con[k]
+                + WEIGHT_USEFULNESS * use_[k],
             recency: rec[k],
             connectedness: con[k],
             usefulness: use_[k],
-        });
-    }
-    out
+        })
+        .collect()
 }
 
 /// Tie-aware percentile ranks: a run of equal values at sorted positions `i..=j`
