@@ -60,14 +60,6 @@ impl<'a, 'g> Pass<'a, 'g> {
         score::eligible(self.raw(), self.tiers(), true, self.now, self.grace_days)
     }
 
-    /// Score `pool` under the current tiers into `scores` (by node position).
-    fn score_pool_into(&self, pool: &[usize], scores: &mut [Option<f64>]) {
-        let pooled = score::score_pool(self.index, self.raw(), self.tiers(), pool);
-        for (&i, s) in pool.iter().zip(pooled) {
-            scores[i] = Some(s.score);
-        }
-    }
-
     fn raw(&self) -> &RawSignals {
         self.raw
             .get_or_init(|| RawSignals::of(self.graph, self.index, self.now))
@@ -323,6 +315,7 @@ fn refill(pass: &mut Pass<'_, '_>) {
         .filter(|&i| pass.tiers()[i] == Tier::Archived)
         .collect();
     let pool = pass.unified_pool();
+    let scorer = score::PoolScorer::new(pass.index, pass.raw(), &pool);
     let mut scores = vec![None; n];
     let mut set_aside = vec![false; n];
     for _round in 0..=n {
@@ -334,7 +327,9 @@ fn refill(pass: &mut Pass<'_, '_>) {
         if ranked.is_empty() {
             break;
         }
-        pass.score_pool_into(&pool, &mut scores);
+        for (&i, s) in pool.iter().zip(scorer.scores(pass.index, pass.tiers())) {
+            scores[i] = Some(s.score);
+        }
         ranked.sort_by(|&a, &b| {
             let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
             sb.total_cmp(&sa)
@@ -348,12 +343,14 @@ fn refill(pass: &mut Pass<'_, '_>) {
                 continue;
             }
             pass.set_archived(x, false);
-            if pass.meter.exceeds(FILL_CEILING) {
-                pass.set_archived(x, true);
-                set_aside[x] = true;
-                continue;
+            match pass.meter.exact_within(FILL_CEILING) {
+                Some(promoted) => size = promoted,
+                None => {
+                    pass.set_archived(x, true);
+                    set_aside[x] = true;
+                    continue;
+                }
             }
-            size = pass.meter.exact();
             accepted = true;
             break;
         }

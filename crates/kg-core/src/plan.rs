@@ -584,6 +584,14 @@ impl<'a, 'g> Meter<'a, 'g> {
         }
     }
 
+    /// The exact size when it is at most `limit` (measured once), `None` when above.
+    pub fn exact_within(&self, limit: usize) -> Option<usize> {
+        if self.lower() > limit {
+            return None;
+        }
+        Some(self.exact()).filter(|&size| size <= limit)
+    }
+
     /// The exact size: plan the render order of the rendered nodes and charge each
     /// edge between two of them under its earlier end.
     pub fn exact(&self) -> usize {
@@ -745,6 +753,8 @@ mod tests {
                 prop_assert!(meter.lower() <= want && want <= meter.upper());
                 prop_assert_eq!(meter.exceeds(want), false);
                 prop_assert_eq!(meter.exceeds(want.saturating_sub(1)), want > 0);
+                prop_assert_eq!(meter.exact_within(want), Some(want));
+                prop_assert_eq!(meter.exact_within(want.saturating_sub(1)), (want == 0).then_some(0));
             }
         }
     }

@@ -159,42 +159,68 @@ pub fn score_all(
     out
 }
 
-/// Scores of `pool`, an eligible set as [`eligible`] gives it, beside it. Refill scores
-/// the same pool round after round: a caller that keeps the pool pays for the pool's
-/// nodes and edges only, not for the whole graph.
+/// Scores of `pool`, an eligible set as [`eligible`] gives it, beside it.
 pub fn score_pool(
     index: &LevelIndex<'_>,
     raw: &RawSignals,
     tiers: &[Tier],
     pool: &[usize],
 ) -> Vec<NodeScore> {
-    if pool.is_empty() {
-        return Vec::new();
+    PoolScorer::new(index, raw, pool).scores(index, tiers)
+}
+
+/// Scores one eligible pool under changing tiers. Refill re-scores the same pool round
+/// after round, and only connectedness depends on tiers: recency and usefulness ranks
+/// are computed once, and each round costs the pool's own nodes and edges.
+#[derive(Debug)]
+pub struct PoolScorer<'p> {
+    pool: &'p [usize],
+    recency: Vec<f64>,
+    usefulness: Vec<f64>,
+    /// Sum connectedness from the pool's own edges (fewer visits than one sequential
+    /// pass over every edge) rather than over the whole graph.
+    by_node: bool,
+}
+
+impl<'p> PoolScorer<'p> {
+    pub fn new(index: &LevelIndex<'_>, raw: &RawSignals, pool: &'p [usize]) -> PoolScorer<'p> {
+        let pick = |values: &[f64]| -> Vec<f64> { pool.iter().map(|&i| values[i]).collect() };
+        let visits: usize = pool.iter().map(|&i| index.incident(i).len()).sum();
+        PoolScorer {
+            pool,
+            recency: percentiles(&pick(&raw.recency)),
+            usefulness: percentiles(&pick(&raw.usefulness)),
+            // Scattered visits cost about twice a sequential one.
+            by_node: 2 * visits < index.edges().len() + index.len(),
+        }
     }
-    // A pool of most of the graph is summed in one sequential pass over the edges; a
-    // small one (a level after its archive pass) from its own nodes' edges.
-    let conn: Vec<f64> = if pool.len() * 8 >= index.len() {
-        let all = connectedness(index, tiers);
-        pool.iter().map(|&i| all[i]).collect()
-    } else {
-        pool.iter()
-            .map(|&i| connectedness_of(index, tiers, i))
+
+    /// The pool's scores under `tiers`, beside the pool.
+    pub fn scores(&self, index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<NodeScore> {
+        let pool = self.pool;
+        let conn: Vec<f64> = if self.by_node {
+            pool.iter()
+                .map(|&i| connectedness_of(index, tiers, i))
+                .collect()
+        } else {
+            let all = connectedness(index, tiers);
+            pool.iter().map(|&i| all[i]).collect()
+        };
+        let con = percentiles(&conn);
+        (0..pool.len())
+            .map(|k| {
+                let (rec, use_) = (self.recency[k], self.usefulness[k]);
+                NodeScore {
+                    score: WEIGHT_RECENCY * rec
+                        + WEIGHT_CONNECTEDNESS * con[k]
+                        + WEIGHT_USEFULNESS * use_,
+                    recency: rec,
+                    connectedness: con[k],
+                    usefulness: use_,
+                }
+            })
             .collect()
-    };
-    let pick = |values: &[f64]| -> Vec<f64> { pool.iter().map(|&i| values[i]).collect() };
-    let rec = percentiles(&pick(&raw.recency));
-    let con = percentiles(&conn);
-    let use_ = percentiles(&pick(&raw.usefulness));
-    (0..pool.len())
-        .map(|k| NodeScore {
-            score: WEIGHT_RECENCY * rec[k]
-                + WEIGHT_CONNECTEDNESS * con[k]
-                + WEIGHT_USEFULNESS * use_[k],
-            recency: rec[k],
-            connectedness: con[k],
-            usefulness: use_[k],
-        })
-        .collect()
+    }
 }
 
 /// Tie-aware percentile ranks: a run of equal values at sorted positions `i..=j`
@@ -207,17 +233,19 @@ pub fn percentiles(values: &[f64]) -> Vec<f64> {
     if n == 1 {
         return vec![0.5];
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    // Values beside their positions, sorted in one block; position breaks ties, so
+    // the order is the stable one.
+    let mut sorted: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut out = vec![0.0; n];
     let mut i = 0;
     while i < n {
         let mut j = i;
-        while j + 1 < n && values[order[j + 1]] == values[order[i]] {
+        while j + 1 < n && sorted[j + 1].0 == sorted[i].0 {
             j += 1;
         }
         let pct = ((i + j) as f64 / 2.0) / (n - 1) as f64;
-        for &k in &order[i..=j] {
+        for &(_, k) in &sorted[i..=j] {
             out[k] = pct;
         }
         i = j + 1;
@@ -234,6 +262,24 @@ mod tests {
         assert_eq!(percentiles(&[10.0, 20.0, 20.0, 30.0]), [0.0, 0.5, 0.5, 1.0]);
         assert_eq!(percentiles(&[7.0]), [0.5]);
         assert_eq!(percentiles(&[3.0, 3.0, 3.0]), [0.5, 0.5, 0.5]);
+    }
+
+    proptest::proptest! {
+        /// A value's percentile is the middle of the sorted positions its equals take:
+        /// counted directly, with many ties and both zeros.
+        #[test]
+        fn percentiles_count_the_values_below_and_equal(
+            values in proptest::collection::vec(proptest::sample::select(vec![-0.0, 0.0, 0.2, 0.66, 1.0, 3.5]), 2..40),
+        ) {
+            let n = values.len();
+            let got = percentiles(&values);
+            for (k, &v) in values.iter().enumerate() {
+                let below = values.iter().filter(|&&w| w < v).count();
+                let equal = values.iter().filter(|&&w| w == v).count();
+                let want = ((below + below + equal - 1) as f64 / 2.0) / (n - 1) as f64;
+                proptest::prop_assert_eq!(got[k].to_bits(), want.to_bits());
+            }
+        }
     }
 
     #[test]
