@@ -153,23 +153,14 @@ pub fn score_all(
 ) -> Vec<Option<NodeScore>> {
     let pool = eligible(raw, tiers, include_archived, now, grace_days);
     let mut out = vec![None; index.len()];
-    for (&i, score) in pool.iter().zip(score_pool(index, raw, tiers, &pool)) {
+    let scores = PoolScorer::new(index, raw, &pool).scores(index, tiers);
+    for (&i, score) in pool.iter().zip(scores) {
         out[i] = Some(score);
     }
     out
 }
 
-/// Scores of `pool`, an eligible set as [`eligible`] gives it, beside it.
-pub fn score_pool(
-    index: &LevelIndex<'_>,
-    raw: &RawSignals,
-    tiers: &[Tier],
-    pool: &[usize],
-) -> Vec<NodeScore> {
-    PoolScorer::new(index, raw, pool).scores(index, tiers)
-}
-
-/// Scores one eligible pool under changing tiers. Refill re-scores the same pool round
+/// Scores one eligible pool (as [`eligible`] gives it) under changing tiers. Refill re-scores the same pool round
 /// after round, and only connectedness depends on tiers: recency and usefulness ranks
 /// are computed once, and each round costs the pool's own nodes and edges.
 #[derive(Debug)]
