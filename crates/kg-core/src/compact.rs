@@ -437,7 +437,7 @@ pub fn prune_orphans(graph: &mut Graph, config: &StoreConfig, now: f64) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Edge, EdgeKey, Node};
+    use crate::model::Node;
     use proptest::prelude::*;
 
     const NOW: f64 = 1_795_176_000.0;
@@ -538,7 +538,6 @@ mod tests {
         )
             .prop_map(|(nodes, edges)| {
                 let mut g = Graph::default();
-                let n = nodes.len();
                 for (i, (tier, gist, age, read, likes)) in nodes.into_iter().enumerate() {
                     let id = format!("n{i}{}", "x".repeat(i % 5));
                     let mut node = Node::new(&id);
@@ -568,17 +567,7 @@ mod tests {
                     }
                     g.nodes.insert(id, node);
                 }
-                let ids: Vec<String> = g.nodes.keys().cloned().collect();
-                for (a, b, kind) in edges {
-                    let from = ids[a % n].clone();
-                    let to = match kind {
-                        0 => format!("src/file{b}.rs"),
-                        1 => from.clone(),
-                        _ => ids[b % n].clone(),
-                    };
-                    let key = EdgeKey::new(&from, &to, &"r".repeat(1 + (a + b) % 9));
-                    g.edges.insert(key.clone(), Edge::new(key));
-                }
+                crate::model::add_test_edges(&mut g, edges);
                 g
             })
     }

@@ -1090,6 +1090,24 @@ pub fn validate_ident(kind: IdentKind, value: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(kind.message(value)) }
 }
 
+/// Edges for random test graphs, from `(from, to, kind)` picks among the nodes: kind 0
+/// points at an artifact path, kind 1 is a self-loop, any other joins two nodes.
+/// Relation names take 1 to 9 characters.
+#[cfg(test)]
+pub(crate) fn add_test_edges(g: &mut Graph, picks: Vec<(usize, usize, u8)>) {
+    let ids: Vec<String> = g.nodes.keys().cloned().collect();
+    for (a, b, kind) in picks {
+        let from = ids[a % ids.len()].clone();
+        let to = match kind {
+            0 => format!("src/file{b}.rs"),
+            1 => from.clone(),
+            _ => ids[b % ids.len()].clone(),
+        };
+        let key = EdgeKey::new(&from, &to, &"r".repeat(1 + (a + b) % 9));
+        g.edges.insert(key.clone(), Edge::new(key));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

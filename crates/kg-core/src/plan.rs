@@ -693,7 +693,7 @@ impl<'a, 'g> Meter<'a, 'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Edge, EdgeKey, Node, field};
+    use crate::model::{Node, field};
     use proptest::prelude::*;
     use serde_json::Value;
 
@@ -721,16 +721,7 @@ mod tests {
                     }
                     g.nodes.insert(id, node);
                 }
-                let ids: Vec<String> = g.nodes.keys().cloned().collect();
-                for (a, b, kind) in edges {
-                    let from = ids[a % n].clone();
-                    let to = match kind {
-                        0 => format!("src/file{b}.rs"),
-                        _ => ids[b % n].clone(),
-                    };
-                    let key = EdgeKey::new(&from, &to, &"r".repeat(1 + (a + b) % 5));
-                    g.edges.insert(key.clone(), Edge::new(key));
-                }
+                crate::model::add_test_edges(&mut g, edges);
                 g
             })
     }
