@@ -224,10 +224,10 @@ pub fn percentiles(values: &[f64]) -> Vec<f64> {
     if n == 1 {
         return vec![0.5];
     }
-    // Values beside their positions, sorted in one block; position breaks ties, so
-    // the order is the stable one.
+    // Values beside their positions, sorted in one block (stable: columns hold many
+    // ties, which a stable sort passes over cheaply).
     let mut sorted: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
-    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut out = vec![0.0; n];
     let mut i = 0;
     while i < n {
