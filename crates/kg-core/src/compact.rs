@@ -290,12 +290,18 @@ fn refill(pass: &mut Pass<'_, '_>) {
         return;
     }
     let n = pass.index.len();
+    // Only archived nodes are candidates, and a node leaves that tier here only by
+    // being accepted: the candidates, the pool and the scores' storage are set up once,
+    // and each round costs the pool's nodes and edges, not the whole graph's.
+    let candidates: Vec<usize> = (0..n)
+        .filter(|&i| pass.tiers()[i] == Tier::Archived)
+        .collect();
     // A promotion grows the level by at least the node's gist line minus its anchor.
     // When even the cheapest archived node cannot fit, no round can accept anything,
     // and the scoring below (most of a tick at the fixed point) is skipped.
-    let Some(cheapest) = (0..n)
-        .filter(|&i| pass.tiers()[i] == Tier::Archived)
-        .map(|i| pass.index.node_line_cost(i) - pass.index.anchor_cost(i))
+    let Some(cheapest) = candidates
+        .iter()
+        .map(|&i| pass.index.node_line_cost(i) - pass.index.anchor_cost(i))
         .min()
     else {
         return;
@@ -308,12 +314,6 @@ fn refill(pass: &mut Pass<'_, '_>) {
     if size + cheapest > FILL_CEILING {
         return;
     }
-    // Only archived nodes are candidates, and a node leaves that tier here only by
-    // being accepted: the candidates, the pool and the scores' storage are set up once,
-    // and each round costs the pool's nodes and edges, not the whole graph's.
-    let candidates: Vec<usize> = (0..n)
-        .filter(|&i| pass.tiers()[i] == Tier::Archived)
-        .collect();
     let pool = pass.unified_pool();
     let scorer = score::PoolScorer::new(pass.index, pass.raw(), &pool);
     let mut scores = vec![None; n];

@@ -160,9 +160,10 @@ pub fn score_all(
     out
 }
 
-/// Scores one eligible pool (as [`eligible`] gives it) under changing tiers. Refill re-scores the same pool round
-/// after round, and only connectedness depends on tiers: recency and usefulness ranks
-/// are computed once, and each round costs the pool's own nodes and edges.
+/// Scores one eligible pool (as [`eligible`] gives it) under changing tiers. Refill
+/// re-scores the same pool round after round, and only connectedness depends on tiers:
+/// recency and usefulness ranks are computed once, and each round costs the pool's own
+/// nodes and edges.
 #[derive(Debug)]
 pub struct PoolScorer<'p> {
     pool: &'p [usize],
