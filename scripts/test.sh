@@ -10,7 +10,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "build (server, tray app)"
-cargo build --workspace
+# --tests builds with the dev-dependencies' features, so the test step
+# reuses these artifacts instead of compiling a second copy of rmcp and tauri.
+cargo build --workspace --bins --tests
 
 step "Rust tests: unit, golden parity, invariants, crash safety, the server over HTTP"
 cargo test --workspace
