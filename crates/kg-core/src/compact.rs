@@ -77,6 +77,14 @@ impl<'a, 'g> Pass<'a, 'g> {
         self.flag[i] = Some(archived);
     }
 
+    /// Archive `nodes` (active ones) in one move of the meter.
+    fn archive_all(&mut self, nodes: &[usize]) {
+        self.meter.set_many(nodes, Tier::Archived);
+        for &i in nodes {
+            self.flag[i] = Some(true);
+        }
+    }
+
     /// Is the `_archived` flag truthy now (as the orphan pass reads it)?
     fn archived_flag(&self, i: usize) -> bool {
         self.flag[i].unwrap_or_else(|| {
@@ -151,13 +159,7 @@ pub fn compact_graph(
                     let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
                     sa.total_cmp(&sb)
                 });
-                for i in eligible {
-                    if !pass.meter.exceeds(FILL_CEILING) {
-                        break;
-                    }
-                    pass.set_archived(i, true);
-                    archived.push(i);
-                }
+                archived = archive_walk(&mut pass, &eligible);
                 if !archived.is_empty() {
                     resurrect(&mut pass, &archived, key);
                 }
@@ -229,6 +231,57 @@ pub fn compact_graph(
         }
     }
     moves
+}
+
+/// The archive walk (core.md §6.2): archive nodes in `order` (lowest score first) while
+/// the level exceeds the fill ceiling. Returns the archived nodes, in that order.
+fn archive_walk(pass: &mut Pass<'_, '_>, order: &[usize]) -> Vec<usize> {
+    // The nodes the level surely stays above the ceiling through are archived in one
+    // move; the walk goes on from there one node at a time.
+    let sure = surely_over_ceiling(pass, order);
+    pass.archive_all(&order[..sure]);
+    let mut archived = order[..sure].to_vec();
+    for &i in &order[sure..] {
+        if !pass.meter.exceeds(FILL_CEILING) {
+            break;
+        }
+        pass.set_archived(i, true);
+        archived.push(i);
+    }
+    archived
+}
+
+/// How many of `order` (active nodes, in the order the archive walk takes them) the
+/// walk archives before it could first find the level at or under the fill ceiling.
+/// Node lines and anchors alone bound the size from below (edge citations and headings
+/// only add), and archiving swaps a line for its shorter anchor, so the bound falls
+/// along the walk: while it stays above the ceiling, so does the size.
+fn surely_over_ceiling(pass: &Pass<'_, '_>, order: &[usize]) -> usize {
+    let index = pass.index;
+    let mut bound: usize = pass
+        .tiers()
+        .iter()
+        .enumerate()
+        .map(|(i, tier)| match tier {
+            Tier::Active => index.node_line_cost(i),
+            Tier::Archived => index.anchor_cost(i),
+            Tier::Orphaned => 0,
+        })
+        .sum();
+    let mut sure = 0;
+    for &i in order {
+        if bound <= FILL_CEILING {
+            break;
+        }
+        debug_assert_eq!(
+            pass.tiers()[i],
+            Tier::Active,
+            "the walk archives active nodes"
+        );
+        bound -= index.node_line_cost(i) - index.anchor_cost(i);
+        sure += 1;
+    }
+    sure
 }
 
 enum Stall {
@@ -531,9 +584,18 @@ mod tests {
     /// up to 900 characters (so candidates are set aside), nodes in grace, read stamps
     /// and likes (so scores differ), edges between nodes, self-loops and artifacts.
     fn level() -> impl Strategy<Value = Graph> {
-        let node = (0u8..3, 1usize..900, 0u8..4, 0u32..60, 0u8..3);
+        levels(0..3, 2..60)
+    }
+
+    /// Random levels of `count` nodes whose tiers are drawn from `tiers` (0 active,
+    /// 1 archived, 2 orphaned), otherwise as [`level`].
+    fn levels(
+        tiers: std::ops::Range<u8>,
+        count: std::ops::Range<usize>,
+    ) -> impl Strategy<Value = Graph> {
+        let node = (tiers, 1usize..900, 0u8..4, 0u32..60, 0u8..3);
         (
-            prop::collection::vec(node, 2..60),
+            prop::collection::vec(node, count),
             prop::collection::vec((0usize..60, 0usize..60, 0u8..5), 0..150),
         )
             .prop_map(|(nodes, edges)| {
@@ -597,6 +659,31 @@ mod tests {
             refill(&mut pooled);
             prop_assert_eq!(pooled.tiers(), specified.tiers());
             prop_assert_eq!(pooled.flag, specified.flag);
+        }
+
+        /// The archive walk, bulk move first, archives what archiving one node at a
+        /// time does, whatever the order (the scores only choose the order).
+        #[test]
+        fn archive_walk_matches_one_node_at_a_time(g in levels(0..2, 20..80), seed in any::<u64>()) {
+            let index = LevelIndex::of(&g);
+            let mut order: Vec<usize> =
+                (0..index.len()).filter(|&i| index.tiers[i] == Tier::Active).collect();
+            // A pseudo-random order: the walk must hold for any order scores give.
+            order.sort_by_key(|&i| (i as u64 ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut stepwise = pass_over(&g, &index);
+            let mut one_by_one = Vec::new();
+            for &i in &order {
+                if !stepwise.meter.exceeds(FILL_CEILING) {
+                    break;
+                }
+                stepwise.set_archived(i, true);
+                one_by_one.push(i);
+            }
+            let mut walked = pass_over(&g, &index);
+            prop_assert_eq!(archive_walk(&mut walked, &order), one_by_one);
+            prop_assert_eq!(walked.tiers(), stepwise.tiers());
+            prop_assert_eq!(walked.flag, stepwise.flag);
+            prop_assert_eq!(walked.meter.exact(), stepwise.meter.exact());
         }
 
         /// One node's connectedness, summed from its own edges, is bit for bit the

@@ -450,15 +450,45 @@ impl<'a, 'g> Meter<'a, 'g> {
             both_min: 0,
             both_max: 0,
         };
-        for i in 0..n {
-            meter.add_node(i, 1);
-        }
-        for k in 0..index.edges().len() {
-            let part = meter.edge_part(k);
-            meter.parts[k] = part;
-            meter.add_part(part, 1);
-        }
+        meter.count();
         meter
+    }
+
+    /// Sum every node and edge under the current tiers (the sums start at zero).
+    fn count(&mut self) {
+        for i in 0..self.tiers.len() {
+            self.add_node(i, 1);
+        }
+        for k in 0..self.index.edges().len() {
+            let part = self.edge_part(k);
+            self.parts[k] = part;
+            self.add_part(part, 1);
+        }
+    }
+
+    /// Move many nodes between the active and archived tiers: as [`Meter::set`] on each,
+    /// but when they are a large share of the level, the sums are counted afresh in one
+    /// sequential pass instead of visiting each node's edges in turn (a first pass over
+    /// a large level archives nearly every node, in score order, all over memory).
+    pub fn set_many(&mut self, nodes: &[usize], tier: Tier) {
+        if nodes.len() * 4 < self.tiers.len() {
+            for &i in nodes {
+                self.set(i, tier);
+            }
+            return;
+        }
+        for &i in nodes {
+            debug_assert!(
+                tier != Tier::Orphaned && self.tiers[i] != Tier::Orphaned,
+                "degrees assume fixed orphans"
+            );
+            self.tiers[i] = tier;
+        }
+        self.rendered_list.clear();
+        self.rendered_slot.fill(usize::MAX);
+        (self.rendered, self.anchors, self.fixed) = (0, 0, 0);
+        (self.both_min, self.both_max) = (0, 0);
+        self.count();
     }
 
     fn edges_of(&self, i: usize) -> &[usize] {
@@ -747,6 +777,33 @@ mod tests {
                 prop_assert_eq!(meter.exact_within(want), Some(want));
                 prop_assert_eq!(meter.exact_within(want.saturating_sub(1)), (want == 0).then_some(0));
             }
+        }
+
+        #[test]
+        fn moving_many_at_once_equals_moving_each(g in graph_strategy(), picks in prop::collection::vec(0usize..40, 0..40), archive in any::<bool>()) {
+            let index = LevelIndex::of(&g);
+            let tier = if archive { Tier::Archived } else { Tier::Active };
+            let nodes: Vec<usize> = picks
+                .into_iter()
+                .map(|i| i % index.len())
+                .filter(|&i| index.tiers[i] != Tier::Orphaned)
+                .collect();
+            let mut each = Meter::new(&index, &index.tiers);
+            for &i in &nodes {
+                each.set(i, tier);
+            }
+            let mut many = Meter::new(&index, &index.tiers);
+            many.set_many(&nodes, tier);
+            prop_assert_eq!(many.tiers(), each.tiers());
+            prop_assert_eq!((many.lower(), many.upper()), (each.lower(), each.upper()));
+            prop_assert_eq!(many.exact(), Plan::build(&index, many.tiers(), Mode::Active).body_chars(&index));
+            prop_assert_eq!(many.exact(), each.exact());
+            // Moves after a bulk move keep the sums exact.
+            for &i in nodes.iter().rev().take(3) {
+                many.set(i, Tier::Active);
+                each.set(i, Tier::Active);
+            }
+            prop_assert_eq!(many.exact(), each.exact());
         }
     }
 }
