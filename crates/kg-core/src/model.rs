@@ -769,35 +769,79 @@ impl IdArena {
     }
 }
 
+/// Node positions by id. Lookups that arrive in node order (a node's edges, the
+/// versions) find their id at or just after the last one found, in the compact id
+/// arena; only the others go to the hash table, which a large graph's lookups would
+/// otherwise visit all over memory (most of deriving a 100k-node graph's structure).
+struct Positions<'a> {
+    ids: &'a IdArena,
+    // FxHash: the ids are our own, and SipHash was most of the cost here.
+    table: rustc_hash::FxHashMap<&'a str, u32>,
+}
+
+impl<'a> Positions<'a> {
+    fn of(ids: &'a IdArena) -> Positions<'a> {
+        let n = ids.len();
+        let mut table =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(n, rustc_hash::FxBuildHasher);
+        for i in 0..n {
+            table.insert(ids.get(i), i as u32);
+        }
+        Positions { ids, table }
+    }
+
+    fn get(&self, id: &str) -> Option<usize> {
+        self.table.get(id).map(|&at| at as usize)
+    }
+
+    /// The position of `id`, trying `*guess` and the one after first; `*guess` then
+    /// holds the position found (ids are unique, so a match there is the answer).
+    fn find(&self, id: &str, guess: &mut usize) -> Option<usize> {
+        for at in [*guess, *guess + 1] {
+            if at < self.ids.len() && self.ids.get(at) == id {
+                *guess = at;
+                return Some(at);
+            }
+        }
+        let at = self.get(id)?;
+        *guess = at;
+        Some(at)
+    }
+}
+
 impl Structure {
     fn of(graph: &Graph, stamps: [u64; 3]) -> Structure {
         let ids = IdArena::of(graph.nodes.keys());
         let n = ids.len();
         let (edges, node_versions) = {
-            // FxHash: the ids are our own, and SipHash was most of the cost here.
-            let mut positions: rustc_hash::FxHashMap<&str, u32> =
-                rustc_hash::FxHashMap::with_capacity_and_hasher(n, rustc_hash::FxBuildHasher);
-            for i in 0..n {
-                positions.insert(ids.get(i), i as u32);
-            }
-            let position = |id: &str| positions.get(id).copied();
-            let end = |text: &str| crate::plan::EdgeEnd {
-                chars: char_len(text),
-                node: position(text).map(|i| i as usize),
-            };
+            let positions = Positions::of(&ids);
+            // Edges are usually stored grouped by their `from` end, in node order; their
+            // `to` ends go anywhere.
+            let mut from_guess = 0;
             let edges: Vec<crate::plan::EdgeRef> = graph
                 .edges
                 .keys()
                 .map(|k| crate::plan::EdgeRef {
-                    from: end(&k.from),
-                    to: end(&k.to),
+                    from: crate::plan::EdgeEnd {
+                        chars: char_len(&k.from),
+                        node: positions.find(&k.from, &mut from_guess),
+                    },
+                    to: crate::plan::EdgeEnd {
+                        chars: char_len(&k.to),
+                        node: positions.get(&k.to),
+                    },
                     rel_chars: char_len(&k.rel),
                 })
                 .collect();
+            // Node versions are usually in node order.
+            let mut guess = 0;
             let mut node_versions = vec![None; n];
             for (v, key) in graph.versions.keys().enumerate() {
-                if let Some(i) = key.strip_prefix("node:").and_then(position) {
-                    node_versions[i as usize] = Some(v as u32);
+                if let Some(i) = key
+                    .strip_prefix("node:")
+                    .and_then(|id| positions.find(id, &mut guess))
+                {
+                    node_versions[i] = Some(v as u32);
                 }
             }
             (edges, node_versions)
