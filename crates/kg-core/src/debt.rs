@@ -147,7 +147,7 @@ pub fn compute_debt(
         let endpoints: rustc_hash::FxHashSet<&str> = graph
             .edges
             .keys()
-            .flat_map(|k| [k.from.as_str(), k.to.as_str()])
+            .flat_map(|k| [k.from(), k.to()])
             .collect();
         graph
             .nodes

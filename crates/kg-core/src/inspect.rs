@@ -254,7 +254,7 @@ pub fn debt_items(graph: &Graph) -> Vec<DebtItem> {
     let endpoints: std::collections::HashSet<&str> = graph
         .edges
         .keys()
-        .flat_map(|k| [k.from.as_str(), k.to.as_str()])
+        .flat_map(|k| [k.from(), k.to()])
         .collect();
     let mut oversized = Vec::new();
     let mut unconnected = Vec::new();

@@ -434,28 +434,74 @@ pub fn value_text(value: &Value) -> String {
     }
 }
 
-/// Identity of an edge.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Identity of an edge: `from`, `to` and `rel`, kept end to end in one allocation. A
+/// large graph holds hundreds of thousands of keys (twice each: the map's and the
+/// edge's), and deriving its structure reads all three texts of every key.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct EdgeKey {
-    pub from: String,
-    pub to: String,
-    pub rel: String,
+    /// `from`, then `to`, then `rel`; equal keys have equal texts and offsets.
+    text: Box<str>,
+    to_at: usize,
+    rel_at: usize,
 }
 
 impl EdgeKey {
     pub fn new(from: &str, to: &str, rel: &str) -> EdgeKey {
+        let mut text = String::with_capacity(from.len() + to.len() + rel.len());
+        text.push_str(from);
+        text.push_str(to);
+        text.push_str(rel);
         EdgeKey {
-            from: from.to_string(),
-            to: to.to_string(),
-            rel: rel.to_string(),
+            text: text.into_boxed_str(),
+            to_at: from.len(),
+            rel_at: from.len() + to.len(),
         }
+    }
+
+    pub fn from(&self) -> &str {
+        &self.text[..self.to_at]
+    }
+
+    pub fn to(&self) -> &str {
+        &self.text[self.to_at..self.rel_at]
+    }
+
+    pub fn rel(&self) -> &str {
+        &self.text[self.rel_at..]
+    }
+
+    fn parts(&self) -> (&str, &str, &str) {
+        (self.from(), self.to(), self.rel())
+    }
+}
+
+impl Ord for EdgeKey {
+    /// By `from`, then `to`, then `rel`.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
+impl PartialOrd for EdgeKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Debug for EdgeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EdgeKey")
+            .field("from", &self.from())
+            .field("to", &self.to())
+            .field("rel", &self.rel())
+            .finish()
     }
 }
 
 impl fmt::Display for EdgeKey {
     /// The on-disk key and the text tools print: `<from>-><to>:<rel>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}->{}:{}", self.from, self.to, self.rel)
+        write!(f, "{}->{}:{}", self.from(), self.to(), self.rel())
     }
 }
 
@@ -470,9 +516,9 @@ pub struct Edge {
 impl Edge {
     pub fn new(key: EdgeKey) -> Edge {
         let mut obj = Object::new();
-        obj.insert("from".into(), Value::String(key.from.clone()));
-        obj.insert("to".into(), Value::String(key.to.clone()));
-        obj.insert("rel".into(), Value::String(key.rel.clone()));
+        obj.insert("from".into(), Value::String(key.from().to_string()));
+        obj.insert("to".into(), Value::String(key.to().to_string()));
+        obj.insert("rel".into(), Value::String(key.rel().to_string()));
         Edge {
             key,
             obj,
@@ -482,12 +528,8 @@ impl Edge {
 
     /// Build from a stored object; `None` when `from`, `to` or `rel` is not a string.
     pub fn from_object(obj: Object) -> Option<Edge> {
-        let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
-        let key = EdgeKey {
-            from: text("from")?,
-            to: text("to")?,
-            rel: text("rel")?,
-        };
+        let text = |k: &str| obj.get(k).and_then(Value::as_str);
+        let key = EdgeKey::new(text("from")?, text("to")?, text("rel")?);
         Some(Edge {
             key,
             obj,
@@ -506,15 +548,15 @@ impl Edge {
     }
 
     pub fn from(&self) -> &str {
-        &self.key.from
+        self.key.from()
     }
 
     pub fn to(&self) -> &str {
-        &self.key.to
+        self.key.to()
     }
 
     pub fn rel(&self) -> &str {
-        &self.key.rel
+        self.key.rel()
     }
 
     pub fn as_object(&self) -> &Object {
@@ -536,7 +578,7 @@ impl Edge {
     }
 
     pub fn touches(&self, id: &str) -> bool {
-        self.key.from == id || self.key.to == id
+        self.key.from() == id || self.key.to() == id
     }
 }
 
@@ -823,14 +865,14 @@ impl Structure {
                 .keys()
                 .map(|k| crate::plan::EdgeRef {
                     from: crate::plan::EdgeEnd {
-                        chars: char_len(&k.from),
-                        node: positions.find(&k.from, &mut from_guess),
+                        chars: char_len(k.from()),
+                        node: positions.find(k.from(), &mut from_guess),
                     },
                     to: crate::plan::EdgeEnd {
-                        chars: char_len(&k.to),
-                        node: positions.get(&k.to),
+                        chars: char_len(k.to()),
+                        node: positions.get(k.to()),
                     },
-                    rel_chars: char_len(&k.rel),
+                    rel_chars: char_len(k.rel()),
                 })
                 .collect();
             // Node versions are usually in node order.
@@ -1066,7 +1108,7 @@ impl Graph {
     pub fn remove_node(&mut self, id: &str) -> Option<(Node, usize)> {
         let node = self.nodes.shift_remove(id)?;
         let before = self.edges.len();
-        self.edges.retain(|k, _| k.from != id && k.to != id);
+        self.edges.retain(|k, _| k.from() != id && k.to() != id);
         Some((node, before - self.edges.len()))
     }
 }
@@ -1156,6 +1198,26 @@ pub(crate) fn add_test_edges(g: &mut Graph, picks: Vec<(usize, usize, u8)>) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// An edge key keeps its three texts apart: equality, order and hashing go by
+        /// (from, to, rel), even where two keys' texts run together the same.
+        #[test]
+        fn edge_keys_compare_by_their_three_texts(
+            a in prop::collection::vec("[ab]{0,3}", 3),
+            b in prop::collection::vec("[ab]{0,3}", 3),
+        ) {
+            let (ka, kb) = (EdgeKey::new(&a[0], &a[1], &a[2]), EdgeKey::new(&b[0], &b[1], &b[2]));
+            prop_assert_eq!((ka.from(), ka.to(), ka.rel()), (a[0].as_str(), a[1].as_str(), a[2].as_str()));
+            prop_assert_eq!(ka == kb, a == b);
+            prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            let hash = |k: &EdgeKey| std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, k);
+            if a == b {
+                prop_assert_eq!(hash(&ka), hash(&kb));
+            }
+            prop_assert_eq!(ka.to_string(), format!("{}->{}:{}", a[0], a[1], a[2]));
+        }
+    }
 
     fn any_field() -> impl Strategy<Value = &'static str> {
         prop::sample::select(vec![

@@ -202,7 +202,9 @@ impl GraphWriter {
             1,
             Edge::text_stamp,
             |e: &Edge| e.cached_text(|obj| object_text(obj, style, 2)),
-            |out, k: &EdgeKey| write_json_str_of(out, &[&k.from, "->", &k.to, ":", &k.rel], true),
+            |out, k: &EdgeKey| {
+                write_json_str_of(out, &[k.from(), "->", k.to(), ":", k.rel()], true)
+            },
         );
         out.push_str(",\n  \"_meta\": {\n    \"versions\": ");
         write_section(

@@ -316,8 +316,8 @@ impl<'g> Block<'g> {
             for cite in &cites {
                 if let Some(key) = index.edge_key(cite.edge) {
                     match cite.dir {
-                        Dir::Out => line(&["    → ", &key.rel, " → ", &key.to]),
-                        Dir::In => line(&["    ← ", &key.rel, " ← ", &key.from]),
+                        Dir::Out => line(&["    → ", key.rel(), " → ", key.to()]),
+                        Dir::In => line(&["    ← ", key.rel(), " ← ", key.from()]),
                     }
                 }
             }
@@ -597,7 +597,7 @@ pub fn sync_text(report: &SyncReport) -> String {
                     "  node {id}{}: {gist}",
                     if *archived { " [archived]" } else { "" }
                 ),
-                SyncItem::Edge(k) => format!("  edge {} --{}--> {}", k.from, k.rel, k.to),
+                SyncItem::Edge(k) => format!("  edge {} --{}--> {}", k.from(), k.rel(), k.to()),
             });
         }
         lines.join("\n")

@@ -371,7 +371,7 @@ pub fn search(
     let mut connectors: Vec<Connector> = Vec::new();
     let mut connector_ids: HashSet<&str> = HashSet::new();
     for edge in &path_edges {
-        for id in [edge.from.as_str(), edge.to.as_str()] {
+        for id in [edge.from(), edge.to()] {
             if listed.contains(id) || connector_ids.contains(id) {
                 continue;
             }
@@ -479,14 +479,15 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
         let graph = graphs[g].graph;
         let structure = graph.structure();
         for (key, ends) in graph.edges.keys().zip(&structure.edges) {
-            if key.from == key.to {
+            if key.from() == key.to() {
                 continue;
             }
             let end = |position: Option<usize>, id: &str| match position {
                 Some(i) => Some(vertex[g][i]),
                 None => find(id),
             };
-            if let (Some(a), Some(b)) = (end(ends.from.node, &key.from), end(ends.to.node, &key.to))
+            if let (Some(a), Some(b)) =
+                (end(ends.from.node, key.from()), end(ends.to.node, key.to()))
             {
                 links.push((a, b, key));
             }
@@ -688,7 +689,7 @@ pub fn search_text(query: &str, result: &SearchResult, has_session: bool) -> Str
     let mut edge_lines: Vec<String> = result
         .path_edges
         .iter()
-        .map(|e| format!("  {} --{}--> {}", e.from, e.rel, e.to))
+        .map(|e| format!("  {} --{}--> {}", e.from(), e.rel(), e.to()))
         .collect();
     let mut more_lines: Vec<String> = result
         .more

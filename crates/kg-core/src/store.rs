@@ -846,7 +846,7 @@ impl Store {
             let touching: Vec<EdgeKey> = g
                 .edges
                 .keys()
-                .filter(|k| k.from == id || k.to == id)
+                .filter(|k| k.from() == id || k.to() == id)
                 .cloned()
                 .collect();
             journal.node(g, id);
@@ -958,10 +958,10 @@ impl Store {
                 .edges
                 .keys()
                 .filter_map(|k| {
-                    if k.from == id {
-                        Some(k.to.clone())
-                    } else if k.to == id {
-                        Some(k.from.clone())
+                    if k.from() == id {
+                        Some(k.to().to_string())
+                    } else if k.to() == id {
+                        Some(k.from().to_string())
                     } else {
                         None
                     }
@@ -1537,7 +1537,7 @@ fn remove_dangling_edges(graph: &mut Graph, foreign: &HashSet<String>, ns: &Name
     let before = graph.edges.len();
     let mut dropped = Vec::new();
     graph.edges.retain(|k, _| {
-        let keep = known(&k.from) && known(&k.to);
+        let keep = known(k.from()) && known(k.to());
         if !keep {
             dropped.push(k.to_string());
         }

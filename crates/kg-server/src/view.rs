@@ -455,7 +455,7 @@ async fn search_route(State(state): Shared, Query(params): Params) -> Response {
                 "query": query,
                 "total": result.total,
                 "hits": hits,
-                "path_edges": result.path_edges.iter().map(|k| json!({"from": k.from, "to": k.to, "rel": k.rel})).collect::<Vec<_>>(),
+                "path_edges": result.path_edges.iter().map(|k| json!({"from": k.from(), "to": k.to(), "rel": k.rel()})).collect::<Vec<_>>(),
                 "connectors": result.connectors.iter().map(|c| json!({"level": c.level.as_str(), "id": c.id, "gist": c.gist})).collect::<Vec<_>>(),
             }))
         })

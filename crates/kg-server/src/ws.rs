@@ -233,7 +233,7 @@ pub fn message_for(
             json!({"type": "node_deleted", "level": level, "node_id": id, "source_session": source})
         }
         ChangeKind::EdgeDeleted { key } => json!({
-            "type": "edge_deleted", "level": level, "from": key.from, "to": key.to, "rel": key.rel,
+            "type": "edge_deleted", "level": level, "from": key.from(), "to": key.to(), "rel": key.rel(),
             "source_session": source,
         }),
         ChangeKind::NodeRecalled { node, rescued } => json!({

@@ -259,7 +259,7 @@ fn select(result: &SearchResult, term_count: usize) -> Recall<'_> {
     let mut edges = Vec::new();
     'edges: for edge in &result.path_edges {
         let mut new: Vec<Entry<'_>> = Vec::new();
-        for id in [edge.from.as_str(), edge.to.as_str()] {
+        for id in [edge.from(), edge.to()] {
             if hit_ids.contains(id) || connector_ids.contains(id) || new.iter().any(|e| e.id == id)
             {
                 continue;
@@ -292,7 +292,7 @@ fn render(recall: &mut Recall<'_>) -> String {
     let edge_lines: Vec<String> = recall
         .edges
         .iter()
-        .map(|e| format!("  {} --{}--> {}", e.from, e.rel, e.to))
+        .map(|e| format!("  {} --{}--> {}", e.from(), e.rel(), e.to()))
         .collect();
     // Every line after the header costs its characters plus the newline before it;
     // the connections heading is there while it has a line under it.
