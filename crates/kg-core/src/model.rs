@@ -200,15 +200,15 @@ impl NodeMeta {
         true
     }
 
-    fn of(obj: &Object) -> NodeMeta {
+    fn of<'a>(fields: impl Iterator<Item = (&'a str, &'a Value)>) -> NodeMeta {
         // One walk over the fields (keys are unique) instead of a hashed lookup per field:
         // a pass over a freshly loaded graph computes this for every node.
         let (mut archived_flag, mut orphaned) = (false, false);
         let (mut created_ts, mut last_read_ts) = (None, None);
         let (mut gist, mut gist_at) = ("", None);
         let mut useful_ts = Box::default();
-        for (at, (key, value)) in obj.iter().enumerate() {
-            match key.as_str() {
+        for (at, (key, value)) in fields.enumerate() {
+            match key {
                 field::ARCHIVED => archived_flag = truthy(value),
                 field::ORPHANED_TS => orphaned = true,
                 field::CREATED_TS => created_ts = as_ts(Some(value)),
@@ -239,12 +239,28 @@ impl NodeMeta {
 }
 
 /// One memory: a JSON object whose map key is its id.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Node {
     obj: Object,
+    /// Tier flags (`_archived`, `_orphaned_ts`) the object did not hold when they were
+    /// set, in the order they were set: logically the object's last fields. A first
+    /// pass over a large loaded graph flags nearly every node, and appending to each
+    /// node's hashed map was a third of that pass. They join the map when a field
+    /// after them is added.
+    appended: Vec<(&'static str, Value)>,
     meta: Memo<NodeMeta>,
     text: TextMemo,
     search_text: Memo<Box<str>>,
+}
+
+impl PartialEq for Node {
+    /// Equal fields, whichever way each node holds them (key order aside, as for maps).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .fields()
+                .all(|(key, value)| other.get(key) == Some(value))
+    }
 }
 
 impl Node {
@@ -258,6 +274,7 @@ impl Node {
     pub fn from_object(obj: Object) -> Node {
         Node {
             obj,
+            appended: Vec::new(),
             meta: Memo::default(),
             text: TextMemo::default(),
             search_text: Memo::default(),
@@ -272,13 +289,28 @@ impl Node {
 
     /// The typed fields, computed once per change.
     pub fn meta(&self) -> &NodeMeta {
-        self.meta.get_or_init(|| NodeMeta::of(&self.obj))
+        self.meta.get_or_init(|| NodeMeta::of(self.fields()))
     }
 
-    /// The object's JSON text as written by `render` (computed once per change), with
-    /// its stamp.
-    pub fn cached_text(&self, render: impl FnOnce(&Object) -> String) -> (&str, u64) {
-        self.text.get_or_render(|| render(&self.obj))
+    /// The fields in order, the appended flags last.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &Value)> {
+        let own = self.obj.iter().map(|(key, value)| (key.as_str(), value));
+        own.chain(self.appended.iter().map(|(key, value)| (*key, value)))
+    }
+
+    /// How many fields the node has.
+    pub fn len(&self) -> usize {
+        self.obj.len() + self.appended.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The node's JSON text as written by `render` from its fields (computed once per
+    /// change), with its stamp.
+    pub fn cached_text(&self, render: impl FnOnce(&Node) -> String) -> (&str, u64) {
+        self.text.get_or_render(|| render(self))
     }
 
     /// The stamp of the cached text (see [`TextMemo`]).
@@ -292,28 +324,59 @@ impl Node {
             .get_or_init(|| render(&self.obj).into_boxed_str())
     }
 
-    pub fn as_object(&self) -> &Object {
-        &self.obj
+    /// A copy of the node as one JSON object, its fields in order.
+    pub fn to_object(&self) -> Object {
+        let mut obj = self.obj.clone();
+        obj.extend(
+            self.appended
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.clone())),
+        );
+        obj
     }
 
-    pub fn into_object(self) -> Object {
+    pub fn into_object(mut self) -> Object {
+        self.join_appended();
         self.obj
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.obj.get(key)
+        match self.obj.get(key) {
+            Some(value) => Some(value),
+            None => self.appended_value(key),
+        }
+    }
+
+    fn appended_value(&self, key: &str) -> Option<&Value> {
+        self.appended
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, value)| value)
+    }
+
+    /// Move the appended flags into the map, after its fields.
+    fn join_appended(&mut self) {
+        for (key, value) in self.appended.drain(..) {
+            self.obj.insert(key.to_string(), value);
+        }
     }
 
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
-        // One lookup: compaction adds a flag to thousands of nodes in a pass.
-        let entry = self.obj.entry(key);
+        let slot = match self.obj.get_mut(key) {
+            Some(slot) => Some(slot),
+            None => self
+                .appended
+                .iter_mut()
+                .find(|(k, _)| *k == key)
+                .map(|(_, value)| value),
+        };
         // Re-setting a flag or a text to what it is changes nothing, so the memoised
         // text and fields stay valid. (Numbers are always written: 0.0 and -0.0
         // compare equal but print differently.)
-        if let serde_json::map::Entry::Occupied(slot) = &entry
+        if let Some(slot) = &slot
             && matches!(value, Value::Bool(_) | Value::Null | Value::String(_))
-            && *slot.get() == value
+            && **slot == value
         {
             return;
         }
@@ -324,7 +387,21 @@ impl Node {
             key,
             &value,
         );
-        *entry.or_insert(Value::Null) = value;
+        match (slot, key) {
+            (Some(slot), _) => *slot = value,
+            (None, field::ARCHIVED) => self.append(field::ARCHIVED, value),
+            (None, field::ORPHANED_TS) => self.append(field::ORPHANED_TS, value),
+            (None, _) => {
+                self.join_appended();
+                self.obj.insert(key.to_string(), value);
+            }
+        }
+    }
+
+    fn append(&mut self, key: &'static str, value: Value) {
+        // Room for both flags in one allocation.
+        self.appended.reserve_exact(2);
+        self.appended.push((key, value));
     }
 
     /// Drop or patch what a node memoises when `key` is set to `value`. Compaction sets
@@ -351,7 +428,13 @@ impl Node {
 
     /// Remove a field, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let removed = self.obj.shift_remove(key);
+        let removed = match self.obj.shift_remove(key) {
+            Some(value) => Some(value),
+            None => {
+                let at = self.appended.iter().position(|(k, _)| *k == key);
+                at.map(|at| self.appended.remove(at).1)
+            }
+        };
         if removed.is_some() {
             self.changed();
         }
@@ -398,8 +481,7 @@ impl Node {
     }
 
     pub fn orphaned_ts(&self) -> Option<f64> {
-        self.obj
-            .get(field::ORPHANED_TS)
+        self.get(field::ORPHANED_TS)
             .map(|v| v.as_f64().unwrap_or(0.0))
     }
 
@@ -1263,11 +1345,45 @@ mod tests {
                 } else {
                     node.set(key, value);
                 }
-                prop_assert_eq!(node.meta(), &NodeMeta::of(node.as_object()));
-                let gist = node.as_object().get(field::GIST).and_then(Value::as_str);
+                let whole = node.to_object();
+                prop_assert_eq!(node.meta(), &NodeMeta::of(whole.iter().map(|(k, v)| (k.as_str(), v))));
+                let gist = whole.get(field::GIST).and_then(Value::as_str);
                 prop_assert_eq!(node.gist(), gist.unwrap_or(""));
-                let fresh = searched(node.as_object());
+                let fresh = searched(&whole);
                 prop_assert_eq!(node.cached_search_text(searched), fresh.as_str());
+            }
+        }
+    }
+
+    proptest! {
+        /// Whichever way a node holds its fields, it reads, serialises and compares as
+        /// one Python dict given the same assignments and deletions: a new key goes
+        /// last, an existing one keeps its place.
+        #[test]
+        fn fields_keep_the_order_a_python_dict_gives_them(
+            changes in prop::collection::vec((any_field(), any_value(), any::<bool>()), 1..40),
+        ) {
+            let mut node = Node::new("n");
+            let mut dict = Object::new();
+            dict.insert(field::ID.into(), Value::String("n".into()));
+            for (key, value, remove) in changes {
+                if remove {
+                    prop_assert_eq!(node.remove(key), dict.shift_remove(key));
+                } else {
+                    node.set(key, value.clone());
+                    dict.insert(key.to_string(), value);
+                }
+                let fields: Vec<(&str, &Value)> = node.fields().collect();
+                let expected: Vec<(&str, &Value)> = dict.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                prop_assert_eq!(fields, expected);
+                prop_assert_eq!(node.len(), dict.len());
+                for key in dict.keys() {
+                    prop_assert_eq!(node.get(key), dict.get(key));
+                }
+                let whole = node.to_object();
+                prop_assert!(whole.iter().eq(dict.iter()));
+                prop_assert_eq!(&node, &Node::from_object(dict.clone()));
+                prop_assert!(node.clone().into_object().iter().eq(dict.iter()));
             }
         }
     }

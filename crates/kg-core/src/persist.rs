@@ -189,7 +189,7 @@ impl GraphWriter {
             graph.nodes.iter(),
             1,
             Node::text_stamp,
-            |n: &Node| n.cached_text(|obj| object_text(obj, style, 2)),
+            |n: &Node| n.cached_text(|n| object_text(n.fields(), n.len(), style, 2)),
             |out, id: &String| write_json_str(out, id, true),
         );
         out.push_str(",\n  \"edges\": ");
@@ -201,7 +201,7 @@ impl GraphWriter {
             graph.edges.iter(),
             1,
             Edge::text_stamp,
-            |e: &Edge| e.cached_text(|obj| object_text(obj, style, 2)),
+            |e: &Edge| e.cached_text(|obj| map_text(obj, style, 2)),
             |out, k: &EdgeKey| {
                 write_json_str_of(out, &[k.from(), "->", k.to(), ":", k.rel()], true)
             },
@@ -215,7 +215,7 @@ impl GraphWriter {
             graph.versions.iter(),
             2,
             Version::text_stamp,
-            |v: &Version| v.cached_text(|obj| object_text(obj, style, 3)),
+            |v: &Version| v.cached_text(|obj| map_text(obj, style, 3)),
             |out, k: &String| write_json_str(out, k, true),
         );
         if !graph.progress.is_empty() {
@@ -335,28 +335,34 @@ fn write_section<'g, K: 'g, V: 'g>(
 }
 
 /// The JSON text of an object nested at `depth`.
-fn object_text(obj: &Object, style: JsonStyle, depth: usize) -> String {
-    let mut out = String::with_capacity(64 * (obj.len() + 1));
-    write_object(&mut out, obj, style, depth);
+fn object_text<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a Value)>,
+    len: usize,
+    style: JsonStyle,
+    depth: usize,
+) -> String {
+    if len == 0 {
+        return "{}".to_string();
+    }
+    let mut out = String::with_capacity(64 * (len + 1));
+    out.push('{');
+    for (i, (key, value)) in fields.enumerate() {
+        out.push_str(if i > 0 { ",\n" } else { "\n" });
+        push_spaces(&mut out, 2 * (depth + 1));
+        write_json_str(&mut out, key, true);
+        out.push_str(": ");
+        write_json(&mut out, value, style, depth + 1);
+    }
+    out.push('\n');
+    push_spaces(&mut out, 2 * depth);
+    out.push('}');
     out
 }
 
-fn write_object(out: &mut String, obj: &Object, style: JsonStyle, depth: usize) {
-    if obj.is_empty() {
-        out.push_str("{}");
-        return;
-    }
-    out.push('{');
-    for (i, (key, value)) in obj.iter().enumerate() {
-        out.push_str(if i > 0 { ",\n" } else { "\n" });
-        push_spaces(out, 2 * (depth + 1));
-        write_json_str(out, key, true);
-        out.push_str(": ");
-        write_json(out, value, style, depth + 1);
-    }
-    out.push('\n');
-    push_spaces(out, 2 * depth);
-    out.push('}');
+/// A map entry's text: `obj` as a JSON object at nesting `depth`.
+fn map_text(obj: &Object, style: JsonStyle, depth: usize) -> String {
+    let fields = obj.iter().map(|(key, value)| (key.as_str(), value));
+    object_text(fields, obj.len(), style, depth)
 }
 
 /// `graph.json` → `graph.prev` (the reference replaces the extension).

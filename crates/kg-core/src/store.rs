@@ -756,7 +756,7 @@ impl Store {
         }
         node.remove(field::ARCHIVED);
         node.remove(field::ORPHANED_TS);
-        let snapshot = node.as_object().clone();
+        let snapshot = node.to_object();
         let vkey = node_version_key(id);
         journal.version(g, &vkey);
         g.bump_version(vkey, now, target.session);
@@ -985,11 +985,7 @@ impl Store {
             self.note_debt(slot, state, now);
         }
         let g = &state.graph;
-        let node = g
-            .nodes
-            .get(id)
-            .map(|n| n.as_object().clone())
-            .unwrap_or_default();
+        let node = g.nodes.get(id).map(Node::to_object).unwrap_or_default();
         if was_archived {
             self.record(
                 slot.level,
@@ -1065,11 +1061,7 @@ impl Store {
                 Ok(NodeRead {
                     id: id.to_string(),
                     level: slot.level,
-                    node: g
-                        .nodes
-                        .get(id)
-                        .map(|n| n.as_object().clone())
-                        .unwrap_or_default(),
+                    node: g.nodes.get(id).map(Node::to_object).unwrap_or_default(),
                     was_archived: false,
                     rescued: Vec::new(),
                     edges: g
@@ -1378,12 +1370,7 @@ impl Store {
     pub fn snapshot(&self, slot: &GraphSlot) -> (Vec<Object>, Vec<Object>) {
         let state = slot.lock();
         (
-            state
-                .graph
-                .nodes
-                .values()
-                .map(|n| n.as_object().clone())
-                .collect(),
+            state.graph.nodes.values().map(Node::to_object).collect(),
             state
                 .graph
                 .edges

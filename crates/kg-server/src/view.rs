@@ -247,7 +247,7 @@ fn level_json(
         .zip(&inspection.nodes)
         .map(|(node, why)| {
             json!({
-                "node": node.as_object(),
+                "node": node.to_object(),
                 "tier": why.tier.as_str(),
                 "why": why_json(why),
             })
@@ -565,7 +565,7 @@ async fn tier(State(state): Shared, body: Result<JsonObject, Response>) -> Respo
             });
             let node = state
                 .store
-                .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.as_object().clone()))
+                .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.to_object()))
                 .unwrap_or_else(|| read.node.clone());
             let now_tier = state
                 .store
