@@ -895,27 +895,82 @@ impl IdArena {
 
 /// Node positions by id. Lookups that arrive in node order (a node's edges, the
 /// versions) find their id at or just after the last one found, in the compact id
-/// arena; only the others go to the hash table, which a large graph's lookups would
-/// otherwise visit all over memory (most of deriving a 100k-node graph's structure).
+/// arena. The others (edges' `to` ends, all over the graph) go to an open-addressing
+/// table, in batches: in a large graph each lookup misses the CPU caches twice (its
+/// slot, then the id it compares), and a batch's misses overlap instead of queueing.
 struct Positions<'a> {
     ids: &'a IdArena,
+    /// Linear probing. A slot holds a node's position + 1 (0: empty) in its low half
+    /// and the high half of its id's hash in its high half, so a probe compares an id
+    /// only when the hashes agree.
+    slots: Vec<u64>,
+    mask: usize,
+}
+
+/// Lookups resolved together by [`Positions::get_batch`].
+const LOOKUP_BATCH: usize = 16;
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::Hasher;
     // FxHash: the ids are our own, and SipHash was most of the cost here.
-    table: rustc_hash::FxHashMap<&'a str, u32>,
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(id.as_bytes());
+    hasher.finish()
 }
 
 impl<'a> Positions<'a> {
     fn of(ids: &'a IdArena) -> Positions<'a> {
         let n = ids.len();
-        let mut table =
-            rustc_hash::FxHashMap::with_capacity_and_hasher(n, rustc_hash::FxBuildHasher);
+        // At most half full: probes stay short.
+        let size = (2 * n).next_power_of_two().max(16);
+        let mut positions = Positions {
+            ids,
+            slots: vec![0; size],
+            mask: size - 1,
+        };
         for i in 0..n {
-            table.insert(ids.get(i), i as u32);
+            let hash = id_hash(ids.get(i));
+            let mut at = hash as usize & positions.mask;
+            while positions.slots[at] != 0 {
+                at = (at + 1) & positions.mask;
+            }
+            positions.slots[at] = (hash & 0xffff_ffff_0000_0000) | (i as u64 + 1);
         }
-        Positions { ids, table }
+        positions
+    }
+
+    /// The position of `id`, probing from `slot` (its hash's first slot, already read).
+    fn probe(&self, id: &str, hash: u64, mut at: usize, mut slot: u64) -> Option<usize> {
+        while slot != 0 {
+            let position = (slot & 0xffff_ffff) as usize - 1;
+            if slot >> 32 == hash >> 32 && self.ids.get(position) == id {
+                return Some(position);
+            }
+            at = (at + 1) & self.mask;
+            slot = self.slots[at];
+        }
+        None
     }
 
     fn get(&self, id: &str) -> Option<usize> {
-        self.table.get(id).map(|&at| at as usize)
+        let hash = id_hash(id);
+        let at = hash as usize & self.mask;
+        self.probe(id, hash, at, self.slots[at])
+    }
+
+    /// Positions of `ids` (at most [`LOOKUP_BATCH`]) into `found`: every first slot is
+    /// read before any id is compared, so those reads overlap.
+    fn get_batch(&self, ids: &[&str], found: &mut [Option<usize>]) {
+        let mut hashes = [0u64; LOOKUP_BATCH];
+        let mut firsts = [0u64; LOOKUP_BATCH];
+        for (k, id) in ids.iter().enumerate() {
+            hashes[k] = id_hash(id);
+            firsts[k] = self.slots[hashes[k] as usize & self.mask];
+        }
+        for (k, id) in ids.iter().enumerate() {
+            let at = hashes[k] as usize & self.mask;
+            found[k] = self.probe(id, hashes[k], at, firsts[k]);
+        }
     }
 
     /// The position of `id`, trying `*guess` and the one after first; `*guess` then
@@ -940,23 +995,37 @@ impl Structure {
         let (edges, node_versions) = {
             let positions = Positions::of(&ids);
             // Edges are usually stored grouped by their `from` end, in node order; their
-            // `to` ends go anywhere.
+            // `to` ends go anywhere, and are resolved in batches.
             let mut from_guess = 0;
-            let edges: Vec<crate::plan::EdgeRef> = graph
-                .edges
-                .keys()
-                .map(|k| crate::plan::EdgeRef {
+            let mut edges: Vec<crate::plan::EdgeRef> = Vec::with_capacity(graph.edges.len());
+            let mut batch: Vec<&str> = Vec::with_capacity(LOOKUP_BATCH);
+            let mut found = [None; LOOKUP_BATCH];
+            let mut resolve = |edges: &mut Vec<crate::plan::EdgeRef>, batch: &mut Vec<&str>| {
+                positions.get_batch(batch, &mut found);
+                let first = edges.len() - batch.len();
+                for (edge, node) in edges[first..].iter_mut().zip(found) {
+                    edge.to.node = node;
+                }
+                batch.clear();
+            };
+            for k in graph.edges.keys() {
+                edges.push(crate::plan::EdgeRef {
                     from: crate::plan::EdgeEnd {
                         chars: char_len(k.from()),
                         node: positions.find(k.from(), &mut from_guess),
                     },
                     to: crate::plan::EdgeEnd {
                         chars: char_len(k.to()),
-                        node: positions.get(k.to()),
+                        node: None,
                     },
                     rel_chars: char_len(k.rel()),
-                })
-                .collect();
+                });
+                batch.push(k.to());
+                if batch.len() == LOOKUP_BATCH {
+                    resolve(&mut edges, &mut batch);
+                }
+            }
+            resolve(&mut edges, &mut batch);
             // Node versions are usually in node order.
             let mut guess = 0;
             let mut node_versions = vec![None; n];
@@ -1384,6 +1453,33 @@ mod tests {
                 prop_assert!(whole.iter().eq(dict.iter()));
                 prop_assert_eq!(&node, &Node::from_object(dict.clone()));
                 prop_assert!(node.clone().into_object().iter().eq(dict.iter()));
+            }
+        }
+    }
+
+    proptest! {
+        /// Every id is found at its position, alone or in a batch, and nothing else is
+        /// found: small tables, so probes collide and wrap around their end.
+        #[test]
+        fn positions_find_every_id_and_nothing_else(
+            ids in prop::collection::vec("(c|\\x00|é|-){0,4}", 0..40),
+            strangers in prop::collection::vec("(c|\\x00|é|-|z){0,5}", 0..20),
+        ) {
+            let unique: indexmap::IndexSet<String> = ids.into_iter().collect();
+            let arena = IdArena::of(unique.iter());
+            let positions = Positions::of(&arena);
+            let mut asked: Vec<&str> = unique.iter().map(String::as_str).collect();
+            asked.extend(strangers.iter().map(String::as_str));
+            for chunk in asked.chunks(LOOKUP_BATCH) {
+                let mut found = [Some(usize::MAX); LOOKUP_BATCH];
+                positions.get_batch(chunk, &mut found);
+                for (id, got) in chunk.iter().zip(found) {
+                    let want = unique.get_index_of(*id);
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(positions.get(id), want);
+                    let mut guess = 0;
+                    prop_assert_eq!(positions.find(id, &mut guess), want);
+                }
             }
         }
     }
