@@ -8,7 +8,7 @@
 use crate::change::TierMoves;
 use crate::model::{Graph, Tier, field, float_value};
 use crate::plan::{LevelIndex, Meter};
-use crate::score::{self, DAY_SECS, RawSignals};
+use crate::score::{self, DAY_SECS, PoolScorer, RawSignals};
 use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
 
@@ -40,18 +40,19 @@ impl<'a, 'g> Pass<'a, 'g> {
         self.meter.tiers()
     }
 
-    fn scores(&self, include_archived: bool) -> Vec<Option<f64>> {
-        score::score_all(
-            self.index,
-            self.raw(),
-            self.tiers(),
-            include_archived,
-            self.now,
-            self.grace_days,
-        )
-        .into_iter()
-        .map(|s| s.map(|s| s.score))
-        .collect()
+    /// The eligible set of the active pool (active nodes past grace).
+    fn active_pool(&self) -> Vec<usize> {
+        score::eligible(self.raw(), self.tiers(), false, self.now, self.grace_days)
+    }
+
+    /// Scores of `pool` (scored by `scorer`) under the current tiers, by node: `None`
+    /// outside the pool.
+    fn scores_of(&self, pool: &[usize], scorer: &PoolScorer<'_>) -> Vec<Option<f64>> {
+        let mut by_node = vec![None; self.index.len()];
+        for (&i, score) in pool.iter().zip(scorer.scores(self.index, self.tiers())) {
+            by_node[i] = Some(score.score);
+        }
+        by_node
     }
 
     /// The eligible set of the unified pool (active and archived, past grace). Moves
@@ -146,9 +147,10 @@ pub fn compact_graph(
         let mut stall = Stall::Clear;
         let mut archived = Vec::new();
         if pass.meter.exceeds(LEVEL_BUDGET) {
-            let scores = pass.scores(false);
-            let mut eligible: Vec<usize> =
-                (0..index.len()).filter(|&i| scores[i].is_some()).collect();
+            let pool = pass.active_pool();
+            let scorer = PoolScorer::new(&index, pass.raw(), &pool);
+            let scores = pass.scores_of(&pool, &scorer);
+            let mut eligible = pool.clone();
             let size = pass.meter.exact();
             if eligible.is_empty() {
                 let active = pass.tiers().iter().filter(|t| **t == Tier::Active).count();
@@ -161,7 +163,7 @@ pub fn compact_graph(
                 });
                 archived = archive_walk(&mut pass, &eligible);
                 if !archived.is_empty() {
-                    resurrect(&mut pass, &archived, key);
+                    resurrect(&mut pass, &archived, key, (&pool, &scorer));
                 }
             }
         }
@@ -291,8 +293,14 @@ enum Stall {
 
 /// Resurrection (core.md §6.3): a pre-existing archived node that clearly outscores a
 /// just-archived one takes its place, unless that would break the budget.
-fn resurrect(pass: &mut Pass<'_, '_>, archived: &[usize], key: &str) {
-    let unified = pass.scores(true);
+/// `active` is the active pool the walk was ordered by, with its scorer.
+fn resurrect(
+    pass: &mut Pass<'_, '_>,
+    archived: &[usize],
+    key: &str,
+    active: (&[usize], &PoolScorer<'_>),
+) {
+    let unified = unified_scores(pass, active);
     // Candidates by score, best first; ties go to the earlier node (the reference
     // scans in node order keeping the first strictly greater score).
     // Only archived nodes can be candidates, and none becomes archived during the loop.
@@ -333,6 +341,19 @@ fn resurrect(pass: &mut Pass<'_, '_>, archived: &[usize], key: &str) {
         archived.len(),
         pass.meter.exact()
     );
+}
+
+/// The unified pool's scores after the archive walk ordered by `active` (the active
+/// pool and its scorer).
+fn unified_scores(pass: &Pass<'_, '_>, active: (&[usize], &PoolScorer<'_>)) -> Vec<Option<f64>> {
+    // The walk only moved nodes from active to archived, both in the unified pool. When
+    // no archived node was eligible before it (a first pass over a grown level), the
+    // unified pool is the active one, and its recency and usefulness ranks stand.
+    let pool = pass.unified_pool();
+    if pool == active.0 {
+        return pass.scores_of(&pool, active.1);
+    }
+    pass.scores_of(&pool, &PoolScorer::new(pass.index, pass.raw(), &pool))
 }
 
 /// Refill (core.md §6.4): promote the best archived nodes while the level stays under
@@ -684,6 +705,29 @@ mod tests {
             prop_assert_eq!(walked.tiers(), stepwise.tiers());
             prop_assert_eq!(walked.flag, stepwise.flag);
             prop_assert_eq!(walked.meter.exact(), stepwise.meter.exact());
+        }
+
+        /// After the archive walk, resurrection's scores of the unified pool are those
+        /// the spec computes afresh, whether or not archived nodes were eligible before.
+        #[test]
+        fn unified_scores_after_the_walk_match_a_fresh_scoring(
+            g in prop_oneof![levels(0..1, 20..80), levels(0..2, 20..80)],
+        ) {
+            let index = LevelIndex::of(&g);
+            let mut pass = pass_over(&g, &index);
+            let pool = pass.active_pool();
+            let scorer = PoolScorer::new(&index, pass.raw(), &pool);
+            let scores = pass.scores_of(&pool, &scorer);
+            let mut order = pool.clone();
+            order.sort_by(|&a, &b| scores[a].unwrap_or(0.0).total_cmp(&scores[b].unwrap_or(0.0)));
+            archive_walk(&mut pass, &order);
+            let bits = |scores: Vec<Option<f64>>| -> Vec<Option<u64>> {
+                scores.into_iter().map(|s| s.map(f64::to_bits)).collect()
+            };
+            prop_assert_eq!(
+                bits(unified_scores(&pass, (&pool, &scorer))),
+                bits(whole_graph_scores(&pass))
+            );
         }
 
         /// One node's connectedness, summed from its own edges, is bit for bit the
