@@ -177,7 +177,6 @@ impl Plan {
             })
             .collect();
         let mut degree = vec![0usize; n];
-        let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut live = Vec::with_capacity(index.edges().len());
         for (k, edge) in index.edges().iter().enumerate() {
             if !is_live(edge, tiers, &renders) {
@@ -194,18 +193,8 @@ impl Plan {
             {
                 degree[t] += 1;
             }
-            if let (Some(f), Some(t)) = (from, to)
-                && f != t
-            {
-                neighbours[f].push(t);
-                neighbours[t].push(f);
-            }
         }
-        for list in &mut neighbours {
-            list.sort_unstable();
-            list.dedup();
-        }
-        let order = communities(index, &renders, &degree, &neighbours);
+        let order = communities(index, &renders, &degree);
         let mut pos = vec![usize::MAX; n];
         for (p, &i) in order.iter().enumerate() {
             pos[i] = p;
@@ -277,13 +266,10 @@ impl Plan {
     }
 }
 
-/// Order rendered nodes in clusters, hubs first (core.md §7.2 step 4).
-fn communities(
-    index: &LevelIndex<'_>,
-    renders: &[bool],
-    degree: &[usize],
-    neighbours: &[Vec<usize>],
-) -> Vec<usize> {
+/// Order rendered nodes in clusters, hubs first (core.md §7.2 step 4). Two rendered
+/// nodes are neighbours when an edge joins them (such an edge touches no orphan, so it
+/// is live).
+fn communities(index: &LevelIndex<'_>, renders: &[bool], degree: &[usize]) -> Vec<usize> {
     let mut seeds: Vec<usize> = (0..index.len()).filter(|&i| renders[i]).collect();
     // Seed order: greatest degree, ties to the lexicographically greatest id.
     seeds.sort_by(|&a, &b| {
@@ -294,6 +280,7 @@ fn communities(
     let mut placed = vec![false; index.len()];
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut queue = std::collections::VecDeque::new();
+    let mut fresh = Vec::new();
     for seed in seeds {
         if placed[seed] {
             continue;
@@ -302,21 +289,22 @@ fn communities(
         let mut group = vec![seed];
         queue.push_back(seed);
         while let Some(current) = queue.pop_front() {
-            let mut fresh: Vec<usize> = neighbours[current]
-                .iter()
-                .copied()
-                .filter(|&m| !placed[m])
-                .collect();
+            // Placed when first reached: a node joined by several edges is taken once.
+            fresh.clear();
+            for &m in index.structure.neighbours(current) {
+                let m = m as usize;
+                if m != NOT_A_NODE as usize && m != current && renders[m] && !placed[m] {
+                    placed[m] = true;
+                    fresh.push(m);
+                }
+            }
             fresh.sort_by(|&a, &b| {
                 degree[b]
                     .cmp(&degree[a])
                     .then_with(|| index.ids[a].cmp(index.ids[b]))
             });
-            for m in fresh {
-                placed[m] = true;
-                group.push(m);
-                queue.push_back(m);
-            }
+            group.extend_from_slice(&fresh);
+            queue.extend(fresh.iter().copied());
         }
         groups.push(group);
     }
