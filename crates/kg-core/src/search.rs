@@ -185,6 +185,12 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
     // ones (Python's `str.count`).
     const CHUNK_BYTES: usize = 32 * 1024;
     let mut term_hits: Vec<Vec<(usize, usize)>> = vec![Vec::new(); terms.len()];
+    // Vectorised substring search, each term's searcher built once per call. Like
+    // Python's `str.count`, it reports non-overlapping matches, left to right.
+    let finders: Vec<memchr::memmem::Finder> = terms
+        .iter()
+        .map(|term| memchr::memmem::Finder::new(term.as_bytes()))
+        .collect();
     let mut chunk = String::with_capacity(CHUNK_BYTES * 2);
     let mut ends: Vec<usize> = Vec::new();
     let mut first = 0;
@@ -195,14 +201,10 @@ fn score_graph(graph: &Graph, terms: &[String]) -> Vec<(usize, f64)> {
         if chunk.len() < CHUNK_BYTES && index + 1 < n {
             continue;
         }
-        for (term, hits) in terms.iter().zip(term_hits.iter_mut()) {
-            // The substring test has a vectorised fast path; most chunks lack most terms.
-            if !chunk.contains(term.as_str()) {
-                continue;
-            }
+        for (finder, hits) in finders.iter().zip(term_hits.iter_mut()) {
             // (node, tf) in node order.
             let mut local = 0;
-            for (at, _) in chunk.match_indices(term.as_str()) {
+            for at in finder.find_iter(chunk.as_bytes()) {
                 while ends[local] <= at {
                     local += 1;
                 }
