@@ -404,15 +404,23 @@ pub fn search(
 
 /// Undirected adjacency over the node ids of the participating graphs, as compact
 /// lists: vertex `v`'s `(neighbour, edge)` entries are `entries[starts[v]..starts[v + 1]]`,
-/// in graph order, then edge order.
+/// in graph order, then edge order; an edge is its position in `keys`. Built on every
+/// search with paths, so its entries are kept small (8 bytes).
 struct Adjacency<'g> {
     starts: Vec<usize>,
-    entries: Vec<(usize, &'g EdgeKey)>,
+    entries: Vec<(u32, u32)>,
+    keys: Vec<&'g EdgeKey>,
 }
 
 impl<'g> Adjacency<'g> {
-    fn neighbours(&self, v: usize) -> &[(usize, &'g EdgeKey)] {
-        &self.entries[self.starts[v]..self.starts[v + 1]]
+    fn neighbours(&self, v: usize) -> impl Iterator<Item = (usize, &'g EdgeKey)> + '_ {
+        self.entries[self.starts[v]..self.starts[v + 1]]
+            .iter()
+            .map(|&(w, edge)| (w as usize, self.keys[edge as usize]))
+    }
+
+    fn is_isolated(&self, v: usize) -> bool {
+        self.starts[v] == self.starts[v + 1]
     }
 }
 
@@ -476,12 +484,21 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
             .find_map(|&g| graphs[g].graph.nodes.get_index_of(id).map(|i| vertex[g][i]))
     };
     // Qualifying edges: both endpoints are nodes (artifacts do not route), no self-loop.
-    let mut links: Vec<(usize, usize, &EdgeKey)> = Vec::new();
+    let edge_count = order.iter().map(|&g| graphs[g].graph.edges.len()).sum();
+    let mut links: Vec<(u32, u32)> = Vec::with_capacity(edge_count);
+    let mut keys: Vec<&EdgeKey> = Vec::with_capacity(edge_count);
     for &g in order {
         let graph = graphs[g].graph;
         let structure = graph.structure();
         for (key, ends) in graph.edges.keys().zip(&structure.edges) {
-            if key.from() == key.to() {
+            // Ends at node positions are the same id exactly when at the same position
+            // (ids are unique); an end at a node and one outside the graph differ.
+            let self_loop = match (ends.from.node, ends.to.node) {
+                (Some(from), Some(to)) => from == to,
+                (None, None) => key.from() == key.to(),
+                _ => false,
+            };
+            if self_loop {
                 continue;
             }
             let end = |position: Option<usize>, id: &str| match position {
@@ -491,34 +508,41 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
             if let (Some(a), Some(b)) =
                 (end(ends.from.node, key.from()), end(ends.to.node, key.to()))
             {
-                links.push((a, b, key));
+                // Vertices and edges count nodes and edges of graphs held in memory.
+                links.push((a as u32, b as u32));
+                keys.push(key);
             }
         }
     }
     let mut starts = vec![0usize; count + 1];
-    for &(a, b, _) in &links {
-        starts[a + 1] += 1;
-        starts[b + 1] += 1;
+    for &(a, b) in &links {
+        starts[a as usize + 1] += 1;
+        starts[b as usize + 1] += 1;
     }
     for v in 0..count {
         starts[v + 1] += starts[v];
     }
-    let Some(&(_, _, filler)) = links.first() else {
+    if links.is_empty() {
         return Vec::new();
-    };
-    let mut fill = starts.clone();
-    let mut entries: Vec<(usize, &EdgeKey)> = vec![(0, filler); links.len() * 2];
-    for &(a, b, key) in &links {
-        entries[fill[a]] = (b, key);
-        fill[a] += 1;
-        entries[fill[b]] = (a, key);
-        fill[b] += 1;
     }
-    let adjacency = Adjacency { starts, entries };
+    let mut fill = starts.clone();
+    let mut entries: Vec<(u32, u32)> = vec![(0, 0); links.len() * 2];
+    for (edge, &(a, b)) in links.iter().enumerate() {
+        let edge = edge as u32;
+        entries[fill[a as usize]] = (b, edge);
+        fill[a as usize] += 1;
+        entries[fill[b as usize]] = (a, edge);
+        fill[b as usize] += 1;
+    }
+    let adjacency = Adjacency {
+        starts,
+        entries,
+        keys,
+    };
 
     let ends: Vec<Option<usize>> = top
         .iter()
-        .map(|hit| find(&hit.id).filter(|&v| !adjacency.neighbours(v).is_empty()))
+        .map(|hit| find(&hit.id).filter(|&v| !adjacency.is_isolated(v)))
         .collect();
     let mut search = Bfs::new(count);
     let mut collected: Vec<EdgeKey> = Vec::new();
@@ -573,7 +597,7 @@ impl<'g> Bfs<'g> {
         for _ in 0..MAX_PATH_EDGES {
             let mut next = Vec::new();
             for &v in &frontier {
-                for &(w, key) in adjacency.neighbours(v) {
+                for (w, key) in adjacency.neighbours(v) {
                     if self.stamp[w] == generation {
                         continue;
                     }
