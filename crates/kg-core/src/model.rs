@@ -343,15 +343,13 @@ impl Node {
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self.obj.get(key) {
             Some(value) => Some(value),
-            None => self.appended_value(key),
+            None => self.appended_at(key).map(|at| &self.appended[at].1),
         }
     }
 
-    fn appended_value(&self, key: &str) -> Option<&Value> {
-        self.appended
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, value)| value)
+    /// Where `key` is among the appended flags.
+    fn appended_at(&self, key: &str) -> Option<usize> {
+        self.appended.iter().position(|(k, _)| *k == key)
     }
 
     /// Move the appended flags into the map, after its fields.
@@ -363,13 +361,10 @@ impl Node {
 
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
+        let appended_at = self.appended_at(key);
         let slot = match self.obj.get_mut(key) {
             Some(slot) => Some(slot),
-            None => self
-                .appended
-                .iter_mut()
-                .find(|(k, _)| *k == key)
-                .map(|(_, value)| value),
+            None => appended_at.map(|at| &mut self.appended[at].1),
         };
         // Re-setting a flag or a text to what it is changes nothing, so the memoised
         // text and fields stay valid. (Numbers are always written: 0.0 and -0.0
@@ -430,10 +425,7 @@ impl Node {
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let removed = match self.obj.shift_remove(key) {
             Some(value) => Some(value),
-            None => {
-                let at = self.appended.iter().position(|(k, _)| *k == key);
-                at.map(|at| self.appended.remove(at).1)
-            }
+            None => self.appended_at(key).map(|at| self.appended.remove(at).1),
         };
         if removed.is_some() {
             self.changed();
