@@ -263,6 +263,18 @@ impl PartialEq for Node {
     }
 }
 
+impl serde::Serialize for Node {
+    /// As its JSON object, fields in order, without copying them into one first.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self.fields() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
 impl Node {
     /// A new node object `{"id": id}`.
     pub fn new(id: &str) -> Node {
@@ -1443,6 +1455,7 @@ mod tests {
                 }
                 let whole = node.to_object();
                 prop_assert!(whole.iter().eq(dict.iter()));
+                prop_assert_eq!(serde_json::to_string(&node).ok(), serde_json::to_string(&dict).ok());
                 prop_assert_eq!(&node, &Node::from_object(dict.clone()));
                 prop_assert!(node.clone().into_object().iter().eq(dict.iter()));
             }

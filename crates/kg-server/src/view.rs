@@ -247,7 +247,7 @@ fn level_json(
         .zip(&inspection.nodes)
         .map(|(node, why)| {
             json!({
-                "node": node.to_object(),
+                "node": node,
                 "tier": why.tier.as_str(),
                 "why": why_json(why),
             })
