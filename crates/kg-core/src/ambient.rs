@@ -173,15 +173,16 @@ pub fn session_bootstrap(
     let rendered = render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(&sid) {
-            r.preloaded_ids = Some(rendered.shown_ids.clone());
-            r.mark_seen(rendered.shown_ids.iter().map(String::as_str));
+            r.preloaded_ids = Some(rendered.shown_ids.to_vec());
+            r.mark_seen(rendered.shown_ids.iter());
         }
     });
+    let body = rendered.body().to_string();
     Ok(Bootstrap {
         session_id: sid,
         reused: was_reused,
         context: rendered.text,
-        text: rendered.body,
+        text: body,
         stats: Some(PreloadStats {
             user_active: rendered.user_active,
             project_active: rendered.project_active,

@@ -336,7 +336,8 @@ pub fn inspect_level(
     let mut cost = vec![0usize; n];
     for (p, &i) in plan.order.iter().enumerate() {
         cost[i] = index.node_line_cost(i)
-            + plan.citations[p]
+            + plan
+                .citations(p)
                 .iter()
                 .map(|&(k, dir)| index.edges()[k].citation_chars(dir) + 1)
                 .sum::<usize>();

@@ -153,12 +153,15 @@ pub fn is_live(edge: &EdgeRef, tiers: &[Tier], renders: &[bool]) -> bool {
 }
 
 /// The plan of one level under some tier assignment.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     /// Rendered nodes in render order.
     pub order: Vec<usize>,
-    /// For each rendered node (by render position), its citations in edge order.
-    pub citations: Vec<Vec<(usize, Dir)>>,
+    /// Every citation, grouped by the render position of the node it is printed
+    /// under, each group in edge order (see [`Plan::citations`]).
+    cited: Vec<(usize, Dir)>,
+    /// Where each render position's group starts in `cited`, plus the end.
+    cited_at: Vec<usize>,
     /// Archived, non-orphaned, non-rendered nodes in node order.
     pub anchors: Vec<usize>,
     /// Number of live edges (cited or not).
@@ -199,24 +202,39 @@ impl Plan {
         for (p, &i) in order.iter().enumerate() {
             pos[i] = p;
         }
-        let mut citations: Vec<Vec<(usize, Dir)>> = vec![Vec::new(); order.len()];
+        // Where each live edge is cited, then one counting sort by render position (a
+        // list per node cost an allocation each, on every render).
+        let mut placed: Vec<(usize, usize, Dir)> = Vec::with_capacity(live.len());
+        let mut cited_at = vec![0usize; order.len() + 1];
         for &k in &live {
             let edge = &index.edges()[k];
             let from = edge.from.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
             let to = edge.to.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
-            match (from, to) {
-                (None, None) => {} // e.g. archived → artifact: nowhere to print it
-                (Some(f), None) => citations[f].push((k, Dir::Out)),
-                (Some(f), Some(t)) if f <= t => citations[f].push((k, Dir::Out)),
-                (_, Some(t)) => citations[t].push((k, Dir::In)),
-            }
+            let (p, dir) = match (from, to) {
+                (None, None) => continue, // e.g. archived → artifact: nowhere to print it
+                (Some(f), None) => (f, Dir::Out),
+                (Some(f), Some(t)) if f <= t => (f, Dir::Out),
+                (_, Some(t)) => (t, Dir::In),
+            };
+            placed.push((p, k, dir));
+            cited_at[p + 1] += 1;
+        }
+        for p in 0..order.len() {
+            cited_at[p + 1] += cited_at[p];
+        }
+        let mut next = cited_at.clone();
+        let mut cited = vec![(0, Dir::Out); placed.len()];
+        for (p, k, dir) in placed {
+            cited[next[p]] = (k, dir);
+            next[p] += 1;
         }
         let anchors = (0..n)
             .filter(|&i| tiers[i] == Tier::Archived && !renders[i])
             .collect();
         Plan {
             order,
-            citations,
+            cited,
+            cited_at,
             anchors,
             live_edges: live.len(),
         }
@@ -231,7 +249,8 @@ impl Plan {
         }
         for (p, &i) in self.order.iter().enumerate() {
             total += index.node_line_cost(i);
-            total += self.citations[p]
+            total += self
+                .citations(p)
                 .iter()
                 .map(|&(k, dir)| index.edges()[k].citation_chars(dir) + 1)
                 .sum::<usize>();
@@ -247,19 +266,22 @@ impl Plan {
         total
     }
 
+    /// The citations printed under the node at render position `p`, in edge order.
+    pub fn citations(&self, p: usize) -> &[(usize, Dir)] {
+        &self.cited[self.cited_at[p]..self.cited_at[p + 1]]
+    }
+
     pub fn cited_edges(&self) -> usize {
-        self.citations.iter().map(Vec::len).sum()
+        self.cited.len()
     }
 
     /// Rendered nodes that are no endpoint of any cited edge (HEALTH's "orphans").
     pub fn unlinked_nodes(&self, index: &LevelIndex<'_>) -> usize {
         let mut linked = vec![false; index.len()];
-        for list in &self.citations {
-            for &(k, _) in list {
-                let e = &index.edges()[k];
-                for end in [e.from.node, e.to.node].into_iter().flatten() {
-                    linked[end] = true;
-                }
+        for &(k, _) in &self.cited {
+            let e = &index.edges()[k];
+            for end in [e.from.node, e.to.node].into_iter().flatten() {
+                linked[end] = true;
             }
         }
         self.order.iter().filter(|&&i| !linked[i]).count()
@@ -270,51 +292,51 @@ impl Plan {
 /// nodes are neighbours when an edge joins them (such an edge touches no orphan, so it
 /// is live).
 fn communities(index: &LevelIndex<'_>, renders: &[bool], degree: &[usize]) -> Vec<usize> {
+    // Ids compare by their memoised ranks (unique, so unstable sorts are exact).
+    let rank = index.id_rank();
     let mut seeds: Vec<usize> = (0..index.len()).filter(|&i| renders[i]).collect();
     // Seed order: greatest degree, ties to the lexicographically greatest id.
-    seeds.sort_by(|&a, &b| {
-        degree[b]
-            .cmp(&degree[a])
-            .then_with(|| index.ids[b].cmp(index.ids[a]))
-    });
+    seeds.sort_unstable_by_key(|&i| std::cmp::Reverse((degree[i], rank[i])));
     let mut placed = vec![false; index.len()];
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut queue = std::collections::VecDeque::new();
-    let mut fresh = Vec::new();
+    // Groups lie end to end in `bfs`, each in breadth-first order: a group's own
+    // stretch is its queue (nodes are appended as they are reached, read at `next`).
+    let mut bfs: Vec<usize> = Vec::with_capacity(seeds.len());
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
     for seed in seeds {
         if placed[seed] {
             continue;
         }
         placed[seed] = true;
-        let mut group = vec![seed];
-        queue.push_back(seed);
-        while let Some(current) = queue.pop_front() {
+        let start = bfs.len();
+        bfs.push(seed);
+        let mut next = start;
+        while let Some(&current) = bfs.get(next) {
+            next += 1;
             // Placed when first reached: a node joined by several edges is taken once.
-            fresh.clear();
+            let fresh = bfs.len();
             for &m in index.structure.neighbours(current) {
                 let m = m as usize;
                 if m != NOT_A_NODE as usize && m != current && renders[m] && !placed[m] {
                     placed[m] = true;
-                    fresh.push(m);
+                    bfs.push(m);
                 }
             }
-            fresh.sort_by(|&a, &b| {
-                degree[b]
-                    .cmp(&degree[a])
-                    .then_with(|| index.ids[a].cmp(index.ids[b]))
-            });
-            group.extend_from_slice(&fresh);
-            queue.extend(fresh.iter().copied());
+            bfs[fresh..].sort_unstable_by_key(|&i| (std::cmp::Reverse(degree[i]), rank[i]));
         }
-        groups.push(group);
+        groups.push(start..bfs.len());
     }
-    groups.sort_by(|a, b| {
-        b.len()
-            .cmp(&a.len())
-            .then_with(|| degree[b[0]].cmp(&degree[a[0]]))
-            .then_with(|| index.ids[a[0]].cmp(index.ids[b[0]]))
+    groups.sort_unstable_by_key(|g| {
+        (
+            std::cmp::Reverse(g.len()),
+            std::cmp::Reverse(degree[bfs[g.start]]),
+            rank[bfs[g.start]],
+        )
     });
-    groups.concat()
+    let mut order = Vec::with_capacity(bfs.len());
+    for g in groups {
+        order.extend_from_slice(&bfs[g]);
+    }
+    order
 }
 
 /// Render positions of the rendered nodes: a table over all nodes when a good share of

@@ -54,16 +54,63 @@ pub struct ReadOptions<'a> {
 /// The result of a two-level render.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadRender {
-    /// Prefix (dedup note or preload header) + body.
+    /// Prefix (dedup note or preload header), a blank line, then the body.
     pub text: String,
-    /// The body without the preload header.
-    pub body: String,
+    /// Where the body starts in `text`.
+    body_at: usize,
     /// Ids whose gists are shown in full, render order, user level first.
-    pub shown_ids: Vec<String>,
+    pub shown_ids: IdList,
     /// Ids of every rendered active node (gist or preloaded anchor), both levels.
-    pub active_ids: Vec<String>,
+    pub active_ids: IdList,
     pub user_active: usize,
     pub project_active: usize,
+}
+
+impl ReadRender {
+    /// The text without its prefix.
+    pub fn body(&self) -> &str {
+        &self.text[self.body_at..]
+    }
+}
+
+/// Ids end to end in one buffer: a render lists hundreds, and an allocation for each
+/// cost more than writing the rest of the render's bookkeeping.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IdList {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl IdList {
+    pub fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start..end])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_string).collect()
+    }
+}
+
+impl std::fmt::Debug for IdList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -105,8 +152,9 @@ struct Entry {
     chars: usize,
     value: f64,
     full_gist: bool,
-    /// Ascending by value (stable in edge order).
-    cites: Vec<Cite>,
+    /// Its citations' range in the block's `cites`.
+    cites: std::ops::Range<usize>,
+    /// Citations before it (in the range) are removed.
     next_cite: usize,
     removed: bool,
 }
@@ -126,6 +174,9 @@ struct Block<'g> {
     health: String,
     debt: Option<String>,
     entries: Vec<Entry>,
+    /// Every entry's citations, entry by entry; each entry's ascending by value
+    /// (stable in edge order).
+    cites: Vec<Cite>,
     /// Ascending by value (stable in node order); `next_anchor` are removed.
     anchors: Vec<Anchor>,
     next_anchor: usize,
@@ -187,6 +238,7 @@ impl<'g> Block<'g> {
             plan.anchors.len()
         );
         let mut entries = Vec::with_capacity(plan.order.len());
+        let mut all_cites: Vec<Cite> = Vec::with_capacity(plan.cited_edges());
         for (p, &i) in plan.order.iter().enumerate() {
             let preloaded = opts.preloaded.is_some_and(|set| set.contains(index.ids[i]));
             let chars = if preloaded {
@@ -194,29 +246,31 @@ impl<'g> Block<'g> {
             } else {
                 index.node_line_cost(i)
             };
-            let mut cites: Vec<Cite> = plan.citations[p]
-                .iter()
-                .enumerate()
-                .map(|(seq, &(k, dir))| {
-                    let e = &index.edges()[k];
-                    Cite {
-                        seq,
-                        edge: k,
-                        dir,
-                        chars: e.citation_chars(dir) + 1,
-                        value: score_or(e.from.node, 0.5) + score_or(e.to.node, 0.5),
-                        removed: false,
-                    }
-                })
-                .collect();
-            cites.sort_by(|a, b| a.value.total_cmp(&b.value));
+            let start = all_cites.len();
+            all_cites.extend(
+                plan.citations(p)
+                    .iter()
+                    .enumerate()
+                    .map(|(seq, &(k, dir))| {
+                        let e = &index.edges()[k];
+                        Cite {
+                            seq,
+                            edge: k,
+                            dir,
+                            chars: e.citation_chars(dir) + 1,
+                            value: score_or(e.from.node, 0.5) + score_or(e.to.node, 0.5),
+                            removed: false,
+                        }
+                    }),
+            );
+            all_cites[start..].sort_by(|a, b| a.value.total_cmp(&b.value));
             entries.push(Entry {
                 node: i,
                 chars,
                 value: score_or(Some(i), 0.5),
                 full_gist: !preloaded,
-                cites,
-                next_cite: 0,
+                cites: start..all_cites.len(),
+                next_cite: start,
                 removed: false,
             });
         }
@@ -232,7 +286,7 @@ impl<'g> Block<'g> {
         anchors.sort_by(|a, b| a.value.total_cmp(&b.value));
         let health = health_line(&plan, &index);
         let entries_chars = entries.iter().map(|e| e.chars).sum();
-        let cites_chars = entries.iter().flat_map(|e| &e.cites).map(|c| c.chars).sum();
+        let cites_chars = all_cites.iter().map(|c| c.chars).sum();
         let anchors_chars = anchors.iter().map(|a| a.chars).sum();
         Block {
             level: source.level,
@@ -243,6 +297,7 @@ impl<'g> Block<'g> {
             active_count: plan.order.len(),
             index,
             entries,
+            cites: all_cites,
             anchors,
             next_anchor: 0,
             hidden_active: 0,
@@ -310,7 +365,11 @@ impl<'g> Block<'g> {
                 line(&["  ", id, PRELOADED_TAIL]);
             }
             cites.clear();
-            cites.extend(entry.cites.iter().filter(|c| !c.removed));
+            cites.extend(
+                self.cites[entry.cites.clone()]
+                    .iter()
+                    .filter(|c| !c.removed),
+            );
             // Reading order: most valuable first; ties keep edge order.
             cites.sort_by(|a, b| b.value.total_cmp(&a.value).then(a.seq.cmp(&b.seq)));
             for cite in &cites {
@@ -418,7 +477,7 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
     let mut heap: BinaryHeap<std::cmp::Reverse<(Value, usize, usize)>> = BinaryHeap::new();
     for (b, block) in blocks.iter().enumerate() {
         for (p, entry) in block.entries.iter().enumerate() {
-            if let Some(c) = entry.cites.first() {
+            if let Some(c) = block.cites[entry.cites.clone()].first() {
                 heap.push(std::cmp::Reverse((Value(c.value), b, p)));
             }
         }
@@ -429,12 +488,13 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         };
         let block = &mut blocks[b];
         let entry = &mut block.entries[p];
-        let cite = &mut entry.cites[entry.next_cite];
+        let cite = &mut block.cites[entry.next_cite];
         cite.removed = true;
         block.cites_chars -= cite.chars;
         block.hidden_edges += 1;
         entry.next_cite += 1;
-        if let Some(next) = entry.cites.get(entry.next_cite) {
+        if entry.cites.contains(&entry.next_cite) {
+            let next = &block.cites[entry.next_cite];
             heap.push(std::cmp::Reverse((Value(next.value), b, p)));
         }
     }
@@ -458,8 +518,7 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
             let block = &mut blocks[b];
             let entry = &mut block.entries[p];
             entry.removed = true;
-            let remaining: usize = entry
-                .cites
+            let remaining: usize = block.cites[entry.cites.clone()]
                 .iter()
                 .filter(|c| !c.removed)
                 .map(|c| c.chars)
@@ -472,33 +531,37 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
     }
 
     let budgeted = measure(&blocks);
-    let mut body = String::with_capacity(budgeted + 64);
-    for block in &blocks {
-        block.write(&mut body);
+    let mut text = String::with_capacity(budgeted + budgeted / 2 + 64);
+    if let Some(p) = &prefix {
+        text.push_str(p);
+        text.push_str("\n\n");
     }
-    body.pop(); // lines are joined, not terminated
+    let body_at = text.len();
+    for block in &blocks {
+        block.write(&mut text);
+    }
+    text.pop(); // lines are joined, not terminated
     let hidden_anchors: usize = blocks.iter().map(Block::hidden_anchors).sum();
     let hidden_edges: usize = blocks.iter().map(|b| b.hidden_edges).sum();
     if notes && (hidden_anchors > 0 || hidden_edges > 0) {
-        body.push_str("\n\n");
-        body.push_str(&wording::degradation_note(hidden_anchors, hidden_edges));
+        text.push_str("\n\n");
+        text.push_str(&wording::degradation_note(hidden_anchors, hidden_edges));
     }
     if let Some(sid) = opts.session_id {
-        body.push_str("\n\nSession: ");
-        body.push_str(sid);
+        text.push_str("\n\nSession: ");
+        text.push_str(sid);
     }
-    let text = match &prefix {
-        Some(p) => format!("{p}\n\n{body}"),
-        None => body.clone(),
-    };
     debug_assert_eq!(text.chars().count(), budgeted, "render must equal charge");
-    let live = |b: &Block| -> Vec<String> {
-        b.entries
-            .iter()
-            .filter(|e| !e.removed && e.full_gist)
-            .map(|e| b.id(e).to_string())
-            .collect()
-    };
+    let mut shown_ids = IdList::default();
+    let mut active_ids = IdList::default();
+    for block in &blocks {
+        for entry in &block.entries {
+            active_ids.push(block.id(entry));
+            if !entry.removed && entry.full_gist {
+                shown_ids.push(block.id(entry));
+            }
+        }
+    }
     let count = |level: Level| {
         blocks
             .iter()
@@ -506,15 +569,12 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
             .map_or(0, |b| b.active_count)
     };
     ReadRender {
-        shown_ids: blocks.iter().flat_map(live).collect(),
-        active_ids: blocks
-            .iter()
-            .flat_map(|b| b.entries.iter().map(|e| b.id(e).to_string()))
-            .collect(),
+        shown_ids,
+        active_ids,
         user_active: count(Level::User),
         project_active: count(Level::Project),
         text,
-        body,
+        body_at,
     }
 }
 
@@ -647,4 +707,20 @@ pub fn tier_counts(graph: &Graph) -> (usize, usize, usize) {
         }
     }
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdList;
+
+    #[test]
+    fn id_lists_give_back_each_id_pushed() {
+        let mut ids = IdList::default();
+        for id in ["retry-policy", "é", "a"] {
+            ids.push(id);
+        }
+        assert_eq!(ids.iter().collect::<Vec<_>>(), ["retry-policy", "é", "a"]);
+        assert_eq!((ids.len(), ids.to_vec().len()), (3, 3));
+        assert_eq!(format!("{ids:?}"), r#"["retry-policy", "é", "a"]"#);
+    }
 }

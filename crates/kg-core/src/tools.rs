@@ -238,7 +238,7 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
     );
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
-            r.mark_seen(rendered.active_ids.iter().map(String::as_str));
+            r.mark_seen(rendered.active_ids.iter());
             r.full_read_ts = Some(now);
         }
     });

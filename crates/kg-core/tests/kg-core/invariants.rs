@@ -724,7 +724,7 @@ fn check_render(levels: [(&Graph, Option<&str>); 2], now: f64) -> Check {
     };
     let whole = read(usize::MAX);
     let text = whole.text.as_str();
-    prop_assert_eq!(&whole.body, &whole.text, "no prefix without a preload");
+    prop_assert_eq!(whole.body(), &whole.text, "no prefix without a preload");
     let mut rest = text;
     let mut total = 0;
     for (k, level) in [Level::User, Level::Project].into_iter().enumerate() {
