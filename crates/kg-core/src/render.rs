@@ -152,7 +152,7 @@ struct Entry {
     chars: usize,
     value: f64,
     full_gist: bool,
-    /// Its citations' range in the block's `cites`.
+    /// Its citations' range in the block's `cites` (see [`Block::order_for_shedding`]).
     cites: std::ops::Range<usize>,
     /// Citations before it (in the range) are removed.
     next_cite: usize,
@@ -174,10 +174,11 @@ struct Block<'g> {
     health: String,
     debt: Option<String>,
     entries: Vec<Entry>,
-    /// Every entry's citations, entry by entry; each entry's ascending by value
-    /// (stable in edge order).
+    /// Every entry's citations, entry by entry; each entry's in edge order until
+    /// [`Block::order_for_shedding`].
     cites: Vec<Cite>,
-    /// Ascending by value (stable in node order); `next_anchor` are removed.
+    /// In node order until [`Block::order_for_shedding`]; the first `next_anchor` are
+    /// removed.
     anchors: Vec<Anchor>,
     next_anchor: usize,
     active_count: usize,
@@ -263,7 +264,6 @@ impl<'g> Block<'g> {
                         }
                     }),
             );
-            all_cites[start..].sort_by(|a, b| a.value.total_cmp(&b.value));
             entries.push(Entry {
                 node: i,
                 chars,
@@ -274,7 +274,7 @@ impl<'g> Block<'g> {
                 removed: false,
             });
         }
-        let mut anchors: Vec<Anchor> = plan
+        let anchors: Vec<Anchor> = plan
             .anchors
             .iter()
             .map(|&i| Anchor {
@@ -283,7 +283,6 @@ impl<'g> Block<'g> {
                 value: score_or(Some(i), 0.0),
             })
             .collect();
-        anchors.sort_by(|a, b| a.value.total_cmp(&b.value));
         let health = health_line(&plan, &index);
         let entries_chars = entries.iter().map(|e| e.chars).sum();
         let cites_chars = all_cites.iter().map(|c| c.chars).sum();
@@ -305,6 +304,16 @@ impl<'g> Block<'g> {
             entries_chars,
             cites_chars,
             anchors_chars,
+        }
+    }
+
+    /// Sort what the budget may shed cheapest first: anchors, and each entry's
+    /// citations, ascending by value (stable: ties keep node and edge order). Only a
+    /// render over its budget needs it; writing orders lines by itself.
+    fn order_for_shedding(&mut self) {
+        self.anchors.sort_by(|a, b| a.value.total_cmp(&b.value));
+        for entry in &self.entries {
+            self.cites[entry.cites.clone()].sort_by(|a, b| a.value.total_cmp(&b.value));
         }
     }
 
@@ -457,6 +466,12 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         fixed + body + note
     };
     let over = |blocks: &[Block]| measure(blocks) > opts.budget;
+
+    if over(&blocks) {
+        for block in &mut blocks {
+            block.order_for_shedding();
+        }
+    }
 
     // 1. Anchors, globally cheapest first (ties: user level first).
     while over(&blocks) {
