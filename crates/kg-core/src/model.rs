@@ -862,8 +862,14 @@ pub struct Structure {
     pub id_chars: Vec<usize>,
     /// The ids, for ranking them.
     ids: IdArena,
-    /// Per node: the rank of its id in sorted id order, computed on first use.
-    id_rank: std::sync::OnceLock<Vec<u32>>,
+    /// The nodes in sorted id order, and each node's rank in it; computed on first use.
+    id_order: std::sync::OnceLock<IdOrder>,
+}
+
+#[derive(Debug)]
+struct IdOrder {
+    rank: Vec<u32>,
+    by_rank: Vec<u32>,
 }
 
 /// A graph's node ids laid end to end in node order. Resolving every edge end against
@@ -1054,7 +1060,7 @@ impl Structure {
             node_versions,
             id_chars,
             ids,
-            id_rank: std::sync::OnceLock::new(),
+            id_order: std::sync::OnceLock::new(),
         }
     }
 
@@ -1070,7 +1076,16 @@ impl Structure {
 
     /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
     pub(crate) fn id_rank(&self) -> &[u32] {
-        self.id_rank.get_or_init(|| {
+        &self.id_order().rank
+    }
+
+    /// The nodes in sorted id order.
+    pub(crate) fn nodes_by_id(&self) -> &[u32] {
+        &self.id_order().by_rank
+    }
+
+    fn id_order(&self) -> &IdOrder {
+        self.id_order.get_or_init(|| {
             let ids = &self.ids;
             // Sort by the first 16 bytes as one number (zero-padded: a shorter id that
             // is a prefix of another still sorts first) and compare whole ids only
@@ -1092,7 +1107,10 @@ impl Structure {
             for (r, &(_, i)) in sorted.iter().enumerate() {
                 rank[i as usize] = r as u32;
             }
-            rank
+            IdOrder {
+                rank,
+                by_rank: sorted.into_iter().map(|(_, i)| i).collect(),
+            }
         })
     }
 }
@@ -1492,7 +1510,8 @@ mod tests {
     proptest! {
         /// Ranks order ids exactly as comparing the strings does, also where ids share
         /// their first 16 bytes, are prefixes of each other, hold NUL bytes (zero
-        /// padding must not tie them wrongly) or multi-byte characters.
+        /// padding must not tie them wrongly) or multi-byte characters; the nodes listed
+        /// by id are the ranks inverted.
         #[test]
         fn id_ranks_order_ids_as_strings_do(
             ids in prop::collection::hash_set("(component-topic-|a|\\x00|é|z){0,5}", 1..60),
@@ -1508,6 +1527,11 @@ mod tests {
                 for b in 0..keys.len() {
                     prop_assert_eq!(rank[a].cmp(&rank[b]), keys[a].cmp(keys[b]));
                 }
+            }
+            let by_id = structure.nodes_by_id();
+            prop_assert_eq!(by_id.len(), keys.len());
+            for (r, &i) in by_id.iter().enumerate() {
+                prop_assert_eq!(rank[i as usize] as usize, r);
             }
         }
     }

@@ -116,6 +116,11 @@ impl<'g> LevelIndex<'g> {
         self.structure.id_rank()
     }
 
+    /// The nodes in sorted id order.
+    pub fn nodes_by_id(&self) -> &[u32] {
+        self.structure.nodes_by_id()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
