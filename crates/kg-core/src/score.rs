@@ -225,24 +225,42 @@ pub fn percentiles(values: &[f64]) -> Vec<f64> {
     if n == 1 {
         return vec![0.5];
     }
-    // Values beside their positions, sorted in one block (stable: columns hold many
-    // ties, which a stable sort passes over cheaply).
-    let mut sorted: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Values as integers that order as `total_cmp` orders them, beside their
+    // positions, sorted in one block (stable: columns hold many ties, which a stable
+    // sort passes over cheaply).
+    let mut sorted: Vec<(u64, u32)> = values
+        .iter()
+        .map(|&v| total_order_key(v))
+        .zip(0..)
+        .collect();
+    sorted.sort_by_key(|&(key, _)| key);
     let mut out = vec![0.0; n];
     let mut i = 0;
     while i < n {
+        // Runs are of equal values (`==`: both zeros are one value).
+        let value = values[sorted[i].1 as usize];
         let mut j = i;
-        while j + 1 < n && sorted[j + 1].0 == sorted[i].0 {
+        while j + 1 < n && values[sorted[j + 1].1 as usize] == value {
             j += 1;
         }
         let pct = ((i + j) as f64 / 2.0) / (n - 1) as f64;
         for &(_, k) in &sorted[i..=j] {
-            out[k] = pct;
+            out[k as usize] = pct;
         }
         i = j + 1;
     }
     out
+}
+
+/// `v`'s bits, turned so that integers compare as [`f64::total_cmp`] compares floats.
+fn total_order_key(v: f64) -> u64 {
+    let bits = v.to_bits();
+    // Negative: flip all bits (larger magnitudes sort first); positive: set the sign.
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +289,16 @@ mod tests {
                 let want = ((below + below + equal - 1) as f64 / 2.0) / (n - 1) as f64;
                 proptest::prop_assert_eq!(got[k].to_bits(), want.to_bits());
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The sort keys order any two floats (every bit pattern: NaNs, infinities,
+        /// both zeros, subnormals) exactly as `total_cmp` does.
+        #[test]
+        fn total_order_keys_compare_as_total_cmp(a in proptest::num::u64::ANY, b in proptest::num::u64::ANY) {
+            let (a, b) = (f64::from_bits(a), f64::from_bits(b));
+            proptest::prop_assert_eq!(total_order_key(a).cmp(&total_order_key(b)), a.total_cmp(&b));
         }
     }
 
