@@ -61,7 +61,9 @@ impl SessionRecord {
     pub fn mark_seen<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
         self.has_seen_field = true;
         for id in ids {
-            if self.seen_set.insert(id.to_string()) {
+            // Every full read marks the whole active graph again: most ids are known.
+            if !self.seen_set.contains(id) {
+                self.seen_set.insert(id.to_string());
                 self.seen.push(id.to_string());
             }
         }
