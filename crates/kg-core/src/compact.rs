@@ -8,7 +8,7 @@
 use crate::change::TierMoves;
 use crate::model::{Graph, Tier, field, float_value};
 use crate::plan::{LevelIndex, Meter};
-use crate::score::{self, DAY_SECS, PoolScorer, RawSignals};
+use crate::score::{self, DAY_SECS, PoolScorer, RawSignals, ScoreOrder};
 use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
 
@@ -150,17 +150,14 @@ pub fn compact_graph(
             let pool = pass.active_pool();
             let scorer = PoolScorer::new(&index, pass.raw(), &pool);
             let scores = pass.scores_of(&pool, &scorer);
-            let mut eligible = pool.clone();
             let size = pass.meter.exact();
-            if eligible.is_empty() {
+            if pool.is_empty() {
                 let active = pass.tiers().iter().filter(|t| **t == Tier::Active).count();
                 stall = Stall::Stalled { size, active };
             } else {
                 log::info!("Compacting graph {key}: {size} chars > {LEVEL_BUDGET} limit");
-                eligible.sort_by(|&a, &b| {
-                    let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
-                    sa.total_cmp(&sb)
-                });
+                let eligible =
+                    score::by_score(&pool, |i| scores[i].unwrap_or(0.0), ScoreOrder::Ascending);
                 archived = archive_walk(&mut pass, &eligible);
                 if !archived.is_empty() {
                     resurrect(&mut pass, &archived, key, (&pool, &scorer));
@@ -304,13 +301,14 @@ fn resurrect(
     // Candidates by score, best first; ties go to the earlier node (the reference
     // scans in node order keeping the first strictly greater score).
     // Only archived nodes can be candidates, and none becomes archived during the loop.
-    let mut ranked: Vec<usize> = (0..pass.index.len())
+    let candidates: Vec<usize> = (0..pass.index.len())
         .filter(|&i| unified[i].is_some() && pass.tiers()[i] == Tier::Archived)
         .collect();
-    ranked.sort_by(|&a, &b| {
-        let (sa, sb) = (unified[a].unwrap_or(0.0), unified[b].unwrap_or(0.0));
-        sb.total_cmp(&sa).then(a.cmp(&b))
-    });
+    let ranked = score::by_score(
+        &candidates,
+        |i| unified[i].unwrap_or(0.0),
+        ScoreOrder::Descending,
+    );
     let mut revived = 0usize;
     // A promotion that broke the budget and was reverted leaves the tiers unchanged,
     // so the same attempt would fail again until something else moves.
@@ -393,21 +391,22 @@ fn refill(pass: &mut Pass<'_, '_>) {
     let mut scores = vec![None; n];
     let mut set_aside = vec![false; n];
     for _round in 0..=n {
-        let mut ranked: Vec<usize> = candidates
+        let waiting: Vec<usize> = candidates
             .iter()
             .copied()
             .filter(|&i| pass.tiers()[i] == Tier::Archived && !set_aside[i])
             .collect();
-        if ranked.is_empty() {
+        if waiting.is_empty() {
             break;
         }
         for (&i, s) in pool.iter().zip(scorer.scores(pass.index, pass.tiers())) {
             scores[i] = Some(s.score);
         }
-        ranked.sort_by(|&a, &b| {
-            let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
-            sb.total_cmp(&sa)
-        });
+        let ranked = score::by_score(
+            &waiting,
+            |i| scores[i].unwrap_or(0.0),
+            ScoreOrder::Descending,
+        );
         let mut accepted = false;
         for x in ranked {
             let delta = pass.index.node_line_cost(x) - pass.index.anchor_cost(x)
@@ -526,17 +525,18 @@ mod tests {
         let mut size = pass.meter.exact();
         let mut set_aside = vec![false; n];
         for _round in 0..=n {
-            let mut ranked: Vec<usize> = (0..n)
+            let waiting: Vec<usize> = (0..n)
                 .filter(|&i| pass.tiers()[i] == Tier::Archived && !set_aside[i])
                 .collect();
-            if ranked.is_empty() {
+            if waiting.is_empty() {
                 break;
             }
             let scores = whole_graph_scores(pass);
-            ranked.sort_by(|&a, &b| {
-                let (sa, sb) = (scores[a].unwrap_or(0.0), scores[b].unwrap_or(0.0));
-                sb.total_cmp(&sa)
-            });
+            let ranked = score::by_score(
+                &waiting,
+                |i| scores[i].unwrap_or(0.0),
+                ScoreOrder::Descending,
+            );
             let mut newly_live = vec![0usize; n];
             for edge in pass.index.edges() {
                 if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)

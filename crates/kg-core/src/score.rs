@@ -252,6 +252,32 @@ pub fn percentiles(values: &[f64]) -> Vec<f64> {
     out
 }
 
+/// Which way [`by_score`] orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreOrder {
+    Ascending,
+    Descending,
+}
+
+/// `items` ordered by `score(item)` as [`f64::total_cmp`] orders them, ties kept in
+/// their order in `items`. Each score is read once and sorted as an integer beside its
+/// item: comparing floats fetched through the items made the sorts of a pass over a
+/// large graph a seventh of its work.
+pub fn by_score(items: &[usize], score: impl Fn(usize) -> f64, order: ScoreOrder) -> Vec<usize> {
+    let mut keyed: Vec<(u64, usize)> = items
+        .iter()
+        .map(|&item| {
+            let key = total_order_key(score(item));
+            match order {
+                ScoreOrder::Ascending => (key, item),
+                ScoreOrder::Descending => (!key, item),
+            }
+        })
+        .collect();
+    keyed.sort_by_key(|&(key, _)| key);
+    keyed.into_iter().map(|(_, item)| item).collect()
+}
+
 /// `v`'s bits, turned so that integers compare as [`f64::total_cmp`] compares floats.
 fn total_order_key(v: f64) -> u64 {
     let bits = v.to_bits();
@@ -299,6 +325,27 @@ mod tests {
         fn total_order_keys_compare_as_total_cmp(a in proptest::num::u64::ANY, b in proptest::num::u64::ANY) {
             let (a, b) = (f64::from_bits(a), f64::from_bits(b));
             proptest::prop_assert_eq!(total_order_key(a).cmp(&total_order_key(b)), a.total_cmp(&b));
+        }
+    }
+
+    proptest::proptest! {
+        /// Ordering by score is the stable sort comparing the floats themselves, either
+        /// way, with many ties, both zeros and NaNs.
+        #[test]
+        fn ordering_by_score_is_the_stable_float_sort(
+            scores in proptest::collection::vec(
+                proptest::sample::select(vec![-0.0, 0.0, 0.25, 0.5, 1.0, f64::NAN, -1.0]),
+                0..60,
+            ),
+            items in proptest::collection::vec(0usize..60, 0..80),
+        ) {
+            let items: Vec<usize> = items.into_iter().filter(|&i| i < scores.len()).collect();
+            let mut ascending = items.clone();
+            ascending.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+            proptest::prop_assert_eq!(by_score(&items, |i| scores[i], ScoreOrder::Ascending), ascending);
+            let mut descending = items.clone();
+            descending.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            proptest::prop_assert_eq!(by_score(&items, |i| scores[i], ScoreOrder::Descending), descending);
         }
     }
 
