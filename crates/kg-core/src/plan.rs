@@ -654,10 +654,39 @@ impl<'a, 'g> Meter<'a, 'g> {
         };
         let degree = &self.degree;
         let rendered = |i: usize| self.tiers[i] == Tier::Active;
-        let mut seeds: Vec<usize> = self.rendered_list.clone();
         // Seeds: greatest degree first, ties to the lexicographically greatest id (ids
         // are unique, so the order of the list does not matter).
-        seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| id_cmp(b, a)));
+        let seeds: Vec<usize> = match rank {
+            // No comparisons: the nodes in descending id order, counting-sorted (stably)
+            // by descending degree.
+            Some(_) => {
+                let max_degree = self.rendered_list.iter().map(|&i| degree[i]).max();
+                let max_degree = max_degree.unwrap_or(0);
+                // Where each degree's seeds start, greatest degree first.
+                let mut start = vec![0usize; max_degree + 2];
+                for &i in &self.rendered_list {
+                    start[max_degree - degree[i] + 1] += 1;
+                }
+                for d in 1..start.len() {
+                    start[d] += start[d - 1];
+                }
+                let mut seeds = vec![0; self.rendered_list.len()];
+                for &i in self.index.nodes_by_id().iter().rev() {
+                    let i = i as usize;
+                    if rendered(i) {
+                        let slot = &mut start[max_degree - degree[i]];
+                        seeds[*slot] = i;
+                        *slot += 1;
+                    }
+                }
+                seeds
+            }
+            None => {
+                let mut seeds = self.rendered_list.clone();
+                seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
+                seeds
+            }
+        };
         // Positions of rendered nodes only: the level may hold many more nodes.
         let mut pos = Positions::new(self.index.len(), seeds.len());
         let unplaced = |pos: &Positions, i: usize| pos.get(i).is_none();
