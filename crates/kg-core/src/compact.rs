@@ -442,11 +442,11 @@ fn newly_live(index: &LevelIndex<'_>, tiers: &[Tier], x: usize) -> usize {
         .incident(x)
         .iter()
         .map(|&k| &index.edges()[k])
-        .filter(|edge| match (edge.from.node, edge.to.node) {
+        .filter(|edge| match (edge.from.node(), edge.to.node()) {
             (Some(f), Some(t)) => tiers[f] == Tier::Archived && tiers[t] == Tier::Archived,
             _ => false,
         })
-        .map(|edge| 9 + edge.rel_chars + edge.to.chars + 1)
+        .map(|edge| 9 + edge.rel_chars() + edge.to.chars() + 1)
         .sum()
 }
 
@@ -464,7 +464,7 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
     let mut connectivity = vec![0usize; index.len()];
     let live_flag: Vec<bool> = (0..index.len()).map(|i| !pass.archived_flag(i)).collect();
     for edge in index.edges() {
-        if let (Some(f), Some(t)) = (edge.from.node, edge.to.node) {
+        if let (Some(f), Some(t)) = (edge.from.node(), edge.to.node()) {
             if live_flag[t] {
                 connectivity[f] += 1;
             }
@@ -539,11 +539,11 @@ mod tests {
             );
             let mut newly_live = vec![0usize; n];
             for edge in pass.index.edges() {
-                if let (Some(f), Some(t)) = (edge.from.node, edge.to.node)
+                if let (Some(f), Some(t)) = (edge.from.node(), edge.to.node())
                     && pass.tiers()[f] == Tier::Archived
                     && pass.tiers()[t] == Tier::Archived
                 {
-                    let cost = 9 + edge.rel_chars + edge.to.chars + 1;
+                    let cost = 9 + edge.rel_chars() + edge.to.chars() + 1;
                     newly_live[f] += cost;
                     if t != f {
                         newly_live[t] += cost;

@@ -157,7 +157,7 @@ pub fn compute_debt(
     } else {
         let mut connected = vec![false; graph.nodes.len()];
         for edge in &graph.structure().edges {
-            for i in [edge.from.node, edge.to.node].into_iter().flatten() {
+            for i in [edge.from.node(), edge.to.node()].into_iter().flatten() {
                 connected[i] = true;
             }
         }

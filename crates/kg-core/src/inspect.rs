@@ -352,7 +352,7 @@ pub fn inspect_level(
         if !live_edges[k] {
             continue;
         }
-        if let (Some(f), Some(t)) = (e.from.node, e.to.node) {
+        if let (Some(f), Some(t)) = (e.from.node(), e.to.node()) {
             if tiers[f] == Tier::Archived && tiers[t] == Tier::Active {
                 traces[f] += 1;
             }

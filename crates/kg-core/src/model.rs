@@ -1032,22 +1032,19 @@ impl Structure {
                 positions.get_batch(batch, &mut found);
                 let first = edges.len() - batch.len();
                 for (edge, node) in edges[first..].iter_mut().zip(found) {
-                    edge.to.node = node;
+                    edge.to.set_node(node);
                 }
                 batch.clear();
             };
             for k in graph.edges.keys() {
-                edges.push(crate::plan::EdgeRef {
-                    from: crate::plan::EdgeEnd {
-                        chars: char_len(k.from()),
-                        node: positions.find(k.from(), &mut from_guess),
-                    },
-                    to: crate::plan::EdgeEnd {
-                        chars: char_len(k.to()),
-                        node: None,
-                    },
-                    rel_chars: char_len(k.rel()),
-                });
+                edges.push(crate::plan::EdgeRef::new(
+                    crate::plan::EdgeEnd::new(
+                        char_len(k.from()),
+                        positions.find(k.from(), &mut from_guess),
+                    ),
+                    crate::plan::EdgeEnd::new(char_len(k.to()), None),
+                    char_len(k.rel()),
+                ));
                 batch.push(k.to());
                 if batch.len() == LOOKUP_BATCH {
                     resolve(&mut edges, &mut batch);
@@ -1140,8 +1137,8 @@ pub const NOT_A_NODE: u32 = u32::MAX;
 /// [`Structure::incident`]), with the neighbour beside each entry.
 fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize>, Vec<u32>) {
     let ends = |e: &crate::plan::EdgeRef| {
-        let second = e.to.node.filter(|&t| Some(t) != e.from.node);
-        [e.from.node, second]
+        let second = e.to.node().filter(|&t| Some(t) != e.from.node());
+        [e.from.node(), second]
     };
     let mut from = vec![0usize; n + 1];
     for e in edges {
@@ -1157,10 +1154,10 @@ fn incidence(n: usize, edges: &[crate::plan::EdgeRef]) -> (Vec<usize>, Vec<usize
     let mut fill = from.clone();
     for (k, e) in edges.iter().enumerate() {
         for i in ends(e).into_iter().flatten() {
-            let other = if e.from.node == Some(i) {
-                e.to.node
+            let other = if e.from.node() == Some(i) {
+                e.to.node()
             } else {
-                e.from.node
+                e.from.node()
             };
             incident[fill[i]] = k;
             neighbour[fill[i]] = other.map_or(NOT_A_NODE, |m| m as u32);
@@ -1607,7 +1604,7 @@ mod tests {
         g.structure()
             .edges
             .iter()
-            .map(|e| [e.from.node, e.to.node])
+            .map(|e| [e.from.node(), e.to.node()])
             .collect()
     }
 

@@ -12,11 +12,44 @@ pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
 
 /// One end of an edge: the length of its text, and the node it names in this graph.
+/// Kept in 32-bit fields: a settled tick streams every edge of the level, and at 100k
+/// nodes the 56-byte form was 17 MB of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgeEnd {
-    pub chars: usize,
-    /// `None` for an artifact path or a node of the other level.
-    pub node: Option<usize>,
+    chars: u32,
+    /// [`NOT_A_NODE`] for an artifact path or a node of the other level.
+    node: u32,
+}
+
+impl EdgeEnd {
+    pub fn new(chars: usize, node: Option<usize>) -> EdgeEnd {
+        let mut end = EdgeEnd {
+            chars: saturating_u32(chars),
+            node: NOT_A_NODE,
+        };
+        end.set_node(node);
+        end
+    }
+
+    /// The length of the end's text in characters.
+    pub fn chars(&self) -> usize {
+        self.chars as usize
+    }
+
+    /// The node the end names; `None` for an artifact path or a node of the other level.
+    pub fn node(&self) -> Option<usize> {
+        (self.node != NOT_A_NODE).then_some(self.node as usize)
+    }
+
+    pub(crate) fn set_node(&mut self, node: Option<usize>) {
+        // Positions below `NOT_A_NODE`: a graph of four billion nodes is not loaded.
+        self.node = node.map_or(NOT_A_NODE, |i| saturating_u32(i).min(NOT_A_NODE - 1));
+    }
+}
+
+/// Texts and positions are far below 2^32; saturating keeps a conversion total.
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// An edge with its endpoints resolved to node positions (its texts stay in the
@@ -25,16 +58,29 @@ pub struct EdgeEnd {
 pub struct EdgeRef {
     pub from: EdgeEnd,
     pub to: EdgeEnd,
-    pub rel_chars: usize,
+    rel_chars: u32,
 }
 
 impl EdgeRef {
+    pub fn new(from: EdgeEnd, to: EdgeEnd, rel_chars: usize) -> EdgeRef {
+        EdgeRef {
+            from,
+            to,
+            rel_chars: saturating_u32(rel_chars),
+        }
+    }
+
+    /// The length of the relation's text in characters.
+    pub fn rel_chars(&self) -> usize {
+        self.rel_chars as usize
+    }
+
     /// `    → <rel> → <to>` or `    ← <rel> ← <from>`, without the newline.
     pub fn citation_chars(&self, dir: Dir) -> usize {
-        9 + self.rel_chars
+        9 + self.rel_chars()
             + match dir {
-                Dir::Out => self.to.chars,
-                Dir::In => self.from.chars,
+                Dir::Out => self.to.chars(),
+                Dir::In => self.from.chars(),
             }
     }
 }
@@ -149,11 +195,11 @@ pub enum Mode {
 /// touching an orphan is dead; otherwise it is live when at least one end is present
 /// (renders, or is not a node of this graph at all).
 pub fn is_live(edge: &EdgeRef, tiers: &[Tier], renders: &[bool]) -> bool {
-    let orphan = |end: &EdgeEnd| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
+    let orphan = |end: &EdgeEnd| end.node().is_some_and(|i| tiers[i] == Tier::Orphaned);
     if orphan(&edge.from) || orphan(&edge.to) {
         return false;
     }
-    let present = |end: &EdgeEnd| end.node.is_none_or(|i| renders[i]);
+    let present = |end: &EdgeEnd| end.node().is_none_or(|i| renders[i]);
     present(&edge.from) || present(&edge.to)
 }
 
@@ -191,13 +237,13 @@ impl Plan {
                 continue;
             }
             live.push(k);
-            let from = edge.from.node.filter(|&i| renders[i]);
-            let to = edge.to.node.filter(|&i| renders[i]);
+            let from = edge.from.node().filter(|&i| renders[i]);
+            let to = edge.to.node().filter(|&i| renders[i]);
             if let Some(f) = from {
                 degree[f] += 1;
             }
             if let Some(t) = to
-                && Some(t) != edge.from.node
+                && Some(t) != edge.from.node()
             {
                 degree[t] += 1;
             }
@@ -213,8 +259,12 @@ impl Plan {
         let mut cited_at = vec![0usize; order.len() + 1];
         for &k in &live {
             let edge = &index.edges()[k];
-            let from = edge.from.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
-            let to = edge.to.node.map(|i| pos[i]).filter(|&p| p != usize::MAX);
+            let from = edge
+                .from
+                .node()
+                .map(|i| pos[i])
+                .filter(|&p| p != usize::MAX);
+            let to = edge.to.node().map(|i| pos[i]).filter(|&p| p != usize::MAX);
             let (p, dir) = match (from, to) {
                 (None, None) => continue, // e.g. archived → artifact: nowhere to print it
                 (Some(f), None) => (f, Dir::Out),
@@ -285,7 +335,7 @@ impl Plan {
         let mut linked = vec![false; index.len()];
         for &(k, _) in &self.cited {
             let e = &index.edges()[k];
-            for end in [e.from.node, e.to.node].into_iter().flatten() {
+            for end in [e.from.node(), e.to.node()].into_iter().flatten() {
                 linked[end] = true;
             }
         }
@@ -440,15 +490,15 @@ impl<'a, 'g> Meter<'a, 'g> {
     pub fn new(index: &'a LevelIndex<'g>, tiers: &[Tier]) -> Meter<'a, 'g> {
         let n = index.len();
         let mut degree = vec![0usize; n];
-        let orphan = |end: &EdgeEnd| end.node.is_some_and(|i| tiers[i] == Tier::Orphaned);
+        let orphan = |end: &EdgeEnd| end.node().is_some_and(|i| tiers[i] == Tier::Orphaned);
         // One pass in edge order (the edges outnumber the nodes; walking them by node
         // would jump around memory).
         for e in index.edges() {
             if orphan(&e.from) || orphan(&e.to) {
                 continue;
             }
-            let second = e.to.node.filter(|&t| Some(t) != e.from.node);
-            for i in [e.from.node, second].into_iter().flatten() {
+            let second = e.to.node().filter(|&t| Some(t) != e.from.node());
+            for i in [e.from.node(), second].into_iter().flatten() {
                 degree[i] += 1;
             }
         }
@@ -516,22 +566,22 @@ impl<'a, 'g> Meter<'a, 'g> {
 
     fn edge_part(&self, k: usize) -> EdgePart {
         let e = &self.index.edges()[k];
-        let tier = |end: &EdgeEnd| end.node.map(|i| self.tiers[i]);
+        let tier = |end: &EdgeEnd| end.node().map(|i| self.tiers[i]);
         let (tf, tt) = (tier(&e.from), tier(&e.to));
         if tf == Some(Tier::Orphaned) || tt == Some(Tier::Orphaned) {
             return EdgePart::Hidden;
         }
         let (rf, rt) = (tf == Some(Tier::Active), tt == Some(Tier::Active));
-        let base = 9 + e.rel_chars;
+        let base = 9 + e.rel_chars();
         match (rf, rt) {
             (false, false) => EdgePart::Hidden,
-            (true, true) if e.from.node != e.to.node => EdgePart::Both {
+            (true, true) if e.from.node() != e.to.node() => EdgePart::Both {
                 base,
-                from: e.from.chars,
-                to: e.to.chars,
+                from: e.from.chars(),
+                to: e.to.chars(),
             },
-            (true, _) => EdgePart::Fixed(base + e.to.chars + 1),
-            (false, true) => EdgePart::Fixed(base + e.from.chars + 1),
+            (true, _) => EdgePart::Fixed(base + e.to.chars() + 1),
+            (false, true) => EdgePart::Fixed(base + e.from.chars() + 1),
         }
     }
 
@@ -730,7 +780,7 @@ impl<'a, 'g> Meter<'a, 'g> {
         let at = |node: Option<usize>| node.and_then(|t| pos.get(t)).unwrap_or(usize::MAX);
         let cited = |k: usize, from: usize, to: usize| {
             let e = &self.index.edges()[k];
-            if at(e.from.node) <= at(e.to.node) {
+            if at(e.from.node()) <= at(e.to.node()) {
                 to
             } else {
                 from
@@ -752,7 +802,7 @@ impl<'a, 'g> Meter<'a, 'g> {
             for &i in &self.rendered_list {
                 for &k in self.edges_of(i) {
                     if let EdgePart::Both { from, to, .. } = self.parts[k]
-                        && self.index.edges()[k].from.node == Some(i)
+                        && self.index.edges()[k].from.node() == Some(i)
                     {
                         sum += cited(k, from, to);
                     }

@@ -259,7 +259,7 @@ impl<'g> Block<'g> {
                             edge: k,
                             dir,
                             chars: e.citation_chars(dir) + 1,
-                            value: score_or(e.from.node, 0.5) + score_or(e.to.node, 0.5),
+                            value: score_or(e.from.node(), 0.5) + score_or(e.to.node(), 0.5),
                             removed: false,
                         }
                     }),

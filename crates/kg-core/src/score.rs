@@ -92,11 +92,11 @@ pub fn connectedness_of(index: &LevelIndex<'_>, tiers: &[Tier], i: usize) -> f64
     let (mut inbound, mut outbound) = (0.0f64, 0.0f64);
     for &k in index.incident(i) {
         let edge = &index.edges()[k];
-        if edge.to.node == Some(i) {
-            inbound += neighbour_weight(edge.from.node, tiers);
+        if edge.to.node() == Some(i) {
+            inbound += neighbour_weight(edge.from.node(), tiers);
         }
-        if edge.from.node == Some(i) {
-            outbound += neighbour_weight(edge.to.node, tiers);
+        if edge.from.node() == Some(i) {
+            outbound += neighbour_weight(edge.to.node(), tiers);
         }
     }
     IN_WEIGHT * inbound + OUT_WEIGHT * outbound
@@ -107,11 +107,11 @@ pub fn connectedness(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<f64> {
     let mut inbound = vec![0.0f64; index.len()];
     let mut outbound = vec![0.0f64; index.len()];
     for edge in index.edges() {
-        if let Some(to) = edge.to.node {
-            inbound[to] += neighbour_weight(edge.from.node, tiers);
+        if let Some(to) = edge.to.node() {
+            inbound[to] += neighbour_weight(edge.from.node(), tiers);
         }
-        if let Some(from) = edge.from.node {
-            outbound[from] += neighbour_weight(edge.to.node, tiers);
+        if let Some(from) = edge.from.node() {
+            outbound[from] += neighbour_weight(edge.to.node(), tiers);
         }
     }
     inbound

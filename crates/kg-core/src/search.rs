@@ -493,7 +493,7 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
         for (key, ends) in graph.edges.keys().zip(&structure.edges) {
             // Ends at node positions are the same id exactly when at the same position
             // (ids are unique); an end at a node and one outside the graph differ.
-            let self_loop = match (ends.from.node, ends.to.node) {
+            let self_loop = match (ends.from.node(), ends.to.node()) {
                 (Some(from), Some(to)) => from == to,
                 (None, None) => key.from() == key.to(),
                 _ => false,
@@ -505,9 +505,10 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
                 Some(i) => Some(vertex[g][i]),
                 None => find(id),
             };
-            if let (Some(a), Some(b)) =
-                (end(ends.from.node, key.from()), end(ends.to.node, key.to()))
-            {
+            if let (Some(a), Some(b)) = (
+                end(ends.from.node(), key.from()),
+                end(ends.to.node(), key.to()),
+            ) {
                 // Vertices and edges count nodes and edges of graphs held in memory.
                 links.push((a as u32, b as u32));
                 keys.push(key);
