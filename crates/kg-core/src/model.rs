@@ -879,7 +879,7 @@ pub struct Structure {
     /// Per node: the length of its id in characters.
     pub id_chars: Vec<usize>,
     /// The ids, for ranking them.
-    ids: IdArena,
+    ids: IdList,
     /// The nodes in sorted id order, and each node's rank in it; computed on first use.
     id_order: std::sync::OnceLock<IdOrder>,
 }
@@ -890,34 +890,69 @@ struct IdOrder {
     by_rank: Vec<u32>,
 }
 
-/// A graph's node ids laid end to end in node order. Resolving every edge end against
-/// them, and sorting them, then reads one compact block instead of one allocation per
-/// id (a 10k-node graph's ids fit the CPU caches; its nodes do not).
-#[derive(Debug)]
-struct IdArena {
+/// Ids laid end to end in one buffer: a graph's node ids (resolving every edge end
+/// against them, and sorting them, then reads one compact block instead of one
+/// allocation per id; a 10k-node graph's ids fit the CPU caches, its nodes do not), and
+/// the ids a render lists (hundreds per render, where an allocation each cost more
+/// than the rest of its bookkeeping).
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdList {
     text: String,
     /// Id `i` is `text[ends[i]..ends[i + 1]]`.
     ends: Vec<usize>,
 }
 
-impl IdArena {
-    fn of<'a>(ids: impl ExactSizeIterator<Item = &'a String>) -> IdArena {
-        let mut ends = Vec::with_capacity(ids.len() + 1);
-        ends.push(0);
-        let mut text = String::new();
-        for id in ids {
-            text.push_str(id);
-            ends.push(text.len());
+impl Default for IdList {
+    fn default() -> Self {
+        IdList {
+            text: String::new(),
+            ends: vec![0],
         }
-        IdArena { text, ends }
+    }
+}
+
+impl IdList {
+    fn of<'a>(ids: impl ExactSizeIterator<Item = &'a String>) -> IdList {
+        let mut list = IdList {
+            text: String::new(),
+            ends: Vec::with_capacity(ids.len() + 1),
+        };
+        list.ends.push(0);
+        for id in ids {
+            list.push(id);
+        }
+        list
     }
 
-    fn get(&self, i: usize) -> &str {
+    pub fn push(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn get(&self, i: usize) -> &str {
         &self.text[self.ends[i]..self.ends[i + 1]]
     }
 
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.ends.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.ends.windows(2).map(|w| &self.text[w[0]..w[1]])
+    }
+
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_string).collect()
+    }
+}
+
+impl fmt::Debug for IdList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -927,7 +962,7 @@ impl IdArena {
 /// table, in batches: in a large graph each lookup misses the CPU caches twice (its
 /// slot, then the id it compares), and a batch's misses overlap instead of queueing.
 struct Positions<'a> {
-    ids: &'a IdArena,
+    ids: &'a IdList,
     /// Linear probing. A slot holds a node's position + 1 (0: empty) in its low half
     /// and the high half of its id's hash in its high half, so a probe compares an id
     /// only when the hashes agree.
@@ -947,7 +982,7 @@ fn id_hash(id: &str) -> u64 {
 }
 
 impl<'a> Positions<'a> {
-    fn of(ids: &'a IdArena) -> Positions<'a> {
+    fn of(ids: &'a IdList) -> Positions<'a> {
         let n = ids.len();
         // At most half full: probes stay short.
         let size = (2 * n).next_power_of_two().max(16);
@@ -1018,7 +1053,7 @@ impl<'a> Positions<'a> {
 
 impl Structure {
     fn of(graph: &Graph, stamps: [u64; 3]) -> Structure {
-        let ids = IdArena::of(graph.nodes.keys());
+        let ids = IdList::of(graph.nodes.keys());
         let n = ids.len();
         let (edges, node_versions) = {
             let positions = Positions::of(&ids);
@@ -1499,6 +1534,18 @@ mod tests {
         }
     }
 
+    #[test]
+    fn id_lists_give_back_each_id_pushed() {
+        let mut ids = IdList::default();
+        for id in ["retry-policy", "é", "a"] {
+            ids.push(id);
+        }
+        assert_eq!(ids.iter().collect::<Vec<_>>(), ["retry-policy", "é", "a"]);
+        assert_eq!((ids.get(1), ids.len(), ids.to_vec().len()), ("é", 3, 3));
+        assert_eq!(format!("{ids:?}"), r#"["retry-policy", "é", "a"]"#);
+        assert!(IdList::default().is_empty() && IdList::default().iter().next().is_none());
+    }
+
     proptest! {
         /// Every id is found at its position, alone or in a batch, and nothing else is
         /// found: small tables, so probes collide and wrap around their end.
@@ -1508,7 +1555,7 @@ mod tests {
             strangers in prop::collection::vec("(c|\\x00|é|-|z){0,5}", 0..20),
         ) {
             let unique: indexmap::IndexSet<String> = ids.into_iter().collect();
-            let arena = IdArena::of(unique.iter());
+            let arena = IdList::of(unique.iter());
             let positions = Positions::of(&arena);
             let mut asked: Vec<&str> = unique.iter().map(String::as_str).collect();
             asked.extend(strangers.iter().map(String::as_str));

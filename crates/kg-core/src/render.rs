@@ -4,7 +4,7 @@
 //! The level bodies come from [`crate::plan`], the same plan the compactor charges, so
 //! what an agent reads is exactly what was paid for. Budgets are in characters.
 
-use crate::model::{Graph, Level, Object, Tier, value_text};
+use crate::model::{Graph, IdList, Level, Object, Tier, value_text};
 use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Dir, LevelIndex, Mode, Plan};
 use crate::pyfmt::{JsonStyle, float_repr, round_int, round_to, to_json};
 use crate::score::{NodeScore, RawSignals, score_all};
@@ -70,46 +70,6 @@ impl ReadRender {
     /// The text without its prefix.
     pub fn body(&self) -> &str {
         &self.text[self.body_at..]
-    }
-}
-
-/// Ids end to end in one buffer: a render lists hundreds, and an allocation for each
-/// cost more than writing the rest of the render's bookkeeping.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct IdList {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl IdList {
-    pub fn push(&mut self, id: &str) {
-        self.text.push_str(id);
-        self.ends.push(self.text.len());
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.text[start..end])
-    }
-
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    pub fn to_vec(&self) -> Vec<String> {
-        self.iter().map(str::to_string).collect()
-    }
-}
-
-impl std::fmt::Debug for IdList {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -724,20 +684,4 @@ pub fn tier_counts(graph: &Graph) -> (usize, usize, usize) {
         }
     }
     counts
-}
-
-#[cfg(test)]
-mod tests {
-    use super::IdList;
-
-    #[test]
-    fn id_lists_give_back_each_id_pushed() {
-        let mut ids = IdList::default();
-        for id in ["retry-policy", "é", "a"] {
-            ids.push(id);
-        }
-        assert_eq!(ids.iter().collect::<Vec<_>>(), ["retry-policy", "é", "a"]);
-        assert_eq!((ids.len(), ids.to_vec().len()), (3, 3));
-        assert_eq!(format!("{ids:?}"), r#"["retry-policy", "é", "a"]"#);
-    }
 }
