@@ -349,9 +349,7 @@ impl Plan {
 fn communities(index: &LevelIndex<'_>, renders: &[bool], degree: &[usize]) -> Vec<usize> {
     // Ids compare by their memoised ranks (unique, so unstable sorts are exact).
     let rank = index.id_rank();
-    let mut seeds: Vec<usize> = (0..index.len()).filter(|&i| renders[i]).collect();
-    // Seed order: greatest degree, ties to the lexicographically greatest id.
-    seeds.sort_unstable_by_key(|&i| std::cmp::Reverse((degree[i], rank[i])));
+    let seeds = seeds_by_degree(index.nodes_by_id(), degree, |i| renders[i]);
     let mut placed = vec![false; index.len()];
     // Groups lie end to end in `bfs`, each in breadth-first order: a group's own
     // stretch is its queue (nodes are appended as they are reached, read at `next`).
@@ -392,6 +390,35 @@ fn communities(index: &LevelIndex<'_>, renders: &[bool], degree: &[usize]) -> Ve
         order.extend_from_slice(&bfs[g]);
     }
     order
+}
+
+/// The seeds of the breadth-first ordering (core.md §7): greatest degree first, ties
+/// to the lexicographically greatest id. `by_id` lists the nodes in id order; walked
+/// backwards and counting-sorted (stably) by descending degree, no comparisons.
+fn seeds_by_degree(by_id: &[u32], degree: &[usize], is_seed: impl Fn(usize) -> bool) -> Vec<usize> {
+    let by_id_descending: Vec<usize> = by_id
+        .iter()
+        .rev()
+        .map(|&i| i as usize)
+        .filter(|&i| is_seed(i))
+        .collect();
+    let max_degree = by_id_descending.iter().map(|&i| degree[i]).max();
+    let max_degree = max_degree.unwrap_or(0);
+    // Where each degree's seeds start, greatest degree first.
+    let mut start = vec![0usize; max_degree + 2];
+    for &i in &by_id_descending {
+        start[max_degree - degree[i] + 1] += 1;
+    }
+    for d in 1..start.len() {
+        start[d] += start[d - 1];
+    }
+    let mut seeds = vec![0; by_id_descending.len()];
+    for &i in &by_id_descending {
+        let slot = &mut start[max_degree - degree[i]];
+        seeds[*slot] = i;
+        *slot += 1;
+    }
+    seeds
 }
 
 /// Render positions of the rendered nodes: a table over all nodes when a good share of
@@ -707,30 +734,7 @@ impl<'a, 'g> Meter<'a, 'g> {
         // Seeds: greatest degree first, ties to the lexicographically greatest id (ids
         // are unique, so the order of the list does not matter).
         let seeds: Vec<usize> = match rank {
-            // No comparisons: the nodes in descending id order, counting-sorted (stably)
-            // by descending degree.
-            Some(_) => {
-                let max_degree = self.rendered_list.iter().map(|&i| degree[i]).max();
-                let max_degree = max_degree.unwrap_or(0);
-                // Where each degree's seeds start, greatest degree first.
-                let mut start = vec![0usize; max_degree + 2];
-                for &i in &self.rendered_list {
-                    start[max_degree - degree[i] + 1] += 1;
-                }
-                for d in 1..start.len() {
-                    start[d] += start[d - 1];
-                }
-                let mut seeds = vec![0; self.rendered_list.len()];
-                for &i in self.index.nodes_by_id().iter().rev() {
-                    let i = i as usize;
-                    if rendered(i) {
-                        let slot = &mut start[max_degree - degree[i]];
-                        seeds[*slot] = i;
-                        *slot += 1;
-                    }
-                }
-                seeds
-            }
+            Some(_) => seeds_by_degree(self.index.nodes_by_id(), degree, rendered),
             None => {
                 let mut seeds = self.rendered_list.clone();
                 seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
