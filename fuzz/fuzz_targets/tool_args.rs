@@ -41,12 +41,11 @@ fuzz_target!(|data: &[u8]| {
     let project = state.settings.home.join("proj").to_string_lossy().into_owned();
     let project = store.resolve_root(&project).ok().and_then(|root| store.project_slot(&root, 1_795_176_000.0).ok());
     for slot in std::iter::once(store.user_slot().clone()).chain(project) {
-        let graph = slot.lock();
-        if graph.dirty {
+        if store.is_dirty(&slot) {
             continue; // not saved yet (read stamps wait for the save interval)
         }
         if let Ok(on_disk) = std::fs::read_to_string(&slot.path) {
-            let fresh = kg_core::persist::serialize_graph(&graph.graph, slot.level, slot.project_root());
+            let fresh = store.with_graph(&slot, |g| kg_core::persist::serialize_graph(g, slot.level, slot.project_root()));
             assert!(on_disk == fresh, "the saved file differs from a fresh serialisation");
         }
     }

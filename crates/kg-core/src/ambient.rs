@@ -40,7 +40,7 @@ pub fn hook_response(event: &str, text: Option<String>) -> Value {
 /// The KG session a hook speaks for: the one bound to the Claude session, else the
 /// newest session of the cwd's project.
 fn resolve_session(store: &Store, claude_sid: Option<&str>, cwd: Option<&str>) -> Option<String> {
-    if let Some(claude) = claude_sid.filter(|c| !c.is_empty())
+    if let Some(claude) = claude_sid.filter(|c| crate::limits::is_claude_session_id(c))
         && let Some(sid) = store.with_sessions(|s| s.find_by_claude_sid(claude).map(str::to_string))
     {
         return Some(sid);
@@ -133,10 +133,11 @@ pub fn session_bootstrap(
 ) -> Result<Bootstrap, StoreError> {
     let root = store.resolve_root(&request.project_path)?;
     let source = request.source.as_deref().unwrap_or("");
+    // An id that cannot be Claude Code's is not bound (it would be stored and shown).
     let claude = request
         .claude_session_id
         .as_deref()
-        .filter(|c| !c.is_empty());
+        .filter(|c| crate::limits::is_claude_session_id(c));
     let mut reused = None;
     if let Some(c) = claude
         && source != "clear"

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod debt;
 pub mod heal;
 pub mod inspect;
+pub mod limits;
 pub mod model;
 pub mod namespace;
 pub mod persist;

@@ -42,6 +42,10 @@ pub enum PathError {
     OutsideHome(String),
     #[error("Invalid slug: '{0}'")]
     InvalidSlug(String),
+    #[error("Project path is {0} bytes long; the limit is {limit}", limit = crate::limits::MAX_PATH_BYTES)]
+    TooLong(usize),
+    #[error("No such project: {0} is not a folder and has no graph in storage")]
+    NoSuchProject(String),
 }
 
 /// Resolve a path the way `Path.resolve()` does: symlinks of the existing prefix
@@ -107,6 +111,9 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// Resolve a client's project path and require it to lie inside `home` (resolved).
 pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError> {
+    if path.len() > crate::limits::MAX_PATH_BYTES {
+        return Err(PathError::TooLong(path.len()));
+    }
     let resolved = resolve_path(Path::new(path));
     let resolved_text = resolved.to_string_lossy().into_owned();
     let home_text = home.to_string_lossy();
@@ -116,7 +123,9 @@ pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError
     if inside {
         Ok(resolved_text)
     } else {
-        Err(PathError::OutsideHome(resolved_text))
+        Err(PathError::OutsideHome(
+            crate::limits::for_log(&resolved_text).into_owned(),
+        ))
     }
 }
 
@@ -212,8 +221,49 @@ impl Layout {
             }
             return Ok(name);
         }
-        let derived = format!("{name}-{:08x}", fnv1a(root.as_bytes()) as u32);
-        Ok(derived)
+        self.derived_slug(&name, root, claimed)
+    }
+
+    /// The `<name>-<hash>` slug of a project whose folder name is taken. A derived
+    /// name can itself be another project's folder name (`~/proj-1a2b3c4d`), so each
+    /// candidate is checked against the slugs in use, in memory and on disk; the
+    /// candidates come in a fixed order, and one whose file records this root wins
+    /// over an earlier free one, so a restart finds the same graph again.
+    fn derived_slug(
+        &self,
+        name: &str,
+        root: &str,
+        claimed: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String, PathError> {
+        let mut free = None;
+        for slug in &derived_candidates(name, root) {
+            match claimed(slug) {
+                Some(holder) if holder == root => return Ok(slug.clone()),
+                Some(_) => continue,
+                None => {}
+            }
+            match self.recorded_root(slug) {
+                Some(Some(recorded)) if recorded == root => return Ok(slug.clone()),
+                // Someone else's graph, or one that does not say whose it is.
+                Some(_) => {}
+                None if self.project_dir(slug).exists() => {} // a folder we did not make
+                None => {
+                    free.get_or_insert_with(|| slug.clone());
+                }
+            }
+        }
+        free.ok_or_else(|| PathError::InvalidSlug(format!("{name}-…")))
+    }
+
+    /// The slug under which storage already holds this root's graph, if any: its
+    /// folder name or one of its derived names, with a file that records this root.
+    /// Reads only (no migration), for telling a real project from a made-up path.
+    pub fn stored_slug(&self, root: &str) -> Option<String> {
+        let name = basename(root);
+        validate_slug(name).ok()?;
+        std::iter::once(name.to_string())
+            .chain(derived_candidates(name, root))
+            .find(|slug| matches!(self.recorded_root(slug), Some(Some(r)) if r == root))
     }
 
     /// The reference's rename detection (core.md §2.4 steps 2–4), restricted so that
@@ -287,6 +337,24 @@ impl Layout {
             Err(e) => log::warn!("could not migrate project graph '{old}' to '{new}': {e}"),
         }
     }
+}
+
+/// How many derived slugs a project may try before giving up (each taken one is a
+/// namesake project filed under exactly that name: more than a couple never happens).
+const DERIVED_SLUG_TRIES: u64 = 16;
+
+/// The derived slugs of a root whose folder name is taken, in the order they are tried.
+fn derived_candidates(name: &str, root: &str) -> Vec<String> {
+    (0..DERIVED_SLUG_TRIES)
+        .map(|k| {
+            let hash = if k == 0 {
+                fnv1a(root.as_bytes())
+            } else {
+                fnv1a(format!("{root}\0{k}").as_bytes())
+            };
+            format!("{name}-{:08x}", hash as u32)
+        })
+        .collect()
 }
 
 /// FNV-1a: a tiny stable hash, so derived slugs are the same on every start.

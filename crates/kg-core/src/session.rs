@@ -287,27 +287,6 @@ impl SessionRegistry {
         self.records.get_mut(sid)
     }
 
-    /// Look a session up, creating a path-less record for an unknown id (the
-    /// reference's policy: a typo never errors). Refreshes activity.
-    pub fn touch(&mut self, sid: &str, now: f64, sync_seq: u64) -> &mut SessionRecord {
-        if !self.records.contains_key(sid) {
-            self.make_room();
-        }
-        let record = self.records.entry(sid.to_string()).or_insert_with(|| {
-            log::info!("session {sid} was unknown; created it");
-            let mut r = SessionRecord::new(now, None);
-            r.sync_seq = Some(sync_seq);
-            r
-        });
-        record.last_activity = now;
-        record
-    }
-
-    /// Count one tool operation.
-    pub fn count_op(&mut self, sid: &str, now: f64, sync_seq: u64) {
-        self.touch(sid, now, sync_seq).op_count += 1;
-    }
-
     /// Bind a Claude session id to `sid`, clearing it from any other holder.
     pub fn bind_claude(&mut self, sid: &str, claude_sid: &str) {
         for (other, record) in self.records.iter_mut() {
@@ -388,17 +367,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lookup_never_creates_and_touch_does() {
+    fn only_registration_creates_records() {
         let mut reg = SessionRegistry::default();
         assert!(reg.lookup("deadbeef").is_none());
+        assert!(reg.lookup_mut("deadbeef").is_none());
         assert!(reg.is_empty());
         let sid = reg.register(Some("/home/u/p".into()), None, 10.0, 0);
-        reg.count_op(&sid, 11.0, 0);
-        reg.count_op(&sid, 12.0, 0);
         assert_eq!(reg.len(), 1);
-        assert_eq!(reg.lookup(&sid).map(|r| r.op_count), Some(2));
-        reg.touch("cafe0123", 13.0, 0);
-        assert_eq!(reg.len(), 2);
         assert!(is_session_id(&sid));
     }
 
@@ -472,7 +447,9 @@ mod tests {
             reg.register(None, None, t + 2.0 + k as f64, 0);
         }
         assert_eq!(reg.len(), MAX_SESSIONS);
-        reg.count_op(&busy, t + 5_000.0, 0);
+        if let Some(r) = reg.lookup_mut(&busy) {
+            r.last_activity = t + 5_000.0;
+        }
         let newest = reg.register(None, None, t + 5_001.0, 0);
         assert_eq!(reg.len(), MAX_SESSIONS);
         assert!(
@@ -480,9 +457,6 @@ mod tests {
             "the least recently active went"
         );
         assert!(reg.lookup(&busy).is_some() && reg.lookup(&newest).is_some());
-        reg.touch("not-yet-known", t + 5_002.0, 0);
-        assert_eq!(reg.len(), MAX_SESSIONS);
-        assert!(reg.lookup("not-yet-known").is_some());
         // A file holding more (an older version wrote it) loads the most recent.
         let mut obj = reg.to_object();
         obj.insert(

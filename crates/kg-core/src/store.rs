@@ -3,9 +3,10 @@
 //! Each graph sits behind its own lock, so a read of one graph never waits on another
 //! graph's disk write. Lock order, to rule out deadlocks: the graph registry (only
 //! ever held briefly, never while waiting on a graph), then the user graph, then
-//! project graphs; the session registry and the change log are leaves — nothing else is
-//! locked while holding them (the sessions-file lock is taken only before the session
-//! registry, to save it).
+//! project graphs by file path; the session registry and the change log are leaves —
+//! nothing else is locked while holding them (the sessions-file lock is taken only
+//! before the session registry, to save it). Only [`Store::with_graphs`] holds more
+//! than one graph lock, and it is what keeps that order.
 //!
 //! Mutations are write-through: the graph file is saved before the call returns, and a
 //! save that fails undoes the mutation in memory, so what a caller was told is always
@@ -14,6 +15,7 @@
 use crate::change::{Change, ChangeKind, ChangeLog, TierMoves};
 use crate::debt::{DebtLevel, compute_debt};
 use crate::heal::heal;
+use crate::limits;
 use crate::model::{
     Edge, EdgeKey, Graph, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
     float_value, node_version_key, validate_ident,
@@ -23,12 +25,14 @@ use crate::persist::{
     FileStamp, GraphFile, GraphWriter, Loaded, PersistError, WriteMode, atomic_write,
     load_graph_file, parse_graph, read_json_object, remove_stale_temps, write_json_object,
 };
+use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// Settings the store needs; the binary reads them from the environment.
@@ -64,8 +68,15 @@ pub enum StoreError {
     Invalid(String),
     #[error("Node '{id}' not found in {level} graph")]
     NodeNotFound { id: String, level: String },
-    #[error("Unknown session: {0}")]
+    #[error(
+        "Unknown session: {0}. It has expired (after 24 hours idle) or was never started here; call kg_read(cwd=<your project folder>) to start a new one."
+    )]
     UnknownSession(String),
+    /// A session id that cannot be one of ours (shown cut to a loggable length).
+    #[error(
+        "session_id '{0}' is not a KG session id (those are 8 hex digits, such as 3f9a0c1e); call kg_read(cwd=<your project folder>) to get one."
+    )]
+    MalformedSession(String),
     #[error(transparent)]
     Path(#[from] PathError),
     #[error("session_id required for project-level operations")]
@@ -88,6 +99,7 @@ impl StoreError {
             StoreError::Invalid(_)
                 | StoreError::NodeNotFound { .. }
                 | StoreError::UnknownSession(_)
+                | StoreError::MalformedSession(_)
         )
     }
 
@@ -124,6 +136,9 @@ pub struct GraphSlot {
     /// The storage folder name of a project graph.
     pub slug: Option<String>,
     state: Mutex<GraphState>,
+    /// When the store last handed this graph out (`f64` bits), for unloading idle
+    /// project graphs.
+    last_used: AtomicU64,
 }
 
 impl GraphSlot {
@@ -131,7 +146,7 @@ impl GraphSlot {
         self.namespace.project_root()
     }
 
-    pub fn lock(&self) -> MutexGuard<'_, GraphState> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, GraphState> {
         // A panic while holding the lock leaves a consistent graph (mutations are
         // journalled), so a poisoned lock is still usable.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -286,8 +301,11 @@ pub struct Store {
     projects: RwLock<IndexMap<String, Arc<GraphSlot>>>,
     sessions: Mutex<SessionRegistry>,
     /// Held while `sessions.json` is snapshotted and written, so writes land in
-    /// snapshot order (an older snapshot never overwrites a newer one).
-    sessions_file: Mutex<()>,
+    /// snapshot order (an older snapshot never overwrites a newer one). Holds the
+    /// number of the last save request whose changes are on disk.
+    sessions_file: Mutex<u64>,
+    /// Save requests of the session registry so far (see `save_sessions`).
+    session_save_requests: AtomicU64,
     changes: Mutex<ChangeLog>,
     listeners: RwLock<Vec<ChangeListener>>,
 }
@@ -325,6 +343,7 @@ impl Store {
             path: layout.user_graph(),
             slug: None,
             state: Mutex::new(GraphState::default()),
+            last_used: AtomicU64::new(now.to_bits()),
         });
         let store = Store {
             config,
@@ -333,7 +352,8 @@ impl Store {
             user,
             projects: RwLock::new(IndexMap::new()),
             sessions: Mutex::new(sessions),
-            sessions_file: Mutex::new(()),
+            sessions_file: Mutex::new(0),
+            session_save_requests: AtomicU64::new(0),
             changes: Mutex::new(ChangeLog::default()),
             listeners: RwLock::new(Vec::new()),
         };
@@ -446,6 +466,7 @@ impl Store {
             .get(root)
             .cloned();
         if let Some(slot) = known {
+            slot.last_used.store(now.to_bits(), Ordering::Relaxed);
             self.ensure_loaded(&slot, now)?;
             return Ok(slot);
         }
@@ -467,13 +488,54 @@ impl Store {
                     path: self.layout.project_graph(&slug),
                     slug: Some(slug),
                     state: Mutex::new(GraphState::default()),
+                    last_used: AtomicU64::new(now.to_bits()),
                 });
                 projects.insert(root.to_string(), slot.clone());
                 slot
             }
         };
         self.ensure_loaded(&slot, now)?;
+        if self.loaded_graph_count() > MAX_LOADED_PROJECTS + 1 {
+            self.unload_projects(now, MAX_LOADED_PROJECTS, f64::INFINITY);
+        }
         Ok(slot)
+    }
+
+    /// Save and drop project graphs from memory: the least recently used beyond
+    /// `keep_at_most`, and any unused for `idle_secs`. A graph some caller still holds,
+    /// or whose save fails, stays. Memory then follows the projects in use, not every
+    /// project ever named; an unloaded graph loads again on its next use.
+    fn unload_projects(&self, now: f64, keep_at_most: usize, idle_secs: f64) {
+        let mut slots = self.loaded_projects();
+        slots.sort_by(|a, b| last_used(a).total_cmp(&last_used(b)));
+        let excess = slots.len().saturating_sub(keep_at_most);
+        let victims: Vec<Arc<GraphSlot>> = slots
+            .into_iter()
+            .enumerate()
+            .filter(|(i, slot)| *i < excess || now - last_used(slot) > idle_secs)
+            .map(|(_, slot)| slot)
+            .collect();
+        for slot in victims {
+            {
+                let mut state = slot.lock();
+                if state.dirty {
+                    self.save_maintenance(&slot, &mut state);
+                }
+            }
+            let Some(root) = slot.project_root() else {
+                continue;
+            };
+            let mut projects = self.projects.write().unwrap_or_else(|e| e.into_inner());
+            // Held only by the registry and this loop: nobody can be using it, and
+            // nobody can fetch it while the registry is write-locked.
+            let unused = Arc::strong_count(&slot) == 2
+                && projects.get(root).is_some_and(|s| Arc::ptr_eq(s, &slot));
+            let saved = unused && slot.state.try_lock().is_ok_and(|state| !state.dirty);
+            if saved {
+                projects.shift_remove(root);
+                log::debug!("unloaded idle project graph {}", limits::for_log(root));
+            }
+        }
     }
 
     /// The project graph of an already resolved root if it is in memory.
@@ -672,14 +734,34 @@ impl Store {
     ) -> Result<Arc<GraphSlot>, StoreError> {
         match target.level {
             Level::User => Ok(self.user.clone()),
-            Level::Project => {
-                let root = match target.project_path {
-                    Some(path) => self.resolve_root(path)?,
-                    None => self.session_project(target.session, now)?,
-                };
-                self.project_slot(&root, now)
-            }
+            Level::Project => match target.project_path {
+                Some(path) => self.existing_project_slot(path, now),
+                None => {
+                    let root = self.session_project(target.session, now)?;
+                    self.project_slot(&root, now)
+                }
+            },
         }
+    }
+
+    /// The project graph of a path a client names, loaded on demand — but only for a
+    /// folder that exists or a project storage holds a graph of: a made-up path must
+    /// not load (and keep) a graph.
+    pub fn existing_project_slot(
+        &self,
+        path: &str,
+        now: f64,
+    ) -> Result<Arc<GraphSlot>, StoreError> {
+        let root = self.resolve_root(path)?;
+        let known = self
+            .projects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&root);
+        if !known && !Path::new(&root).is_dir() && self.layout.stored_slug(&root).is_none() {
+            return Err(PathError::NoSuchProject(limits::for_log(&root).into_owned()).into());
+        }
+        self.project_slot(&root, now)
     }
 
     /// The project root of a session (auto-recovering lookup, refreshes activity).
@@ -688,10 +770,8 @@ impl Store {
         let sid = session
             .filter(|s| !s.is_empty())
             .ok_or(StoreError::SessionRequired)?;
-        let head = self.change_head();
         let mut sessions = self.lock_sessions();
-        sessions
-            .touch(sid, now, head)
+        known_session(&mut sessions, sid, now)?
             .project_path
             .clone()
             .ok_or_else(|| StoreError::SessionWithoutProject(sid.to_string()))
@@ -736,19 +816,24 @@ impl Store {
         now: f64,
     ) -> Result<PutNode, StoreError> {
         validate_ident(IdentKind::NodeId, id).map_err(StoreError::Invalid)?;
-        let slot = self.resolve_target(target, now)?;
         let healed = heal(gist, notes.as_deref(), touches.as_deref());
+        let new_gist = limits::gist(&healed.gist).map_err(StoreError::Invalid)?;
+        let notes = healed.notes.map(limits::notes).transpose();
+        let notes = notes.map_err(StoreError::Invalid)?;
+        let touches = healed.touches.map(limits::touches).transpose();
+        let touches = touches.map_err(StoreError::Invalid)?;
+        let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let mut journal = Journal::default();
         let g = &mut state.graph;
         journal.node(g, id);
         let created = !g.nodes.contains_key(id);
         let node = g.node_entry(id);
-        node.set(field::GIST, Value::String(healed.gist));
-        if let Some(notes) = healed.notes {
+        node.set(field::GIST, Value::String(new_gist));
+        if let Some(notes) = notes {
             node.set(field::NOTES, string_array(notes));
         }
-        if let Some(touches) = healed.touches {
+        if let Some(touches) = touches {
             node.set(field::TOUCHES, string_array(touches));
         }
         if created {
@@ -796,6 +881,8 @@ impl Store {
         validate_ident(IdentKind::EdgeRef, from).map_err(StoreError::Invalid)?;
         validate_ident(IdentKind::EdgeRef, to).map_err(StoreError::Invalid)?;
         validate_ident(IdentKind::Rel, rel).map_err(StoreError::Invalid)?;
+        let notes = notes.map(limits::notes).transpose();
+        let notes = notes.map_err(StoreError::Invalid)?;
         let slot = self.resolve_target(target, now)?;
         let key = EdgeKey::new(from, to, rel);
         let mut state = slot.lock();
@@ -1078,11 +1165,8 @@ impl Store {
     /// Endorse nodes that helped (core.md §9.1).
     pub fn useful(&self, sid: &str, ids: &[String], now: f64) -> Result<Likes, StoreError> {
         let mut liked = {
-            let sessions = self.lock_sessions();
-            let record = sessions
-                .lookup(sid)
-                .ok_or_else(|| StoreError::UnknownSession(sid.to_string()))?;
-            record.liked().to_vec()
+            let mut sessions = self.lock_sessions();
+            known_session(&mut sessions, sid, now)?.liked().to_vec()
         };
         let mut result = Likes::default();
         for id in ids {
@@ -1246,13 +1330,20 @@ impl Store {
         Ok(sid)
     }
 
-    /// Count one tool operation for a session (creating it if unknown).
-    pub fn count_op(&self, sid: &str, now: f64) {
+    /// Count one tool operation for a session; an id that is malformed or unknown is
+    /// refused, with a message saying how to get a session.
+    pub fn count_op(&self, sid: &str, now: f64) -> Result<(), StoreError> {
         if sid.is_empty() {
-            return;
+            return Ok(()); // clients send "" for "no session"
         }
-        let head = self.change_head();
-        self.lock_sessions().count_op(sid, now, head);
+        known_session(&mut self.lock_sessions(), sid, now)?.op_count += 1;
+        Ok(())
+    }
+
+    /// Refresh a session's activity and return a copy of its record, without
+    /// creating one (session stats).
+    pub fn touch_session(&self, sid: &str, now: f64) -> Result<SessionRecord, StoreError> {
+        Ok(known_session(&mut self.lock_sessions(), sid, now)?.clone())
     }
 
     /// Bind a Claude session id to a KG session and save the registry.
@@ -1277,13 +1368,25 @@ impl Store {
     }
 
     /// Persist the session registry.
+    ///
+    /// Saves are committed in groups: a caller whose change an already finished
+    /// snapshot covers returns at once, so a flood of registrations costs a few
+    /// file writes, not one fsync'd rewrite of the whole registry each.
     pub fn save_sessions(&self) {
+        // Taken after the caller's change, so any snapshot begun after this number was
+        // handed out contains that change.
+        let request = self.session_save_requests.fetch_add(1, Ordering::SeqCst) + 1;
         // Two saves that overlap must not land out of order: a registration
         // acknowledged after the later snapshot would vanish from disk.
-        let _file = self.sessions_file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut saved = self.sessions_file.lock().unwrap_or_else(|e| e.into_inner());
+        if *saved >= request {
+            return;
+        }
+        let covers = self.session_save_requests.load(Ordering::SeqCst);
         let obj = self.lock_sessions().to_object();
-        if let Err(e) = write_json_object(&self.layout.sessions(), &obj, 2, WriteMode::DURABLE) {
-            log::error!("cannot save sessions: {e}");
+        match write_json_object(&self.layout.sessions(), &obj, 2, WriteMode::DURABLE) {
+            Ok(()) => *saved = covers,
+            Err(e) => log::error!("cannot save sessions: {e}"),
         }
     }
 
@@ -1296,7 +1399,7 @@ impl Store {
         let head = self.change_head();
         let (cursor, watermark, project_root) = {
             let mut sessions = self.lock_sessions();
-            let record = sessions.touch(sid, now, head);
+            let record = known_session(&mut sessions, sid, now)?;
             (
                 record.sync_seq,
                 record.sync_watermark(),
@@ -1352,8 +1455,10 @@ impl Store {
             user: select(&self.user),
             project: Vec::new(),
         };
+        // Loaded again if it was unloaded while idle; a project whose folder and
+        // graph are both gone has nothing to report.
         if let Some(root) = project_root
-            && let Some(slot) = self.loaded_project(&root)
+            && let Ok(slot) = self.existing_project_slot(&root, now)
         {
             report.project = select(&slot);
         }
@@ -1380,9 +1485,50 @@ impl Store {
         )
     }
 
+    /// Whether a graph holds changes not yet saved (read stamps, maintenance results).
+    pub fn is_dirty(&self, slot: &GraphSlot) -> bool {
+        slot.lock().dirty
+    }
+
     /// Run `f` with a graph locked (read access for renderers and search).
     pub fn with_graph<R>(&self, slot: &GraphSlot, f: impl FnOnce(&Graph) -> R) -> R {
         f(&slot.lock().graph)
+    }
+
+    /// Run `f` with several graphs locked at once — the only place that holds more
+    /// than one graph lock. Duplicates are dropped (a mutex taken twice on one thread
+    /// never returns) and the locks are taken in the store's order: the user graph,
+    /// then project graphs by file path. `f` gets the distinct graphs in the caller's
+    /// order, so rankings that care about order see the list they asked for.
+    pub fn with_graphs<R>(
+        &self,
+        slots: &[Arc<GraphSlot>],
+        f: impl FnOnce(&[SearchGraph<'_>]) -> R,
+    ) -> R {
+        let mut distinct: Vec<&GraphSlot> = Vec::with_capacity(slots.len());
+        for slot in slots {
+            if !distinct.iter().any(|d| std::ptr::eq(*d, slot.as_ref())) {
+                distinct.push(slot);
+            }
+        }
+        let mut lock_order: Vec<usize> = (0..distinct.len()).collect();
+        lock_order.sort_by_key(|&i| lock_rank(distinct[i]));
+        let mut guards: Vec<Option<MutexGuard<'_, GraphState>>> =
+            distinct.iter().map(|_| None).collect();
+        for i in lock_order {
+            guards[i] = Some(distinct[i].lock());
+        }
+        let graphs: Vec<SearchGraph<'_>> = distinct
+            .iter()
+            .zip(&guards)
+            .filter_map(|(slot, guard)| {
+                guard.as_ref().map(|state| SearchGraph {
+                    level: slot.level,
+                    graph: &state.graph,
+                })
+            })
+            .collect();
+        f(&graphs)
     }
 
     /// Re-read a graph from disk, dropping unsaved state. Dirty state is saved first so
@@ -1462,6 +1608,7 @@ impl Store {
             self.refresh_activity(&slot, &mut state);
             self.note_debt(&slot, &mut state, now);
         }
+        self.unload_projects(now, MAX_LOADED_PROJECTS, IDLE_UNLOAD_SECS);
         let expired = self.lock_sessions().expire(now);
         if expired > 0 {
             log::info!("expired {expired} idle session(s)");
@@ -1481,6 +1628,41 @@ impl Store {
         }
         self.save_sessions();
     }
+}
+
+/// The record of a client-supplied session id, its activity refreshed. Unknown and
+/// malformed ids are refused rather than created: a made-up id (of any length) must
+/// neither grow the registry nor evict a real session.
+fn known_session<'r>(
+    sessions: &'r mut SessionRegistry,
+    sid: &str,
+    now: f64,
+) -> Result<&'r mut SessionRecord, StoreError> {
+    if !crate::session::is_session_id(sid) {
+        return Err(StoreError::MalformedSession(
+            limits::for_log(sid).into_owned(),
+        ));
+    }
+    let record = sessions
+        .lookup_mut(sid)
+        .ok_or_else(|| StoreError::UnknownSession(sid.to_string()))?;
+    record.last_activity = now;
+    Ok(record)
+}
+
+/// Project graphs kept in memory at most; beyond it, the least recently used are
+/// saved and unloaded as new ones load.
+pub const MAX_LOADED_PROJECTS: usize = 32;
+/// A project graph unused this long is saved and unloaded by the tick.
+pub const IDLE_UNLOAD_SECS: f64 = 30.0 * 60.0;
+
+fn last_used(slot: &GraphSlot) -> f64 {
+    f64::from_bits(slot.last_used.load(Ordering::Relaxed))
+}
+
+/// Where a graph's lock comes in the store's lock order (see the module comment).
+fn lock_rank(slot: &GraphSlot) -> (bool, &Path) {
+    (slot.level == Level::Project, &slot.path)
 }
 
 /// How deeply a progress state may nest. The graph file holds a state three levels

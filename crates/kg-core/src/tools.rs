@@ -9,7 +9,7 @@ use crate::render::{
     LevelSource, READ_BUDGET, ReadKind, ReadOptions, likes_text, node_block, node_not_found_block,
     progress_text, render_read, sync_text,
 };
-use crate::search::{SearchGraph, query_terms, search, search_text, shown_ids};
+use crate::search::{query_terms, search, search_text, shown_ids};
 use crate::store::{GraphSlot, Store, StoreError, Target};
 use crate::tool_events::ToolEvents;
 use crate::wording;
@@ -71,12 +71,16 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .filter(|sid| store.session(sid).is_some_and(|r| r.project_path.is_some()));
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
-            store.count_op(sid, now);
+            if let Err(e) = store.count_op(sid, now) {
+                return ToolText::error(&e);
+            }
             sid.to_string()
         }
         (None, Some(cwd)) => match preloaded_session_for(store, cwd, now) {
             Some(sid) => {
-                store.count_op(&sid, now);
+                if let Err(e) = store.count_op(&sid, now) {
+                    return ToolText::error(&e);
+                }
                 sid
             }
             None => match store.register_session(Some(cwd), None, now) {
@@ -204,21 +208,24 @@ pub fn render_session(
         now,
         grace_days: store.config().grace_days,
     };
-    let user_state = user.lock();
-    let project_state = project.as_ref().map(|p| p.lock());
-    let levels = [
-        LevelSource {
-            level: Level::User,
-            graph: &user_state.graph,
-            debt_line: Some(&user_debt),
-        },
-        LevelSource {
-            level: Level::Project,
-            graph: project_state.as_ref().map_or(&empty, |s| &s.graph),
-            debt_line: project_debt.as_deref(),
-        },
-    ];
-    render_read(levels, &opts)
+    let mut slots = vec![user];
+    slots.extend(project);
+    store.with_graphs(&slots, |graphs| {
+        let of = |level: Level| graphs.iter().find(|g| g.level == level).map(|g| g.graph);
+        let levels = [
+            LevelSource {
+                level: Level::User,
+                graph: of(Level::User).unwrap_or(&empty),
+                debt_line: Some(&user_debt),
+            },
+            LevelSource {
+                level: Level::Project,
+                graph: of(Level::Project).unwrap_or(&empty),
+                debt_line: project_debt.as_deref(),
+            },
+        ];
+        render_read(levels, &opts)
+    })
 }
 
 fn full_read(store: &Store, sid: &str, now: f64) -> String {
@@ -252,8 +259,10 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
 
 /// `kg_search`.
 pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64) -> ToolText {
-    if let Some(sid) = session_id {
-        store.count_op(sid, now);
+    if let Some(sid) = session_id
+        && let Err(e) = store.count_op(sid, now)
+    {
+        return ToolText::error(&e);
     }
     let slots = match search_slots(store, session_id, now) {
         Ok(s) => s,
@@ -265,21 +274,14 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
             .map(|r| r.seen_ids().iter().cloned().collect())
             .unwrap_or_default()
     });
-    let states: Vec<_> = slots.iter().map(|s| (s.level, s.lock())).collect();
-    let graphs: Vec<SearchGraph<'_>> = states
-        .iter()
-        .map(|(level, st)| SearchGraph {
-            level: *level,
-            graph: &st.graph,
-        })
-        .collect();
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
-    let result = search(
-        &graphs,
-        &query_terms(query),
-        seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool),
-    );
-    drop(states);
+    let result = store.with_graphs(&slots, |graphs| {
+        search(
+            graphs,
+            &query_terms(query),
+            seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool),
+        )
+    });
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
         store.mark_seen(sid, ids.iter().map(String::as_str));
@@ -314,7 +316,9 @@ pub struct PutNodeArgs {
 }
 
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
-    store.count_op(&args.session_id, now);
+    if let Err(e) = store.count_op(&args.session_id, now) {
+        return ToolText::error(&e);
+    }
     let target = Target::session(args.level, &args.session_id);
     answer(
         store
@@ -348,7 +352,9 @@ pub struct PutEdgeArgs {
 }
 
 pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
-    store.count_op(&args.session_id, now);
+    if let Err(e) = store.count_op(&args.session_id, now) {
+        return ToolText::error(&e);
+    }
     let target = Target::session(args.level, &args.session_id);
     answer(
         store
@@ -370,7 +376,9 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
 }
 
 pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
-    store.count_op(session_id, now);
+    if let Err(e) = store.count_op(session_id, now) {
+        return ToolText::error(&e);
+    }
     answer(
         store
             .delete_node(None, Some(session_id), id, now)
@@ -381,7 +389,9 @@ pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> To
 }
 
 pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) -> ToolText {
-    store.count_op(session_id, now);
+    if let Err(e) = store.count_op(session_id, now) {
+        return ToolText::error(&e);
+    }
     answer(
         store
             .delete_edge(None, Some(session_id), key, now)
@@ -393,7 +403,9 @@ pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) 
 }
 
 pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> ToolText {
-    store.count_op(session_id, now);
+    if let Err(e) = store.count_op(session_id, now) {
+        return ToolText::error(&e);
+    }
     answer(
         store
             .useful(session_id, ids, now)
@@ -402,7 +414,9 @@ pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> T
 }
 
 pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {
-    store.count_op(session_id, now);
+    if let Err(e) = store.count_op(session_id, now) {
+        return ToolText::error(&e);
+    }
     answer(store.sync(session_id, now).map(|report| sync_text(&report)))
 }
 
@@ -414,7 +428,9 @@ pub fn kg_progress(
     level: Level,
     now: f64,
 ) -> ToolText {
-    store.count_op(session_id, now);
+    if let Err(e) = store.count_op(session_id, now) {
+        return ToolText::error(&e);
+    }
     answer(match state {
         Some(state) => store
             .progress_set(Some(session_id), task_id, state, level, now)

@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_core::ambient::{BootstrapRequest, session_bootstrap};
 use kg_core::model::{Level, float_value};
+use kg_core::namespace::PathError;
 use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::store::{GraphSlot, NodeRead};
 use kg_core::{EdgeKey, Store, StoreError, Target};
@@ -50,7 +51,9 @@ pub(crate) fn detail(status: StatusCode, message: impl Into<String>) -> Response
 /// node), the server's → 500.
 pub(crate) fn store_error(e: &StoreError) -> Response {
     let status = match e {
-        StoreError::NodeNotFound { .. } => StatusCode::NOT_FOUND,
+        StoreError::NodeNotFound { .. }
+        | StoreError::UnknownSession(_)
+        | StoreError::Path(PathError::NoSuchProject(_)) => StatusCode::NOT_FOUND,
         e if e.is_client_error() => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -258,19 +261,16 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> Response {
                         None
                     }),
                 None => match param(&params, "project_path") {
-                    Some(path) => {
-                        let root = match store.resolve_root(path) {
-                            Ok(r) => r,
-                            Err(e) => return store_error(&e),
-                        };
-                        store.project_slot(&root, now).map_or_else(
-                            |e| {
-                                log::warn!("graph read: project {root} unavailable: {e}");
-                                None
-                            },
-                            Some,
-                        )
-                    }
+                    Some(path) => match store.existing_project_slot(path, now) {
+                        Ok(slot) => Some(slot),
+                        Err(e @ (StoreError::Path(_) | StoreError::Invalid(_))) => {
+                            return store_error(&e);
+                        }
+                        Err(e) => {
+                            log::warn!("graph read: project unavailable: {e}");
+                            None
+                        }
+                    },
                     None => None,
                 },
             };
@@ -313,8 +313,11 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> Respons
     state
         .blocking(move |state, now| {
             let store = &state.store;
-            let head = store.change_head();
-            let record = store.with_sessions(|s| s.touch(&sid, now, head).clone());
+            // A read: an unknown id is answered, never created.
+            let record = match store.touch_session(&sid, now) {
+                Ok(record) => record,
+                Err(e) => return store_error(&e),
+            };
             let counts = |slot: &GraphSlot| {
                 store.with_graph(
                     slot,

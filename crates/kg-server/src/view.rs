@@ -28,7 +28,7 @@ use axum::routing::{get, post};
 use kg_core::inspect::{self, InspectConfig, LevelInspection};
 use kg_core::model::{Graph, Level, Tier};
 use kg_core::pyfmt::round_to;
-use kg_core::search::{SearchGraph, query_terms, search};
+use kg_core::search::{query_terms, search};
 use kg_core::store::GraphSlot;
 use kg_core::tool_events::ToolEvents;
 use kg_core::{StoreError, Target};
@@ -171,8 +171,7 @@ fn slot_of(
             };
             state
                 .store
-                .resolve_root(path)
-                .and_then(|root| state.store.project_slot(&root, now))
+                .existing_project_slot(path, now)
                 .map_err(|e| store_error(&e))
         }
     }
@@ -423,15 +422,10 @@ async fn search_route(State(state): Shared, Query(params): Params) -> Response {
                     Err(r) => return r,
                 }
             }
-            let locks: Vec<_> = slots.iter().map(|s| (s.level, s.lock())).collect();
-            let graphs: Vec<SearchGraph<'_>> = locks
-                .iter()
-                .map(|(level, st)| SearchGraph {
-                    level: *level,
-                    graph: &st.graph,
-                })
-                .collect();
-            let result = search(&graphs, &query_terms(&query), None);
+            let terms = query_terms(&query);
+            let result = state
+                .store
+                .with_graphs(&slots, |graphs| search(graphs, &terms, None));
             let hit = |h: &kg_core::search::Hit, top: bool| {
                 let tier = if h.orphaned {
                     Tier::Orphaned

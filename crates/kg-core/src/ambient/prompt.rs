@@ -7,7 +7,7 @@
 
 use super::resolve_session;
 use crate::model::{EdgeKey, Level};
-use crate::search::{SearchGraph, SearchResult, search};
+use crate::search::{SearchResult, search};
 use crate::store::Store;
 use crate::tools::search_slots;
 use crate::wording;
@@ -360,20 +360,10 @@ pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String
             return None;
         }
     };
-    let result = {
-        let states: Vec<_> = slots.iter().map(|s| (s.level, s.lock())).collect();
-        let graphs: Vec<SearchGraph<'_>> = states
-            .iter()
-            .map(|(level, state)| SearchGraph {
-                level: *level,
-                graph: &state.graph,
-            })
-            .collect();
-        // The session registry is a leaf lock, so asking it under the graph locks is safe.
-        let is_seen =
-            |id: &str| store.with_sessions(|s| s.lookup(&sid).is_some_and(|r| r.has_seen(id)));
-        search(&graphs, &terms, Some(&is_seen))
-    };
+    // The session registry is a leaf lock, so asking it under the graph locks is safe.
+    let is_seen =
+        |id: &str| store.with_sessions(|s| s.lookup(&sid).is_some_and(|r| r.has_seen(id)));
+    let result = store.with_graphs(&slots, |graphs| search(graphs, &terms, Some(&is_seen)));
     let mut recall = select(&result, terms.len());
     // Gate 2: something new must be said.
     if !recall

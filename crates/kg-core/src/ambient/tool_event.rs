@@ -134,11 +134,15 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
         return None;
     }
     let root = store.resolve_root(cwd).ok()?;
-    // Also loads the cwd's graph, which the coverage scan reads.
-    let project = match store.project_slot(&root, now) {
+    // Also loads the cwd's graph, which the coverage scan reads; a made-up folder
+    // gets no graph and no counter file.
+    let project = match store.existing_project_slot(&root, now) {
         Ok(slot) => slot,
         Err(e) => {
-            log::warn!("tool event for {root} not counted: {e}");
+            log::warn!(
+                "tool event for {} not counted: {e}",
+                crate::limits::for_log(&root)
+            );
             return None;
         }
     };

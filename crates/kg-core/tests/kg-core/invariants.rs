@@ -1064,6 +1064,16 @@ fn apply(w: &World, op: &Op, now: &mut f64) -> Result<[HashSet<String>; 2], Test
             let put = w
                 .store
                 .put_node(w.target(*project), id, gist, notes, None, *now);
+            // Exactly the gists the size rules refuse (empty, blank, too long) are
+            // refused; a refusal changes nothing, which the next checks see.
+            let healed = kg_core::heal::heal(gist, None, None).gist;
+            if kg_core::limits::gist(&healed).is_err() {
+                prop_assert!(
+                    matches!(put, Err(kg_core::StoreError::Invalid(_))),
+                    "put {id} of a refused gist: {put:?}"
+                );
+                return Ok(deleted);
+            }
             prop_assert!(put.is_ok(), "put {}: {:?}", id, put.err());
             // The write ran maintenance on its level (§4.2 step 6).
             let g = w.store.with_graph(&w.slot(*project, *now), Graph::clone);
@@ -1142,7 +1152,7 @@ fn logged_moves(store: &Store, from: u64) -> [TierMoves; 2] {
 /// more that changes nothing; then (b) and (c) on what a full read shows.
 fn settle_store(w: &World, now: f64) -> Check {
     // Keep the session alive across long waits (ticks expire idle sessions).
-    w.store.count_op(&w.sid, now);
+    w.store.count_op(&w.sid, now).expect("registered session");
     for _ in 0..MAX_TICKS {
         let before = w.graphs(now);
         let head = w.store.change_head();

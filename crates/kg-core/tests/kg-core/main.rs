@@ -10,3 +10,4 @@ mod lossless;
 mod snapshots;
 mod storage;
 mod support;
+mod trust;

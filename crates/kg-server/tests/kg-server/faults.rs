@@ -238,7 +238,8 @@ fn writes_are_refused(agent: &Agent, project: &str, storage: &Path, cause: &str)
     );
     agent.refused(
         "kg_put_node",
-        json!({"level": "project", "id": "fresh", "gist": "x".repeat(50_000)}),
+        // About 50 KB of notes: more than a nearly full disk holds.
+        json!({"level": "project", "id": "fresh", "gist": "fresh", "notes": vec!["x".repeat(2_000); 25]}),
         cause,
     );
     agent.refused(

@@ -593,7 +593,9 @@ fn control_characters_and_bidi_text_are_stored_and_charged_exactly() {
     let gists = [
         (
             "ctl",
-            "nul\u{0}bel\u{7}esc\u{1b}[31mred\u{1b}[0m del\u{7f} cr\rtab\t.",
+            // (A line feed or carriage return is flattened to a space: see
+            // `gists_notes_and_touches_are_bounded_on_every_route`.)
+            "nul\u{0}bel\u{7}esc\u{1b}[31mred\u{1b}[0m del\u{7f} vt\u{b}tab\t.",
         ),
         (
             "rtl",
@@ -850,7 +852,8 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
     );
     for path in files_under(&f.storage, &[]) {
         let text = path.to_string_lossy();
-        let allowed = ["user.json", "user.prev", "sessions.json"].contains(&text.as_ref())
+        let allowed = ["user.json", "user.prev", "sessions.json", ".kg-memory.lock"]
+            .contains(&text.as_ref())
             || (text.starts_with("projects/")
                 && path.components().count() == 3
                 && ["graph.json", "graph.prev", "tool_events.json"]
@@ -1063,9 +1066,31 @@ fn session_floods_stay_bounded() {
         assert_eq!(status, 200, "{v}");
         last = v["session_id"].as_str().expect("sid").to_string();
     }
+    // Made-up ids — well-formed, malformed, and a megabyte long — are refused with a
+    // way out and create nothing. On the code before, each one created a record:
+    // 1,000 one-megabyte ids made sessions.json 950 MiB.
+    let huge = "f".repeat(1_000_000);
     for k in 0..300 {
-        f.ok("kg_sync", json!({"session_id": format!("unknown-{k}")}));
+        let sid = match k % 3 {
+            0 => format!("{k:08x}"),
+            1 => format!("unknown-{k}"),
+            _ => huge.clone(),
+        };
+        let (text, is_error) = f.call("kg_sync", json!({"session_id": sid}));
+        assert!(is_error, "{}", wire::clip(&text));
+        assert!(
+            text.starts_with("Error: ") && text.contains("kg_read(cwd="),
+            "{}",
+            wire::clip(&text)
+        );
+        assert!(
+            text.len() < 600,
+            "the id is not echoed whole: {} bytes",
+            text.len()
+        );
     }
+    let (status, stats) = f.json("GET", "/api/sessions/0badf00d/stats", None);
+    assert_eq!(status, 404, "{stats}");
     let (_, health) = f.json("GET", "/health", None);
     let active = health["active_sessions"].as_u64().expect("count") as usize;
     assert!(active <= cap, "{active} sessions in memory, cap {cap}");
@@ -1085,9 +1110,15 @@ fn session_floods_stay_bounded() {
     .expect("parses");
     let on_disk = file.as_object().expect("object").len();
     assert!(on_disk <= cap, "{on_disk} sessions on disk, cap {cap}");
+    assert!(
+        file.get("0badf00d").is_none(),
+        "a stats read created a session"
+    );
+    let size = std::fs::metadata(f.storage.join("sessions.json")).map_or(0, |m| m.len());
+    assert!(size < 2 << 20, "sessions.json is {size} bytes");
     assert!(file[&f.sid].is_object(), "the active session was evicted");
     eprintln!(
-        "hostile: {} registrations and 300 unknown ids in {:.1?}: {active} in memory, {on_disk} on disk",
+        "hostile: {} registrations and 300 made-up ids in {:.1?}: {active} in memory, {on_disk} on disk",
         cap + 200,
         started.elapsed()
     );
@@ -1314,5 +1345,252 @@ fn timestamps_from_the_future_do_not_break_maintenance() {
     assert!(
         saved.graph.nodes.contains_key("orphan-2099"),
         "the orphan's grace is not cut short"
+    );
+}
+
+/// Item 1 of the trust issue: `levels=user,user` locked the user graph twice on one
+/// thread, and the request (and every later one touching the user graph) never
+/// answered; `levels=project,user` reversed the lock order against tool calls. On the
+/// code before, the first request below timed out. Here every request answers while
+/// tool calls lock user then project from other threads, and the server then stops
+/// on SIGTERM.
+#[test]
+fn duplicated_and_reversed_level_lists_cannot_hang_the_server() {
+    let mut f = Fixture::new();
+    let project = wire_encode(&f.project);
+    let searches = [
+        "/api/view/search?q=stored&levels=user,user".to_string(),
+        format!("/api/view/search?q=stored&levels=project,user&project_path={project}"),
+        format!(
+            "/api/view/search?q=stored&levels=project,user,project,user&project_path={project}"
+        ),
+    ];
+    std::thread::scope(|scope| {
+        for worker in 0..4 {
+            let f = &f;
+            let searches = &searches;
+            scope.spawn(move || {
+                for round in 0..25 {
+                    if worker % 2 == 0 {
+                        let path = &searches[round % searches.len()];
+                        let (status, body) = f.json("GET", path, None);
+                        assert_eq!(status, 200, "{path}: {body}");
+                        assert!(body["total"].as_u64().is_some_and(|n| n >= 1), "{body}");
+                    } else {
+                        f.ok("kg_search", json!({"query": "stored fact", "session_id": f.sid}));
+                        f.ok("kg_put_node", json!({"session_id": f.sid, "level": "project", "id": format!("w{worker}-{round}"), "gist": "stored while searching"}));
+                    }
+                }
+            });
+        }
+    });
+    let status = f.server.stop();
+    assert!(status.success(), "graceful stop: {status}");
+}
+
+fn wire_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Item 3: any path inside home loaded a project graph and kept it forever (3,000
+/// requests: RSS 189 MB → 1.08 GB), and each request logged its path whole. Here
+/// made-up projects answer "no such project" and load nothing, real ones stay within
+/// the cap of loaded graphs, and log lines stay short.
+#[test]
+fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
+    let f = Fixture::new();
+    let log_before = std::fs::metadata(&f.server.log).map_or(0, |m| m.len());
+    let long_tail = "x".repeat(3_000);
+    for k in 0..150 {
+        let ghost = wire_encode(&format!("{}/ghost-{k}/{long_tail}", f.home.display()));
+        for path in [
+            format!("/api/graph/read?project_path={ghost}"),
+            format!("/api/view/level?level=project&project_path={ghost}"),
+            format!("/api/nodes/project/p-anchor?project_path={ghost}"),
+        ] {
+            let (status, body) = f.json("GET", &path, None);
+            assert_eq!(status, 404, "{}", wire::clip(&body.to_string()));
+            let detail = body["detail"].as_str().unwrap_or("");
+            assert!(
+                detail.starts_with("No such project: "),
+                "{}",
+                wire::clip(detail)
+            );
+        }
+    }
+    let (_, health) = f.json("GET", "/health", None);
+    assert_eq!(
+        health["loaded_graphs"], 2,
+        "made-up projects loaded: {health}"
+    );
+    let logged = std::fs::metadata(&f.server.log).map_or(0, |m| m.len()) - log_before;
+    assert!(
+        logged < 150 * 3 * 400,
+        "{logged} bytes of log for 450 requests"
+    );
+    // Real projects: memory follows the working set, not the history.
+    let cap = kg_core::store::MAX_LOADED_PROJECTS as u64;
+    for k in 0..cap + 10 {
+        let dir = f.home.join(format!("real-{k}"));
+        std::fs::create_dir_all(&dir).expect("project folder");
+        let path = wire_encode(&dir.to_string_lossy());
+        let (status, body) = f.json("GET", &format!("/api/graph/read?project_path={path}"), None);
+        assert_eq!(status, 200, "{body}");
+    }
+    let (_, health) = f.json("GET", "/health", None);
+    let loaded = health["loaded_graphs"].as_u64().expect("count");
+    assert!(
+        loaded <= cap + 1,
+        "{loaded} graphs loaded, cap {cap} projects"
+    );
+    // An unloaded project comes back whole.
+    let text = f.ok("kg_read", json!({"session_id": f.sid}));
+    assert!(text.contains("p-anchor"), "{}", wire::clip(&text));
+}
+
+/// Item 5: project B = `~/b/proj` is given `proj-<FNV-1a of B>` when `~/a/proj` holds
+/// `proj`; D = `~/proj-<that hash>` is filed under that very name. On the code before,
+/// B read D's nodes and B's acknowledged write was gone from disk after D's next save.
+#[test]
+fn namesake_projects_never_share_a_graph_file() {
+    let (_dir, home) = crate::server::temp_home();
+    let storage = home.join("storage");
+    let b = home.join("b/proj");
+    let hash = b
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+            (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let d = home.join(format!("proj-{:08x}", hash as u32));
+    let a = home.join("a/proj");
+    for dir in [&a, &b, &d] {
+        std::fs::create_dir_all(dir).expect("project folder");
+    }
+    let write = |port: u16, dir: &Path, id: &str| {
+        let (text, err) =
+            wire::mcp_call(port, "kg_read", &json!({"cwd": dir}), TIMEOUT).expect("read");
+        assert!(!err, "{text}");
+        let sid = wire::session_of(&text).expect("session");
+        let args = json!({"session_id": sid, "level": "project", "id": id, "gist": format!("written to {id}")});
+        let (text, err) = wire::mcp_call(port, "kg_put_node", &args, TIMEOUT).expect("put");
+        assert!(!err, "{text}");
+    };
+    let full_read = |port: u16, dir: &Path| {
+        wire::mcp_call(port, "kg_read", &json!({"cwd": dir}), TIMEOUT)
+            .expect("read")
+            .0
+    };
+    let mut server = wire::Proc::start(&home, &storage, &[]);
+    write(server.port, &d, "node-of-d");
+    write(server.port, &a, "node-of-a");
+    write(server.port, &b, "node-of-b");
+    write(server.port, &d, "node-of-d-again");
+    let text = full_read(server.port, &b);
+    assert!(
+        text.contains("node-of-b") && !text.contains("node-of-d"),
+        "{}",
+        wire::clip(&text)
+    );
+    server.stop();
+    // The files say so too, and a restarted server finds each graph again.
+    let projects = storage.join("projects");
+    let on_disk: Vec<String> = files_under(&projects, &[])
+        .into_iter()
+        .filter(|p| p.ends_with("graph.json"))
+        .filter_map(|p| std::fs::read_to_string(projects.join(p)).ok())
+        .collect();
+    assert_eq!(
+        on_disk.iter().filter(|t| t.contains("node-of-b")).count(),
+        1
+    );
+    assert!(
+        !on_disk
+            .iter()
+            .any(|t| t.contains("node-of-b") && t.contains("node-of-d"))
+    );
+    let server = wire::Proc::start(&home, &storage, &[]);
+    for (dir, mine, theirs) in [
+        (&b, "node-of-b", "node-of-d"),
+        (&d, "node-of-d-again", "node-of-b"),
+    ] {
+        let text = full_read(server.port, dir);
+        assert!(
+            text.contains(mine) && !text.contains(theirs),
+            "{}",
+            wire::clip(&text)
+        );
+    }
+}
+
+/// Item 8: a 1,000,000-character gist was accepted, and every later `kg_read` and
+/// `kg_search` was a megabyte. Here it is refused with the same one-line rule over
+/// MCP and REST (the graph view's route), blank gists too, and a line break is
+/// flattened so the indented render of `kg_read` holds.
+#[test]
+fn gists_notes_and_touches_are_bounded_on_every_route() {
+    let f = Fixture::new();
+    let before = f.graph_files();
+    let huge = "g".repeat(1_000_000);
+    let (text, err) = f.call(
+        "kg_put_node",
+        json!({"session_id": f.sid, "level": "user", "id": "huge", "gist": huge}),
+    );
+    assert!(err, "{}", wire::clip(&text));
+    let rule = text
+        .strip_prefix("Error: ")
+        .expect("a domain error")
+        .to_string();
+    assert!(
+        rule.starts_with("Gist is 1000000 characters; the limit is 1000."),
+        "{rule}"
+    );
+    let (status, body) = f.json(
+        "POST",
+        "/api/nodes",
+        Some(json!({"level": "user", "id": "huge", "gist": huge})),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["detail"].as_str(),
+        Some(rule.as_str()),
+        "one message for every route"
+    );
+    for blank in ["", "   ", "\n\t"] {
+        let (text, err) = f.call(
+            "kg_put_node",
+            json!({"session_id": f.sid, "level": "user", "id": "blank", "gist": blank}),
+        );
+        assert!(err && text.starts_with("Error: Gist is empty"), "{text}");
+    }
+    let notes: Vec<String> = vec!["n".repeat(5_000)];
+    let (text, err) = f.call(
+        "kg_put_edge",
+        json!({"session_id": f.sid, "level": "user", "from": "anchor", "to": "x", "rel": "uses", "notes": notes}),
+    );
+    assert!(err && text.contains("Note 1 is 5000 characters"), "{text}");
+    let touches: Vec<String> = (0..60).map(|i| format!("src/{i}.rs")).collect();
+    let (text, err) = f.call(
+        "kg_put_node",
+        json!({"session_id": f.sid, "level": "user", "id": "t", "gist": "ok", "touches": touches}),
+    );
+    assert!(err && text.contains("Too many touches: 60 given"), "{text}");
+    f.still_healthy_and_unchanged(&before);
+    f.ok(
+        "kg_put_node",
+        json!({"session_id": f.sid, "level": "user", "id": "two-lines", "gist": "first line\r\nsecond line"}),
+    );
+    let read = f.ok("kg_read", json!({"session_id": f.sid}));
+    assert!(
+        read.contains("two-lines: first line second line"),
+        "{}",
+        wire::clip(&read)
     );
 }

@@ -1,0 +1,185 @@
+//! Bounds on what enters the memory from outside: free text, session ids, project
+//! paths, and how much of a client's text a log line repeats.
+//!
+//! Every front end (MCP tools, REST, the graph view) reaches these through the store,
+//! so a refusal reads the same whichever route a write took.
+
+use std::borrow::Cow;
+
+/// Longest gist accepted. Gists should stay under 300 characters (the scan limit the
+/// DEBT line counts as oversized); the hard cap leaves that advice room to work while
+/// keeping one careless write from filling every later `kg_read`.
+pub const MAX_GIST_CHARS: usize = 1_000;
+/// Longest single note of a node or an edge.
+pub const MAX_NOTE_CHARS: usize = 2_000;
+/// Most notes on one node or edge.
+pub const MAX_NOTES: usize = 50;
+/// Longest touch (a file path or a search needle).
+pub const MAX_TOUCH_CHARS: usize = 512;
+/// Most touches on one node.
+pub const MAX_TOUCHES: usize = 50;
+/// Longest project path accepted (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4_096;
+/// Longest Claude Code session id accepted (theirs are 36-character UUIDs).
+pub const MAX_CLAUDE_SESSION_ID: usize = 128;
+/// How much of a client-supplied path, id or text a log line repeats.
+const LOG_CHARS: usize = 200;
+
+/// A gist ready to store: line breaks flattened to spaces (a gist renders as one
+/// line of `kg_read`), refused when empty or longer than [`MAX_GIST_CHARS`].
+pub fn gist(text: &str) -> Result<String, String> {
+    let flat = one_line(text);
+    let chars = flat.chars().count();
+    if flat.trim().is_empty() {
+        return Err(
+            "Gist is empty: write the insight as one line (aim for under 300 characters)."
+                .to_string(),
+        );
+    }
+    if chars > MAX_GIST_CHARS {
+        return Err(format!(
+            "Gist is {chars} characters; the limit is {MAX_GIST_CHARS}. Keep the gist to the one-line bottom line (aim for under 300) and move details into notes."
+        ));
+    }
+    Ok(flat.into_owned())
+}
+
+/// Notes of a node or an edge, flattened and bounded like gists.
+pub fn notes(items: Vec<String>) -> Result<Vec<String>, String> {
+    bounded_items(items, ("Note", "notes"), MAX_NOTES, MAX_NOTE_CHARS)
+}
+
+/// Touches of a node, flattened and bounded.
+pub fn touches(items: Vec<String>) -> Result<Vec<String>, String> {
+    bounded_items(items, ("Touch", "touches"), MAX_TOUCHES, MAX_TOUCH_CHARS)
+}
+
+fn bounded_items(
+    items: Vec<String>,
+    (one, many): (&str, &str),
+    most: usize,
+    longest: usize,
+) -> Result<Vec<String>, String> {
+    if items.len() > most {
+        return Err(format!(
+            "Too many {many}: {} given, at most {most} are kept per node or edge.",
+            items.len()
+        ));
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let chars = item.chars().count();
+            if chars > longest {
+                return Err(format!(
+                    "{one} {} is {chars} characters; the limit is {longest}.",
+                    i + 1
+                ));
+            }
+            Ok(match one_line(&item) {
+                Cow::Borrowed(_) => item,
+                Cow::Owned(flat) => flat,
+            })
+        })
+        .collect()
+}
+
+/// Line feeds and carriage returns become single spaces: they are what splits the
+/// one-line-per-node render. Other control and separator characters are kept as
+/// given (stored and counted exactly, like any text).
+fn one_line(text: &str) -> Cow<'_, str> {
+    let is_break = |c: char| matches!(c, '\n' | '\r');
+    if !text.contains(is_break) {
+        return Cow::Borrowed(text);
+    }
+    let mut flat = String::with_capacity(text.len());
+    let mut in_break = false;
+    for c in text.chars() {
+        if is_break(c) {
+            if !in_break && !flat.ends_with(' ') {
+                flat.push(' ');
+            }
+            in_break = true;
+        } else {
+            if in_break && c == ' ' && flat.ends_with(' ') {
+                continue;
+            }
+            in_break = false;
+            flat.push(c);
+        }
+    }
+    Cow::Owned(flat.trim_end().to_string())
+}
+
+/// Is `text` usable as a Claude Code session id (bounded, printable ASCII)?
+pub fn is_claude_session_id(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= MAX_CLAUDE_SESSION_ID
+        && text.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// A client-supplied text as a log line may repeat it: cut with an ellipsis past a
+/// few hundred characters, so a flood of huge ids cannot flood the log too.
+pub fn for_log(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(LOG_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!(
+            "{}… ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gists_are_one_bounded_line() {
+        assert_eq!(gist("a\nb").as_deref(), Ok("a b"));
+        assert_eq!(gist("a\r\n\r\n  b\n").as_deref(), Ok("a b"));
+        assert_eq!(gist("plain").as_deref(), Ok("plain"));
+        assert!(gist(" \n\t ").is_err());
+        assert!(gist("").is_err());
+        assert!(gist(&"x".repeat(MAX_GIST_CHARS)).is_ok());
+        let refused = gist(&"é".repeat(MAX_GIST_CHARS + 1)).expect_err("too long");
+        assert!(refused.starts_with("Gist is 1001 characters; the limit is 1000."));
+    }
+
+    #[test]
+    fn notes_and_touches_are_bounded_per_item_and_in_number() {
+        assert_eq!(notes(vec!["a\nb".into()]), Ok(vec!["a b".to_string()]));
+        let many = notes(vec![String::new(); MAX_NOTES + 1]).expect_err("too many");
+        assert_eq!(
+            many,
+            "Too many notes: 51 given, at most 50 are kept per node or edge."
+        );
+        let long = touches(vec!["ok".into(), "t".repeat(MAX_TOUCH_CHARS + 1)]).expect_err("long");
+        assert_eq!(long, "Touch 2 is 513 characters; the limit is 512.");
+        assert!(touches(vec!["src/lib.rs".into(); MAX_TOUCHES]).is_ok());
+    }
+
+    #[test]
+    fn log_copies_are_cut() {
+        assert_eq!(for_log("short"), "short");
+        let long = "a".repeat(10_000);
+        let cut = for_log(&long);
+        assert!(
+            cut.len() < 300 && cut.ends_with("… (10000 characters)"),
+            "{cut}"
+        );
+    }
+
+    #[test]
+    fn claude_session_ids_are_bounded_printable_ascii() {
+        assert!(is_claude_session_id("0b6f1c1e-6c1a-4b8e-9a57-1f2d3c4b5a69"));
+        assert!(is_claude_session_id("cc-main-1"));
+        assert!(!is_claude_session_id(""));
+        assert!(!is_claude_session_id("has space"));
+        assert!(!is_claude_session_id(
+            &"x".repeat(MAX_CLAUDE_SESSION_ID + 1)
+        ));
+    }
+}
