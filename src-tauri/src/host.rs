@@ -2,6 +2,7 @@
 //! KG Memory server that already answers there, or failed with a reason a person
 //! can act on.
 
+use kg_server::root_lock::RootHeld;
 use kg_server::{AppState, Settings};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -31,8 +32,13 @@ impl std::fmt::Debug for Host {
     }
 }
 
-/// Start (or find) the server for `settings`.
-pub async fn start(settings: &Settings, shutdown: CancellationToken) -> Host {
+/// Start (or find) the server for `settings`. When another server holds the storage
+/// root, `settings` are pointed at it (whatever port it chose) and the app attaches:
+/// a second server on the same root would lose writes.
+pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host {
+    if let Some(held) = kg_server::root_lock::held(&settings.storage_root) {
+        return attach_to_holder(settings, &held).await;
+    }
     let listener = match kg_server::bind(settings).await {
         Ok(l) => l,
         Err(e) => {
@@ -44,9 +50,16 @@ pub async fn start(settings: &Settings, shutdown: CancellationToken) -> Host {
             };
         }
     };
+    if let Ok(local) = listener.local_addr() {
+        settings.port = local.port();
+    }
     let state = match AppState::open(settings.clone(), shutdown) {
         Ok(s) => s,
         Err(e) => {
+            // Another server took the root between the look above and the lock.
+            if let Some(held) = e.downcast_ref::<RootHeld>() {
+                return attach_to_holder(settings, held).await;
+            }
             return Host::Failed {
                 reason: format!(
                     "{e:#}. Check that the folder exists and is readable, or point KG_STORAGE_ROOT elsewhere."
@@ -56,6 +69,28 @@ pub async fn start(settings: &Settings, shutdown: CancellationToken) -> Host {
     };
     let server = tokio::spawn(kg_server::serve(state.clone(), listener));
     Host::Hosted { state, server }
+}
+
+/// Watch the server that holds the storage root, if it answers.
+async fn attach_to_holder(settings: &mut Settings, held: &RootHeld) -> Host {
+    let Some(holder) = &held.holder else {
+        return Host::Failed {
+            reason: held.to_string(),
+        };
+    };
+    settings.host = holder.connect_host().to_string();
+    settings.port = holder.port;
+    let base = holder.base_url();
+    match kg_server::app::probe_health(&base).await {
+        Some(version) => Host::Attached { version },
+        None => Host::Failed {
+            reason: format!(
+                "the storage root {} is held by {}, which does not answer; quit it or wait for it, then start the app again",
+                held.root.display(),
+                held.who()
+            ),
+        },
+    }
 }
 
 impl Host {

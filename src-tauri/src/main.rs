@@ -2,6 +2,8 @@
 //! in-process, shows in the tray whether the memory needs tending, notifies when it
 //! does, and opens the graph view — the page the server itself serves at `/ui`.
 
+#[cfg(test)]
+mod acl;
 mod host;
 mod notify;
 mod status;
@@ -41,7 +43,7 @@ fn main() {
         eprintln!("kg-memory-app: {message}");
         std::process::exit(2);
     }
-    let settings = match Settings::from_env() {
+    let mut settings = match Settings::from_env() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("kg-memory-app: {e}");
@@ -52,7 +54,11 @@ fn main() {
     // Take over SIGTERM/SIGINT before anything else, so a stop request during start-up
     // still drains and saves instead of killing the process.
     let signals = tauri::async_runtime::block_on(async { Signals::install() });
-    let host = tauri::async_runtime::block_on(host::start(&settings, shutdown.clone()));
+    // The app's setup takes them; if the window system never starts, serving headless
+    // needs them instead.
+    let signals = Arc::new(Mutex::new(Some(signals)));
+    let setup_signals = signals.clone();
+    let host = tauri::async_runtime::block_on(host::start(&mut settings, shutdown.clone()));
     log::info!("{}", host.describe(&settings));
     let gate = notify::DailyGate::load(settings.state_dir().join("notified.json"));
     let shell = Arc::new(Shell {
@@ -64,8 +70,9 @@ fn main() {
         status: Mutex::new(None),
         gate: Mutex::new(gate),
     });
+    let kept = shell.clone();
 
-    let app = tauri::Builder::default()
+    let builder = tauri::Builder::default()
         // First, so a second launch only focuses this one and never starts a server.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             log::info!("a second launch asked to open the graph view");
@@ -99,16 +106,25 @@ fn main() {
             }
             refresh(&handle);
             tauri::async_runtime::spawn(watch(handle.clone()));
-            tauri::async_runtime::spawn(quit_on_signal(handle, signals));
+            if let Some(signals) = lock(&setup_signals).take() {
+                tauri::async_runtime::spawn(quit_on_signal(handle, signals));
+            }
             Ok(())
-        })
-        .build(tauri::generate_context!());
-    let app = match app {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("kg-memory-app: cannot start the app: {e}");
-            std::process::exit(1);
-        }
+        });
+    // The server is already up: a window system that cannot start (it panics when the
+    // display cannot be opened) must not take it down.
+    let app = match quietly(move || builder.build(tauri::generate_context!())) {
+        Ok(Ok(app)) => app,
+        Ok(Err(e)) => serve_headless(
+            &kept,
+            &format!("the app cannot start ({e})"),
+            lock(&signals).take(),
+        ),
+        Err(panic) => serve_headless(
+            &kept,
+            &window_system_failure(panic.as_ref()),
+            lock(&signals).take(),
+        ),
     };
     app.run(|_app, event| {
         // A tray app keeps running with every window closed; only Quit ends it.
@@ -119,6 +135,84 @@ fn main() {
             api.prevent_exit();
         }
     });
+}
+
+/// Run `f` on this thread, turning a panic into an `Err` without printing its report
+/// (the caller says what went wrong in its own words). Panics of other threads are
+/// reported as usual.
+fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn std::any::Any + Send>> {
+    let this = std::thread::current().id();
+    let report = Arc::new(std::panic::take_hook());
+    let others = report.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != this {
+            others(info);
+        }
+    }));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(Box::new(move |info| report(info)));
+    result
+}
+
+/// Why the window system did not start, from the panic it raised.
+fn window_system_failure(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("no reason given");
+    if message.to_ascii_lowercase().contains("gtk") {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut names: Vec<String> = ["WAYLAND_DISPLAY", "DISPLAY", "XAUTHORITY"]
+            .iter()
+            .filter_map(|name| var(name).map(|v| format!("{name}={v}")))
+            .collect();
+        if var("XAUTHORITY").is_none() {
+            names.push("XAUTHORITY unset".into());
+        }
+        return format!("cannot open the display ({})", names.join(", "));
+    }
+    let first = message.lines().next().unwrap_or(message);
+    format!("the window system failed to start ({first})")
+}
+
+/// Without a window system: keep the in-process server running until SIGTERM or
+/// SIGINT, then drain and save like Quit does. Without one to keep, exit.
+fn serve_headless(shell: &Shell, why: &str, signals: Option<Signals>) -> ! {
+    let Host::Hosted { server, .. } = &shell.host else {
+        eprintln!(
+            "kg-memory-app: {why}, so there is no window or tray icon; {}. Exiting.",
+            shell.host.describe(&shell.settings)
+        );
+        std::process::exit(1);
+    };
+    eprintln!(
+        "kg-memory-app: {why}, so there is no window or tray icon; serving the memory headless on {} until stopped (Ctrl-C)",
+        shell.settings.base_url()
+    );
+    tauri::async_runtime::block_on(async {
+        let stop = async {
+            match signals {
+                Some(signals) => signals.received().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = stop => log::info!("signal received: quitting"),
+            () = finished(server) => {}
+        }
+        shell.shutdown.cancel();
+        finished(server).await;
+    });
+    log::info!("KG Memory app exits");
+    std::process::exit(0);
+}
+
+/// The server task drains, stops background work and flushes before it ends.
+async fn finished(server: &tokio::task::JoinHandle<anyhow::Result<()>>) {
+    while !server.is_finished() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -482,10 +576,7 @@ fn quit(app: AppHandle) {
         s.shutdown.cancel();
         window::save_geometry(&app);
         if let Host::Hosted { server, .. } = &s.host {
-            // The server task drains, stops background work and flushes before it ends.
-            while !server.is_finished() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            finished(server).await;
         }
         log::info!("KG Memory app exits");
         app.exit(0);
@@ -518,20 +609,26 @@ impl Signals {
         #[cfg(not(unix))]
         Signals {}
     }
+
+    /// Resolves when SIGTERM or SIGINT arrives; never, when they could not be
+    /// registered.
+    async fn received(self) {
+        #[cfg(unix)]
+        if let Some((mut term, mut int)) = self.streams {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+        std::future::pending::<()>().await;
+    }
 }
 
 async fn quit_on_signal(app: AppHandle, signals: Signals) {
-    #[cfg(unix)]
-    if let Some((mut term, mut int)) = signals.streams {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        log::info!("signal received: quitting");
-        quit(app);
-    }
-    #[cfg(not(unix))]
-    let _ = (app, signals);
+    signals.received().await;
+    log::info!("signal received: quitting");
+    quit(app);
 }
 
 fn init_logging() {

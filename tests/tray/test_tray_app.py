@@ -318,3 +318,43 @@ def test_a_foreign_listener_on_the_port_shows_the_error_state(desktop, root):
         watch.stop()
         app.stop()
         squatter.close()
+
+
+def test_a_display_that_cannot_be_opened_leaves_the_server_serving(root):
+    """DISPLAY names the test's X server, but without its cookie (no XAUTHORITY) the
+    window system cannot start. The app says why in one line of its own, keeps its
+    server answering, and on SIGTERM drains, saves and exits 0. Before the fix (checked
+    with a build of that commit) it panicked with a backtrace inside the window system
+    and took the server down with it."""
+    require_desktop()
+    if not os.environ.get("XAUTHORITY"):
+        pytest.skip("this X server accepts clients without a cookie, so it cannot be made unusable by dropping XAUTHORITY")
+    app = App(root, free_port())
+    env = app.env()
+    env["XAUTHORITY"] = str(root / "no-such-cookie")
+    env.pop("WAYLAND_DISPLAY", None)
+    app.proc = subprocess.Popen([str(APP)], env=env, stdout=open(app.log, "ab"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        assert app.proc.poll() is None, f"the app exited instead of serving headless:\n{app.log.read_text()}"
+        try:
+            if app.health()["status"] == "ok":
+                break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, f"the server never answered /health:\n{app.log.read_text()}"
+        time.sleep(0.1)
+    app.wait_log("serving the memory headless")
+    project = app.home / "headless"
+    project.mkdir()
+    sid = app.mcp("kg_read", {"cwd": str(project)}).rsplit("Session: ", 1)[1][:8]
+    app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": "kept", "gist": "written while headless"})
+    log = app.log.read_text(errors="replace")
+    ours = [line for line in log.splitlines() if line.startswith("kg-memory-app:")]
+    assert len(ours) == 1, log
+    assert "cannot open the display (DISPLAY=" in ours[0] and "no window or tray icon" in ours[0], ours[0]
+    assert f"http://127.0.0.1:{app.port}" in ours[0], ours[0]
+    assert "panicked" not in log and "backtrace" not in log.lower(), log
+    assert app.stop() == 0, app.log.read_text()
+    graph = json.loads((app.storage / "projects" / "headless" / "graph.json").read_text())
+    assert graph["nodes"]["kept"]["gist"] == "written while headless"

@@ -16,6 +16,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       el.addEventListener(k.replace(/^on/, '').toLowerCase(), v as EventListener);
     } else if (k === 'class') {
       el.className = String(v);
+    } else if (k === 'style') {
+      // Through the CSSOM: the page's CSP refuses style attributes set as markup.
+      el.style.cssText = String(v);
     } else if (k === 'text') {
       el.textContent = String(v);
     } else if (k === 'value' && 'value' in el) {

@@ -14,6 +14,16 @@ import type { LevelData, LevelName, StoredEdge, StoredNode, TierName, TierWhy } 
 
 cytoscape.use(fcose);
 
+// Cytoscape adds a one-rule <style> element to the page (its container positioned
+// relative) unless an element with this id exists. The page's CSP refuses inline
+// styles, and `.cy` positions the container itself, so claim the id.
+const CYTOSCAPE_STYLE_ID = '__________cytoscape_stylesheet';
+if (!document.getElementById(CYTOSCAPE_STYLE_ID)) {
+  const marker = document.createElement('meta');
+  marker.id = CYTOSCAPE_STYLE_ID;
+  document.head.append(marker);
+}
+
 export type Zone = 'active' | 'archive' | 'drawer' | 'none';
 
 /** One node of a level as the canvas knows it. */

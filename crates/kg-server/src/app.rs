@@ -3,6 +3,7 @@
 
 use crate::clock::Clock;
 use crate::config::Settings;
+use crate::root_lock::RootLock;
 use crate::{mcp, rest, tasks, ws};
 use axum::Router;
 use axum::body::Body;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub ws: ws::Registry,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
+    /// This server's claim on the storage root, let go when the state is dropped.
+    _root_lock: Option<RootLock>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -45,8 +48,13 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// Open the store and wire its change log to the broadcast channel.
+    /// Lock the storage root, open the store and wire its change log to the broadcast
+    /// channel. Fails with [`RootHeld`](crate::root_lock::RootHeld) when another server
+    /// holds the root; `settings.port` is recorded as this server's, so bind first.
     pub fn open(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<Arc<AppState>> {
+        // Before the store reads anything: a second server must not even heal or
+        // quarantine the files the holder is writing.
+        let root_lock = RootLock::acquire(&settings.storage_root, &settings.host, settings.port)?;
         let clock = Clock::of(&settings);
         let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
             anyhow::anyhow!(
@@ -68,6 +76,7 @@ impl AppState {
             changes,
             ws: ws::Registry::default(),
             shutdown,
+            _root_lock: root_lock,
         }))
     }
 
@@ -161,8 +170,20 @@ fn is_loopback_name(name: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1" | "::1" | "[::1]")
 }
 
+/// May a request carrying this `Sec-Fetch-Site` through? Browsers send it on every
+/// request, also on `<img>` loads and `no-cors` fetches that carry no `Origin`, so it is
+/// what keeps another site's page from making the server act. Only the page's own
+/// origin (`same-origin`) and what the user started (`none`: typed address, bookmark)
+/// pass; `cross-site`, `same-site` (another port of a local host is another site's
+/// page) and any value a browser might add later are refused. Clients that are not
+/// browsers send no such header.
+fn fetch_site_allowed(value: &axum::http::HeaderValue) -> bool {
+    let value = value.as_bytes().trim_ascii();
+    value.eq_ignore_ascii_case(b"same-origin") || value.eq_ignore_ascii_case(b"none")
+}
+
 /// Anti DNS-rebinding: every request must name a local host; pages of other origins
-/// may not talk to the server at all.
+/// and sites may not talk to the server at all.
 async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let headers: &HeaderMap = request.headers();
     let host = headers
@@ -175,6 +196,18 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
             StatusCode::MISDIRECTED_REQUEST,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
             "Misdirected Request: Host must be local",
+        )
+            .into_response();
+    }
+    if !headers
+        .get_all("sec-fetch-site")
+        .iter()
+        .all(fetch_site_allowed)
+    {
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "Forbidden: KG Memory does not answer requests made by another site's page; open the graph view by typing its address",
         )
             .into_response();
     }
@@ -276,9 +309,12 @@ pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Resul
         .is_ok();
     let background = tasks::spawn(state.clone());
     let shutdown = state.shutdown.clone();
-    let server = axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .into_future();
+    let server = crate::listener::serve(
+        listener,
+        router(state.clone()),
+        crate::listener::Limits::for_this_process(),
+        async move { shutdown.cancelled().await },
+    );
     // Requests in flight get time to finish; a client that never lets go does not get
     // to keep the server (and its unsaved state) from stopping.
     let limit = state.shutdown.clone();

@@ -35,25 +35,41 @@ impl HookEvent {
     }
 }
 
-/// Read stdin (bounded).
-pub fn read_stdin() -> Option<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_STDIN)
-        .read_to_string(&mut text)
+/// Read stdin (bounded in size) until it is closed or `deadline` passes; `None` if it
+/// is not closed in time. A stdin that is never closed must not hold the hook: the
+/// read runs on a thread of its own, left behind (blocked) when the hook exits.
+pub fn read_stdin(deadline: Instant) -> Option<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("hook-stdin".into())
+        .spawn(move || {
+            use std::io::Read;
+            let mut text = String::new();
+            let read = std::io::stdin()
+                .take(MAX_STDIN)
+                .read_to_string(&mut text)
+                .map(|_| text);
+            // The hook may have given up waiting; nobody to tell then.
+            let _ = tx.send(read);
+        })
         .ok()?;
-    Some(text)
+    rx.recv_timeout(left(deadline)).ok()?.ok()
 }
 
-/// Run a hook on its stdin text; returns what to print (possibly nothing).
-pub async fn run(event: HookEvent, stdin: &str, settings: &Settings) -> Option<String> {
-    let deadline = Instant::now() + HOOK_BUDGET;
+/// Run a hook on its stdin text, within what is `left` of the hook's `deadline`;
+/// returns what to print (possibly nothing).
+pub async fn run(
+    event: HookEvent,
+    stdin: &str,
+    settings: &Settings,
+    deadline: Instant,
+) -> Option<String> {
     let payload: Value = serde_json::from_str(stdin.trim()).ok()?;
     payload.as_object()?;
-    let base = settings.base_url();
+    // The server holding the storage root, whatever port it chose; else the configured one.
+    let (base, held) = crate::root_lock::server_of(settings);
     match event {
-        HookEvent::SessionStart => session_start(&payload, settings, deadline).await,
+        HookEvent::SessionStart => session_start(&payload, settings, &base, held, deadline).await,
         HookEvent::PromptSubmit => prompt_submit(stdin, &payload, &base, deadline).await,
         HookEvent::PostTool => relay(&format!("{base}/api/tool_event"), stdin, deadline).await,
     }
@@ -122,8 +138,13 @@ fn random_index(len: usize) -> usize {
     (h.finish() % len as u64) as usize
 }
 
-async fn session_start(payload: &Value, settings: &Settings, deadline: Instant) -> Option<String> {
-    let base = &settings.base_url();
+async fn session_start(
+    payload: &Value,
+    settings: &Settings,
+    base: &str,
+    held: Option<crate::root_lock::RootHeld>,
+    deadline: Instant,
+) -> Option<String> {
     let healthy = client::get(
         &format!("{base}/health"),
         left(deadline).min(Duration::from_secs(2)),
@@ -131,6 +152,14 @@ async fn session_start(payload: &Value, settings: &Settings, deadline: Instant) 
     .await
     .is_ok();
     if !healthy {
+        // A second server on a held root would save over the holder's writes.
+        if let Some(held) = held {
+            return Some(format!(
+                "KG memory is offline for this session: the storage root {} is held by {}, which does not answer; no second server was started. Check it with `kg-memory status`.",
+                held.root.display(),
+                held.who()
+            ));
+        }
         // Start one for the next prompts; never wait for it, never restart one.
         return match start_detached(settings) {
             Ok(()) => Some(wording::server_warming_up(base)),

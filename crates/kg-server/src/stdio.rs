@@ -20,30 +20,49 @@ async fn healthy(base: &str) -> bool {
         .is_ok()
 }
 
-/// Make sure a server answers, starting one if needed.
-pub async fn ensure_server(settings: &Settings) -> anyhow::Result<()> {
-    let base = settings.base_url();
+/// Make sure a server answers, starting one if needed; returns its base URL. The
+/// server holding the storage root is the one to talk to, whatever port it chose, and
+/// none is started while the root is held (a second one would lose writes).
+pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
+    let (base, held) = crate::root_lock::server_of(settings);
     if healthy(&base).await {
-        return Ok(());
+        return Ok(base);
     }
-    eprintln!("kg-memory stdio: no server at {base}; starting one");
-    crate::hook::start_detached(settings)?;
+    match &held {
+        Some(held) => eprintln!(
+            "kg-memory stdio: {} holds {} but does not answer yet; waiting for it",
+            held.who(),
+            held.root.display()
+        ),
+        None => {
+            eprintln!("kg-memory stdio: no server at {base}; starting one");
+            crate::hook::start_detached(settings)?;
+        }
+    }
     let started = Instant::now();
     while started.elapsed() < START_WAIT {
         tokio::time::sleep(Duration::from_millis(100)).await;
+        // Whoever won the root meanwhile (ours, or one started at the same moment).
+        let (base, _) = crate::root_lock::server_of(settings);
         if healthy(&base).await {
-            return Ok(());
+            return Ok(base);
         }
     }
-    anyhow::bail!(
-        "the KG Memory server did not come up at {base} within {START_WAIT:?}; see ~/.local/state/kg-memory/server.log"
-    )
+    match held {
+        Some(held) => anyhow::bail!(
+            "the storage root {} is held by {}, which did not answer within {START_WAIT:?}; no second server was started. Check it with `kg-memory status`",
+            held.root.display(),
+            held.who()
+        ),
+        None => anyhow::bail!(
+            "the KG Memory server did not come up at {base} within {START_WAIT:?}; see ~/.local/state/kg-memory/server.log"
+        ),
+    }
 }
 
 /// Relay stdin to the server until stdin closes.
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
-    ensure_server(settings).await?;
-    let url = format!("{}/", settings.base_url());
+    let url = format!("{}/", ensure_server(settings).await?);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
     while let Some(line) = lines.next_line().await? {

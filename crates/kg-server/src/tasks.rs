@@ -74,7 +74,9 @@ pub async fn commit_storage(root: &Path, state: &AppState) -> bool {
     if !root.join(".git").is_dir() {
         return false; // checked every time, so a later `git init` is picked up
     }
-    let status = match git(root, &["status", "--porcelain"]).await {
+    // The root's lock file says which process serves it now: not history.
+    let exclude = format!(":(exclude){}", crate::root_lock::LOCK_FILE);
+    let status = match git(root, &["status", "--porcelain", "--", ".", &exclude]).await {
         Ok(out) => out,
         Err(e) => {
             log::warn!("autocommit: git status failed: {e}");
@@ -86,7 +88,7 @@ pub async fn commit_storage(root: &Path, state: &AppState) -> bool {
     }
     let message = format!("Auto-save {}", crate::clock::local_minute(state.now()));
     for args in [
-        &["add", "-A"][..],
+        &["add", "-A", "--", ".", &exclude][..],
         &["commit", "-m", &message, "--quiet"][..],
     ] {
         if let Err(e) = git(root, args).await {

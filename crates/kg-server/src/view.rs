@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::rest::{JsonObject, detail, ok, store_error};
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use kg_core::inspect::{self, InspectConfig, LevelInspection};
@@ -93,8 +93,41 @@ fn not_built() -> Response {
         .into_response()
 }
 
-async fn index() -> Response {
-    match find_asset("index.html") {
+/// What the page may load and who may frame it: scripts, styles, fonts and images from
+/// the server itself, connections to itself and its WebSocket, no plugins, no forms
+/// sent elsewhere, and no framing (so no other page can overlay it and steer clicks).
+/// `'self'` covers `ws:` only in newer engines, so the WebSocket is named from the
+/// `Host` the guard already checked to be local.
+fn with_page_policy(request: &HeaderMap, mut response: Response) -> Response {
+    let host = request
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".:-[]".contains(&b))
+        });
+    let ws = host.map(|h| format!(" ws://{h}")).unwrap_or_default();
+    let policy = format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         font-src 'self'; connect-src 'self'{ws}; base-uri 'none'; form-action 'none'; \
+         frame-ancestors 'none'"
+    );
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    // For browsers that predate `frame-ancestors`.
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+async fn index(request: HeaderMap) -> Response {
+    let response = match find_asset("index.html") {
         Some(bytes) => (
             [
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -104,17 +137,18 @@ async fn index() -> Response {
         )
             .into_response(),
         None => not_built(),
-    }
+    };
+    with_page_policy(&request, response)
 }
 
-async fn asset(Path(path): Path<String>) -> Response {
+async fn asset(Path(path): Path<String>, request: HeaderMap) -> Response {
     if path.is_empty() || path == "index.html" {
-        return index().await;
+        return index(request).await;
     }
     if !embedded() {
-        return not_built();
+        return with_page_policy(&request, not_built());
     }
-    match find_asset(&path) {
+    let response = match find_asset(&path) {
         Some(bytes) => {
             // Vite names built assets by content hash: they never change.
             let cache = if path.starts_with("assets/") {
@@ -137,7 +171,8 @@ async fn asset(Path(path): Path<String>) -> Response {
             "Not Found",
         )
             .into_response(),
-    }
+    };
+    with_page_policy(&request, response)
 }
 
 // ----- helpers ----------------------------------------------------------------------

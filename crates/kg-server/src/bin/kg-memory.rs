@@ -13,7 +13,8 @@ Usage:
       Run the memory server in the foreground (MCP at http://<host>:<port>/,
       REST under /api, live changes at /ws). Stops cleanly on Ctrl-C or SIGTERM.
   kg-memory status [--host <addr>] [--port <n>]
-      Is a server up? Its version, sessions and graphs.
+      Is a server up? Its version, sessions and graphs, and which server holds
+      the storage root.
   kg-memory hook session-start|prompt-submit|post-tool
       Claude Code hook courier: posts the hook's stdin to the server and prints
       the answer; prints nothing on any failure (a hook never breaks a session).
@@ -86,8 +87,13 @@ impl log::Log for StderrLogger {
 }
 
 async fn serve(args: &[String]) -> anyhow::Result<()> {
-    let settings = settings(args)?;
+    let mut settings = settings(args)?;
     let listener = kg_server::bind(&settings).await?;
+    // The root's lock records the port clients should use: the one actually bound.
+    settings.port = listener
+        .local_addr()
+        .context("the bound socket has no address")?
+        .port();
     let shutdown = CancellationToken::new();
     let state = AppState::open(settings, shutdown.clone())?;
     tokio::spawn(stop_on_signal(shutdown));
@@ -121,11 +127,27 @@ async fn stop_on_signal(shutdown: CancellationToken) {
 async fn status(args: &[String]) -> anyhow::Result<()> {
     let settings = settings(args)?;
     let base = settings.base_url();
+    let holder = kg_server::root_lock::held(&settings.storage_root).map(|held| match held.holder {
+        Some(h) => format!(
+            "Storage root {}: held by the KG Memory server with pid {} at {}",
+            held.root.display(),
+            h.pid,
+            h.base_url()
+        ),
+        None => format!(
+            "Storage root {}: held by another KG Memory server",
+            held.root.display()
+        ),
+    });
     let body = match kg_server::client::get(&format!("{base}/health"), Duration::from_secs(2)).await
     {
         Ok(body) => body,
         Err(e) => {
-            println!("No KG Memory server at {base} ({e}).\nStart one with: kg-memory serve");
+            println!("No KG Memory server at {base} ({e}).");
+            match holder {
+                Some(line) => println!("{line}"),
+                None => println!("Start one with: kg-memory serve"),
+            }
             std::process::exit(1);
         }
     };
@@ -137,6 +159,9 @@ async fn status(args: &[String]) -> anyhow::Result<()> {
         health["active_sessions"],
         health["loaded_graphs"]
     );
+    if let Some(line) = holder {
+        println!("{line}");
+    }
     if let Ok(body) = kg_server::client::get(
         &format!("{base}/api/maintenance_debt"),
         Duration::from_secs(5),
@@ -163,25 +188,30 @@ async fn status(args: &[String]) -> anyhow::Result<()> {
 }
 
 async fn hook(args: &[String]) -> anyhow::Result<()> {
+    use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
+    use std::io::Write;
+    // The whole run, reading stdin included, stays within the budget.
+    let deadline = std::time::Instant::now() + HOOK_BUDGET;
     // Whatever happens, a hook exits 0 and prints nothing unless it has an answer.
-    let Some(event) = args
-        .first()
-        .and_then(|a| kg_server::hook::HookEvent::parse(a))
-    else {
-        return Ok(());
+    let answer = async {
+        let event = args.first().and_then(|a| HookEvent::parse(a))?;
+        let settings = Settings::from_env().ok()?;
+        let stdin = read_stdin(deadline)?;
+        run(event, &stdin, &settings, deadline).await
     };
-    let Ok(settings) = Settings::from_env() else {
-        return Ok(());
-    };
-    let Some(stdin) = kg_server::hook::read_stdin() else {
-        return Ok(());
-    };
-    if let Some(out) = kg_server::hook::run(event, &stdin, &settings).await {
-        use std::io::Write;
+    let answer = tokio::time::timeout_at(deadline.into(), answer)
+        .await
+        .ok()
+        .flatten();
+    let mut stdout = std::io::stdout();
+    if let Some(out) = answer {
         // A closed stdout is not worth failing the hook over.
-        let _ = writeln!(std::io::stdout(), "{out}");
+        let _ = writeln!(stdout, "{out}");
     }
-    Ok(())
+    let _ = stdout.flush();
+    // Exit now: a stdin reader still blocked, or a name lookup still running on the
+    // runtime's blocking pool, would otherwise keep the process alive past its budget.
+    std::process::exit(0)
 }
 
 fn install(args: &[String], remove: bool) -> anyhow::Result<()> {

@@ -1,7 +1,9 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
 mod concurrency;
+mod connections;
 mod crash;
+mod cross_site;
 mod faults;
 #[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
 mod golden_match;
@@ -11,4 +13,5 @@ mod hostile;
 mod http;
 mod load;
 mod rmcp_client;
+mod root_lock;
 mod server;

@@ -1,0 +1,276 @@
+//! One server per storage root. Two servers on one root each save their own copy of a
+//! graph, so a node acknowledged by one vanishes when the other saves. A server holds
+//! an exclusive OS lock on `<root>/.kg-memory.lock` for its lifetime and writes its
+//! pid and address into it; a second server refuses to start, and couriers talk to the
+//! holder instead of starting one. The OS drops the lock when the holder dies (even by
+//! SIGKILL), so a file left behind never blocks anyone.
+
+use crate::config::Settings;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The lock file's name inside the storage root.
+pub const LOCK_FILE: &str = ".kg-memory.lock";
+
+/// A courier probing the lock holds it (shared) for a moment; a starting server waits
+/// this long for such a probe to let go before it concludes the root is taken.
+const CONTENDED_WAIT: Duration = Duration::from_millis(1500);
+/// The holder writes its record right after locking; a reader that finds the file
+/// locked but the record incomplete waits this long for it.
+const RECORD_WAIT: Duration = Duration::from_millis(300);
+/// The record is a few dozen bytes; anything longer is not ours.
+const MAX_RECORD: u64 = 4096;
+
+/// Who holds a storage root, as written in its lock file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    pub pid: u32,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Holder {
+    /// The address a client on this machine connects to (a server listening on every
+    /// interface is reached on loopback).
+    pub fn connect_host(&self) -> &str {
+        match self.host.as_str() {
+            "" | "0.0.0.0" | "::" | "[::]" => "127.0.0.1",
+            h => h,
+        }
+    }
+
+    /// The URL a client on this machine reaches the holder at.
+    pub fn base_url(&self) -> String {
+        let host = self.connect_host();
+        if host.contains(':') && !host.starts_with('[') {
+            format!("http://[{host}]:{}", self.port)
+        } else {
+            format!("http://{host}:{}", self.port)
+        }
+    }
+}
+
+/// The storage root is locked by another process.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the storage root {} is in use by {}; use that server, or stop it before starting another on this folder",
+    root.display(),
+    self.who()
+)]
+pub struct RootHeld {
+    pub root: PathBuf,
+    /// `None` when the holder's record cannot be read (Windows locks the file's bytes).
+    pub holder: Option<Holder>,
+}
+
+impl RootHeld {
+    /// The holder, in words: "the KG Memory server with pid 4242 on port 8765 (…)".
+    pub fn who(&self) -> String {
+        match &self.holder {
+            Some(h) => format!(
+                "the KG Memory server with pid {} on port {} ({})",
+                h.pid,
+                h.port,
+                h.base_url()
+            ),
+            None => format!(
+                "another KG Memory server (its pid and port cannot be read from {})",
+                self.root.join(LOCK_FILE).display()
+            ),
+        }
+    }
+}
+
+/// The lock of a storage root, held until dropped (or the process ends).
+#[derive(Debug)]
+pub struct RootLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl RootLock {
+    /// Lock `root` for a server listening on `host:port`. Fails only when another
+    /// process holds the root; when the root cannot be locked at all (a read-only
+    /// folder, a file system without locks) the server runs unguarded, and says so.
+    pub fn acquire(root: &Path, host: &str, port: u16) -> Result<Option<RootLock>, RootHeld> {
+        let path = root.join(LOCK_FILE);
+        let opened = std::fs::create_dir_all(root).and_then(|()| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+        });
+        // A read-only root may still carry the file, and a read-only handle can take
+        // the lock: nothing can be saved there, but two servers still must not both
+        // believe they own it.
+        let file = match opened.or_else(|e| File::open(&path).map_err(|_| e)) {
+            Ok(f) => f,
+            Err(e) => {
+                log::warn!(
+                    "cannot create {} ({e}); running without the guard against a second server on this storage root",
+                    path.display()
+                );
+                return Ok(None);
+            }
+        };
+        let started = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if started.elapsed() < CONTENDED_WAIT => {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(RootHeld {
+                        root: root.to_path_buf(),
+                        holder: read_record(&file),
+                    });
+                }
+                Err(TryLockError::Error(e)) => {
+                    log::warn!(
+                        "cannot lock {} ({e}); running without the guard against a second server on this storage root",
+                        path.display()
+                    );
+                    return Ok(None);
+                }
+            }
+        }
+        let mut lock = RootLock { file, path };
+        let record = Holder {
+            pid: std::process::id(),
+            host: host.to_string(),
+            port,
+        };
+        if let Err(e) = lock.write(&record) {
+            // The lock still guards the root; only the second server's message and
+            // the couriers' way to this server suffer.
+            log::warn!(
+                "cannot record this server in {} ({e}); a second server will be refused without naming this one",
+                lock.path.display()
+            );
+        }
+        Ok(Some(lock))
+    }
+
+    fn write(&mut self, record: &Holder) -> std::io::Result<()> {
+        let text = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
+        self.file.write_all(format!("{text}\n").as_bytes())
+    }
+}
+
+impl Drop for RootLock {
+    fn drop(&mut self) {
+        // Empty the record before the lock goes, so no reader mistakes it for a live
+        // server. The file stays: removing it would let a process still waiting on the
+        // old file and a newcomer creating a new one both think they hold the root.
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// Read the record through a handle on the lock file.
+fn read_record(mut file: &File) -> Option<Holder> {
+    file.seek(SeekFrom::Start(0)).ok()?;
+    let mut text = String::new();
+    file.take(MAX_RECORD).read_to_string(&mut text).ok()?;
+    serde_json::from_str(text.trim()).ok()
+}
+
+/// Is `root` held by a server, and by whom? `None` when it is free (or cannot be
+/// told: no lock file, no permission to read it).
+pub fn held(root: &Path) -> Option<RootHeld> {
+    let file = File::open(root.join(LOCK_FILE)).ok()?;
+    let started = Instant::now();
+    loop {
+        match file.try_lock_shared() {
+            // Free; the shared lock is let go with the handle.
+            Ok(()) => return None,
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(_)) => return None,
+        }
+        if let Some(holder) = read_record(&file) {
+            return Some(RootHeld {
+                root: root.to_path_buf(),
+                holder: Some(holder),
+            });
+        }
+        if started.elapsed() >= RECORD_WAIT {
+            return Some(RootHeld {
+                root: root.to_path_buf(),
+                holder: None,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Where clients configured by `settings` find the server for its storage root: the
+/// holder of the root (whatever port it listens on) when there is one, else the
+/// configured address. Also says whether the root is held, because then nobody may
+/// start a server for it.
+pub fn server_of(settings: &Settings) -> (String, Option<RootHeld>) {
+    match held(&settings.storage_root) {
+        Some(held) => {
+            let base = held
+                .holder
+                .as_ref()
+                .map_or_else(|| settings.base_url(), Holder::base_url);
+            (base, Some(held))
+        }
+        None => (settings.base_url(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_naming_the_first_and_freed_when_dropped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("root");
+        let first = RootLock::acquire(&root, "127.0.0.1", 4321)
+            .expect("free root")
+            .expect("lockable");
+        let held_now = held(&root).expect("held");
+        assert_eq!(
+            held_now.holder,
+            Some(Holder {
+                pid: std::process::id(),
+                host: "127.0.0.1".into(),
+                port: 4321
+            })
+        );
+        // flock locks belong to the open file, so a second open in this process
+        // contends like another process would.
+        let refused = RootLock::acquire(&root, "127.0.0.1", 4322).expect_err("held");
+        let message = refused.to_string();
+        assert!(
+            message.contains(&format!("pid {}", std::process::id())),
+            "{message}"
+        );
+        assert!(message.contains("port 4321"), "{message}");
+        drop(first);
+        assert!(held(&root).is_none());
+        let again = RootLock::acquire(&root, "127.0.0.1", 4323).expect("free again");
+        assert!(again.is_some());
+    }
+
+    #[test]
+    fn unspecified_hosts_are_reached_on_loopback() {
+        let at = |host: &str| Holder {
+            pid: 1,
+            host: host.into(),
+            port: 9,
+        };
+        assert_eq!(at("0.0.0.0").base_url(), "http://127.0.0.1:9");
+        assert_eq!(at("::1").base_url(), "http://[::1]:9");
+        assert_eq!(at("localhost").base_url(), "http://localhost:9");
+    }
+}
