@@ -58,6 +58,17 @@ const PAGES = {
         window.done = true;
       })();
     </script>`,
+  // Subscribing to the live change feed: Chromium sends no Sec-Fetch-Site on a
+  // WebSocket handshake, so the Origin guard must tell this page from the view.
+  '/subscribe': (base) => `<!doctype html><title>subscribe</title>
+    <script>
+      window.outcome = new Promise((resolve) => {
+        const ws = new WebSocket('${base.replace(/^http/, 'ws')}/ws?scope=all');
+        ws.onmessage = (m) => resolve('message: ' + m.data);
+        ws.onerror = () => resolve('refused');
+        ws.onclose = () => resolve('refused');
+      });
+    </script>`,
   // Framing the view, so this page can overlay it and steer clicks.
   '/frame': (base) => `<!doctype html><title>frame</title>
     <iframe id="view" src="${base}/ui" width="1200" height="800"></iframe>
@@ -173,6 +184,15 @@ for (const [kind, host] of SITES) {
     assert.equal(requests, 1100);
     assert.deepEqual(statuses, [403]);
     assert.deepEqual(sites, [kind]);
+  });
+
+  test(`a ${kind} page cannot subscribe to the live changes`, async () => {
+    // Before the Origin had to match the server's own, a page on another port of
+    // 127.0.0.1 was let in as "local" and read every change.
+    const { page } = await visit(host, '/subscribe', (p) => p.waitForFunction(() => window.outcome, null, { timeout: 15000 }));
+    const outcome = await page.evaluate(() => window.outcome);
+    await page.close();
+    assert.equal(outcome, 'refused');
   });
 
   test(`a ${kind} page cannot frame the graph view`, async () => {

@@ -108,9 +108,12 @@ impl AppState {
         is_loopback_name(name) || name == bind || name.trim_matches(['[', ']']) == bind
     }
 
-    /// Is this `Origin` a page of ours (served from a local host, or the tray app's
-    /// webview)?
-    pub fn origin_allowed(&self, origin: &str) -> bool {
+    /// Is this `Origin` a page of ours: the page this server itself serves (its
+    /// origin names the very host and port the request is addressed to — also
+    /// through a dev proxy that forwards `Host`), or the tray app's webview? A page on
+    /// another port of a local host is another origin: it could otherwise subscribe
+    /// to `/ws`, whose handshake carries no `Sec-Fetch-Site`.
+    pub fn origin_allowed(&self, origin: &str, host: &str) -> bool {
         let origin = origin.trim().to_ascii_lowercase();
         if [
             "tauri://localhost",
@@ -126,14 +129,13 @@ impl AppState {
         {
             return true;
         }
-        let Some(rest) = origin
+        let Some(authority) = origin
             .strip_prefix("http://")
             .or_else(|| origin.strip_prefix("https://"))
         else {
             return false;
         };
-        let authority = rest.split('/').next().unwrap_or("");
-        is_loopback_name(strip_port(authority))
+        authority == host.trim().to_ascii_lowercase() && self.host_allowed(authority)
     }
 }
 
@@ -212,12 +214,13 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
             .into_response();
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
-        let ok = origin.to_str().is_ok_and(|o| state.origin_allowed(o));
+        let host = host.as_deref().unwrap_or("");
+        let ok = origin.to_str().is_ok_and(|o| state.origin_allowed(o, host));
         if !ok {
             return (
                 StatusCode::FORBIDDEN,
                 [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                "Forbidden: requests from this page's origin are not accepted; KG Memory only talks to local pages",
+                "Forbidden: requests from this page's origin are not accepted; KG Memory only talks to its own pages",
             )
                 .into_response();
         }

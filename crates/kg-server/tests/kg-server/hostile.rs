@@ -991,7 +991,15 @@ fn foreign_websocket_origins_cannot_subscribe() {
         let err = connect(None, Some(host)).expect_err("foreign host let in");
         assert!(err.contains("421"), "{host}: {err}");
     }
-    connect(Some("http://localhost:5173"), None).expect("a local page subscribes");
+    // A page on another port of a local host is another origin (its handshake carries
+    // no Sec-Fetch-Site): refused. The server's own page, and a dev proxy that
+    // forwards the page's Host, subscribe.
+    for origin in ["http://localhost:5173", "http://127.0.0.1:5173"] {
+        let err = connect(Some(origin), None).expect_err("another local origin let in");
+        assert!(err.contains("403"), "{origin}: {err}");
+    }
+    connect(Some(&format!("http://127.0.0.1:{}", f.port())), None).expect("the view subscribes");
+    connect(Some("http://localhost:5173"), Some("localhost:5173")).expect("through a dev proxy");
     connect(None, None).expect("a non-browser client subscribes");
     f.still_healthy_and_unchanged(&before);
 }

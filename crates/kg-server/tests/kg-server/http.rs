@@ -225,11 +225,15 @@ fn foreign_hosts_and_origins_are_refused_everywhere() {
             .expect("http");
         assert_eq!(status, 403, "{origin}");
     }
-    for origin in [
-        "http://localhost:8766",
-        "http://127.0.0.1:5173",
-        "tauri://localhost",
-    ] {
+    // Another port of a local host is another origin.
+    for origin in ["http://localhost:8766", "http://127.0.0.1:5173"] {
+        let (status, _, _) = server
+            .http("GET", "/health", None, &[("Origin", origin)])
+            .expect("http");
+        assert_eq!(status, 403, "{origin}");
+    }
+    let own = format!("http://127.0.0.1:{}", server.port);
+    for origin in [own.as_str(), "tauri://localhost"] {
         let (status, _, _) = server
             .http("GET", "/health", None, &[("Origin", origin)])
             .expect("http");
@@ -287,9 +291,16 @@ async fn websocket_pushes_other_sessions_changes_and_guards_origin() {
             .is_err(),
         "foreign origin refused"
     );
-    let mut local = ws_connect(&server, "", Some("http://localhost:8766"))
+    assert!(
+        ws_connect(&server, "", Some("http://localhost:8766"))
+            .await
+            .is_err(),
+        "another local origin refused"
+    );
+    let own = format!("http://127.0.0.1:{}", server.port);
+    let mut local = ws_connect(&server, "", Some(&own))
         .await
-        .expect("local origin");
+        .expect("the server's own page");
     assert_eq!(next_json(&mut local).await["type"], "connected");
     drop(local);
 
