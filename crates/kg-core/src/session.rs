@@ -245,7 +245,7 @@ impl SessionRegistry {
     }
 
     /// Mint a fresh session id that no record holds.
-    fn mint_id(&self) -> String {
+    pub fn mint_id(&self) -> String {
         let state = std::collections::hash_map::RandomState::new();
         let mut salt = self.records.len() as u64;
         loop {

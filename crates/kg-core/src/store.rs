@@ -1330,6 +1330,13 @@ impl Store {
         Ok(sid)
     }
 
+    /// An id in the shape of a session id that no session holds, for a connection
+    /// that needs to tag its writes without being a session (the graph view's
+    /// WebSocket). Nothing is registered.
+    pub fn connection_id(&self) -> String {
+        self.lock_sessions().mint_id()
+    }
+
     /// Count one tool operation for a session; an id that is malformed or unknown is
     /// refused, with a message saying how to get a session.
     pub fn count_op(&self, sid: &str, now: f64) -> Result<(), StoreError> {

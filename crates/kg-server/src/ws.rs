@@ -129,21 +129,11 @@ async fn connection(
     requested: Option<String>,
     subscription: Subscription,
 ) {
-    let sid = match requested {
-        Some(sid) => sid,
-        None => {
-            let registered = state
-                .blocking(|state, now| state.store.register_session(None, None, now))
-                .await;
-            match registered {
-                Ok(sid) => sid,
-                Err(e) => {
-                    log::error!("websocket: cannot register a session: {e}");
-                    return;
-                }
-            }
-        }
-    };
+    // A connection without a session gets an id of its own to tag its writes (so it
+    // does not hear its own echo), but no record in the session registry: a page
+    // left open, or thousands of connections, must neither rewrite the registry nor
+    // push agents' sessions out of it.
+    let sid = requested.unwrap_or_else(|| state.store.connection_id());
     let me = state.ws.claim(&sid);
     let mut changes = state.changes.subscribe();
     if !send(

@@ -1602,3 +1602,39 @@ fn gists_notes_and_touches_are_bounded_on_every_route() {
         wire::clip(&read)
     );
 }
+
+/// Item 4, the WebSocket side: each `/ws` connection without a session registered one
+/// and rewrote `sessions.json` (3,000 connections stalled the store for 14–23 s, and
+/// past 1,000 they pushed agents' sessions out of the registry). Now a connection
+/// gets an id of its own and the registry does not change.
+#[test]
+fn websocket_connections_register_no_sessions() {
+    use std::io::{Read, Write};
+    let f = Fixture::new();
+    let (_, health) = f.json("GET", "/health", None);
+    let sessions_before = health["active_sessions"].clone();
+    let registry_before = std::fs::read(f.storage.join("sessions.json")).expect("sessions.json");
+    let mut open = Vec::new();
+    for _ in 0..300 {
+        let mut socket = std::net::TcpStream::connect(("127.0.0.1", f.port())).expect("connect");
+        socket.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+        write!(
+            socket,
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            f.port()
+        )
+        .expect("handshake");
+        let mut head = [0u8; 12];
+        socket.read_exact(&mut head).expect("answer");
+        assert_eq!(&head, b"HTTP/1.1 101", "upgraded");
+        open.push(socket);
+    }
+    let (_, health) = f.json("GET", "/health", None);
+    assert_eq!(health["active_sessions"], sessions_before, "{health}");
+    let registry_after = std::fs::read(f.storage.join("sessions.json")).expect("sessions.json");
+    assert!(
+        registry_after == registry_before,
+        "sessions.json was rewritten"
+    );
+    f.ok("kg_sync", json!({"session_id": f.sid}));
+}
