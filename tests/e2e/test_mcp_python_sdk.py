@@ -242,10 +242,15 @@ async def test_kg_put_node_and_validation(server):
         text = await kg.err("kg_put_node", {"session_id": sid, "level": "global", "id": "n", "gist": "g"})
         assert text == "Input validation error: 'global' is not one of ['user', 'project']"
 
-        # Project write from a session without a project path (an unknown id is created path-less).
+        # Project write from a session registered without a project path.
+        request = urllib.request.Request(f"{server.base_url}/api/sessions/register", method="POST")
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            pathless = json.loads(answer.read())["session_id"]
+        text = await kg.err("kg_put_node", {"session_id": pathless, "level": "project", "id": "n", "gist": "g"})
+        assert text == f"Internal error: Session {pathless} has no project_path registered"
+        # An id the server never handed out is refused, and says how to get one.
         text = await kg.err("kg_put_node", {"session_id": "deadbeef", "level": "project", "id": "n", "gist": "g"})
-        assert text.startswith("Internal error: ")
-        assert text == "Internal error: Session deadbeef has no project_path registered"
+        assert text.startswith("Error: Unknown session: deadbeef.") and "kg_read(cwd=" in text
         # An empty session id is refused too (its exact text: test_empty_session_id_is_no_session).
         text = await kg.err("kg_put_node", {"session_id": "", "level": "project", "id": "n", "gist": "g"})
         assert text.startswith("Internal error: "), text
@@ -323,8 +328,10 @@ async def test_kg_put_edge_and_read_ids(server):
         assert text == "Error: Invalid edge ref 'x|y'" + REF_TAIL
         text = await kg.err("kg_put_edge", {**base, "session_id": "feedf00d", "rel": "bad rel"})
         assert text == "Error: Invalid rel 'bad rel'" + REL_TAIL
+        # An unknown session id is refused with how to get one (the reference created
+        # it and then failed with "Internal error: Session … has no project_path").
         text = await kg.err("kg_put_edge", {**base, "session_id": "feedf00d"})
-        assert text == "Internal error: Session feedf00d has no project_path registered"
+        assert text.startswith("Error: Unknown session: feedf00d.") and "kg_read(cwd=" in text
         text = await kg.err("kg_put_edge", {"session_id": sid, "level": "user", "from": "a", "to": "b"})
         assert text == "Input validation error: 'rel' is a required property"
 

@@ -4,7 +4,7 @@
 //! these; the answers are exactly what the model reads.
 
 use crate::debt::{Debt, compute_debt};
-use crate::model::{EdgeKey, Level};
+use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::render::{
     LevelSource, READ_BUDGET, ReadKind, ReadOptions, likes_text, node_block, node_not_found_block,
     progress_text, render_read, sync_text,
@@ -316,6 +316,10 @@ pub struct PutNodeArgs {
 }
 
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
+    // The identifier is judged before the session, as the reference does.
+    if let Err(message) = validate_ident(IdentKind::NodeId, &args.id) {
+        return ToolText::error(&StoreError::Invalid(message));
+    }
     if let Err(e) = store.count_op(&args.session_id, now) {
         return ToolText::error(&e);
     }
@@ -352,6 +356,17 @@ pub struct PutEdgeArgs {
 }
 
 pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
+    // Identifiers are judged before the session, as the reference does: from, to, rel.
+    let idents = [
+        (IdentKind::EdgeRef, &args.from),
+        (IdentKind::EdgeRef, &args.to),
+        (IdentKind::Rel, &args.rel),
+    ];
+    for (kind, value) in idents {
+        if let Err(message) = validate_ident(kind, value) {
+            return ToolText::error(&StoreError::Invalid(message));
+        }
+    }
     if let Err(e) = store.count_op(&args.session_id, now) {
         return ToolText::error(&e);
     }
