@@ -819,9 +819,11 @@ impl Store {
         let healed = heal(gist, notes.as_deref(), touches.as_deref());
         let new_gist = limits::gist(&healed.gist).map_err(StoreError::Invalid)?;
         let notes = healed.notes.map(limits::notes).transpose();
-        let notes = notes.map_err(StoreError::Invalid)?;
         let touches = healed.touches.map(limits::touches).transpose();
-        let touches = touches.map_err(StoreError::Invalid)?;
+        let (notes, touches) = (
+            notes.map_err(StoreError::Invalid)?,
+            touches.map_err(StoreError::Invalid)?,
+        );
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let mut journal = Journal::default();
@@ -881,8 +883,10 @@ impl Store {
         validate_ident(IdentKind::EdgeRef, from).map_err(StoreError::Invalid)?;
         validate_ident(IdentKind::EdgeRef, to).map_err(StoreError::Invalid)?;
         validate_ident(IdentKind::Rel, rel).map_err(StoreError::Invalid)?;
-        let notes = notes.map(limits::notes).transpose();
-        let notes = notes.map_err(StoreError::Invalid)?;
+        let notes = notes
+            .map(limits::notes)
+            .transpose()
+            .map_err(StoreError::Invalid)?;
         let slot = self.resolve_target(target, now)?;
         let key = EdgeKey::new(from, to, rel);
         let mut state = slot.lock();

@@ -96,6 +96,7 @@ async fn upgrade(
         subscription.map_or(Subscription::Session, Subscription::Project)
     };
     upgrade
+        .read_buffer_size(READ_BUFFER)
         .max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
         .on_failed_upgrade(|e| log::debug!("websocket upgrade failed: {e}"))
@@ -106,6 +107,11 @@ async fn upgrade(
 /// framework's default (64 MiB) would let any local process make the server buffer that
 /// much per connection. A larger message closes the connection.
 const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
+
+/// The read buffer each connection starts with (the framework's default is 128 KiB,
+/// allocated up front). Clients only send `ping`; the buffer still grows for a
+/// larger message, up to the limit above. Thousands of open views stay cheap.
+const READ_BUFFER: usize = 4 * 1024;
 
 /// A client that does not take a message within this long is dropped: a stalled
 /// reader must not hold the connection's task (or the server's shutdown) hostage.
