@@ -1,0 +1,325 @@
+//! The trust issue's floods against the real `kg-memory serve` (release build), each
+//! compared with the same server idle: `/health` and full `kg_read` latency (median
+//! of sequential round trips on fresh loopback connections) and the server's RSS.
+//!
+//! Phases, in order, on one server:
+//! 1. idle: a seeded memory (user and project graphs), nothing else going on;
+//! 2. 3,000 distinct made-up project paths read (`GET /api/graph/read`), then 3,000
+//!    real project folders read the same way;
+//! 3. 1,000 `kg_sync` calls with a one-megabyte session id;
+//! 4. 3,000 WebSockets and 1,100 idle TCP connections open at once (measured right
+//!    after they are open: the idle ones are closed by the server's idle timeout).
+//!
+//! Run: `cargo bench -p kg-server --bench trust`. Knobs (environment):
+//! `KG_BENCH_PROJECTS` (3000), `KG_BENCH_SIDS` (1000), `KG_BENCH_WS` (3000),
+//! `KG_BENCH_IDLE` (1100), `KG_BENCH_SAMPLES` (200), `KG_BENCH_DIR` (where the
+//! temporary home goes; default `target/`).
+
+use kg_server::client;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Server {
+    child: Child,
+    base: String,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(home: &Path) -> Server {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port");
+    let log = std::fs::File::create(home.join("server.log")).expect("log");
+    let child = Command::new(BIN)
+        .args(["serve", "--port", &port.to_string()])
+        .env("HOME", home)
+        .env("KG_STORAGE_ROOT", home.join("storage"))
+        .env("KG_SAVE_INTERVAL", "3600")
+        .env("KG_AUTOCOMMIT_INTERVAL", "0")
+        .env("KG_LOG_LEVEL", "WARNING")
+        .env("XDG_STATE_HOME", home.join(".state"))
+        .env_remove("KG_HTTP_PORT")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start kg-memory serve");
+    let server = Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        port,
+    };
+    let start = Instant::now();
+    while get(&server, "/health").is_err() {
+        assert!(start.elapsed() < TIMEOUT, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn get(server: &Server, path: &str) -> Result<String, client::ClientError> {
+    runtime().block_on(client::get(&format!("{}{path}", server.base), TIMEOUT))
+}
+
+/// One MCP tool call; returns the tool's text.
+fn call(server: &Server, tool: &str, args: Value) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}})
+    .to_string();
+    let answer = runtime()
+        .block_on(client::request(
+            "POST",
+            &format!("{}/", server.base),
+            Some(&body),
+            TIMEOUT,
+        ))
+        .expect("MCP answer");
+    let payload = answer.body.trim();
+    let payload = payload
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(payload);
+    let value: Value = serde_json::from_str(payload.trim()).expect("JSON-RPC answer");
+    value["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Median latency of `/health` and of a full `kg_read`, and the server's RSS.
+struct Measure {
+    health: Duration,
+    read: Duration,
+    rss_mib: f64,
+}
+
+fn measure(server: &Server, sid: &str, samples: usize) -> Measure {
+    let health = (0..samples)
+        .map(|_| {
+            let t = Instant::now();
+            get(server, "/health").expect("health");
+            t.elapsed()
+        })
+        .collect();
+    let read = (0..samples / 2)
+        .map(|_| {
+            let t = Instant::now();
+            let text = call(server, "kg_read", json!({"session_id": sid}));
+            assert!(text.contains("=== USER GRAPH"), "{text}");
+            t.elapsed()
+        })
+        .collect();
+    Measure {
+        health: median(health),
+        read: median(read),
+        rss_mib: rss_kib(server.child.id()) as f64 / 1024.0,
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn encode(text: &str) -> String {
+    client::encode(text)
+}
+
+/// Room for thousands of sockets in this process.
+fn raise_file_limit() {
+    // SAFETY: reading and setting this process's own resource limit.
+    unsafe {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+fn websocket(port: u16) -> TcpStream {
+    let mut socket = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    socket.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+    write!(
+        socket,
+        "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .expect("handshake");
+    let mut head = [0u8; 12];
+    socket.read_exact(&mut head).expect("handshake answer");
+    assert_eq!(&head, b"HTTP/1.1 101", "WebSocket upgraded");
+    socket
+}
+
+fn row(label: &str, m: &Measure, idle: &Measure) {
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!(
+        "| {label} | {:.2} ms (×{:.2}) | {:.2} ms (×{:.2}) | {:.1} MiB (×{:.2}) |",
+        m.health.as_secs_f64() * 1e3,
+        ratio(m.health, idle.health),
+        m.read.as_secs_f64() * 1e3,
+        ratio(m.read, idle.read),
+        m.rss_mib,
+        m.rss_mib / idle.rss_mib,
+    );
+}
+
+fn main() {
+    raise_file_limit();
+    let projects = knob("KG_BENCH_PROJECTS", 3_000);
+    let sids = knob("KG_BENCH_SIDS", 1_000);
+    let sockets = knob("KG_BENCH_WS", 3_000);
+    let idle_connections = knob("KG_BENCH_IDLE", 1_100);
+    let samples = knob("KG_BENCH_SAMPLES", 200);
+    let dir = std::env::var("KG_BENCH_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../target").to_string());
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let home = tempfile::Builder::new()
+        .prefix("kg-trust-bench-")
+        .tempdir_in(&dir)
+        .expect("home");
+    let home = home.path();
+    let project = home.join("proj");
+    std::fs::create_dir_all(&project).expect("project");
+    let server = spawn(home);
+
+    // A small, realistic memory at both levels.
+    let text = call(&server, "kg_read", json!({"cwd": project}));
+    let sid = text
+        .rsplit("Session: ")
+        .next()
+        .map(|s| s.chars().take(8).collect::<String>())
+        .expect("session");
+    for i in 0..40 {
+        for level in ["user", "project"] {
+            call(
+                &server,
+                "kg_put_node",
+                json!({"session_id": sid, "level": level, "id": format!("{level}-fact-{i}"),
+                    "gist": format!("Fact {i} of the {level} level: the ledger retries failed writes three times before paging")}),
+            );
+        }
+    }
+    let idle = measure(&server, &sid, samples);
+    println!("| phase | /health median | kg_read median | RSS |");
+    println!("|---|---|---|---|");
+    row("idle", &idle, &idle);
+
+    let t = Instant::now();
+    for k in 0..projects {
+        let ghost = home.join(format!("ghost-{k}"));
+        let _ = get(
+            &server,
+            &format!(
+                "/api/graph/read?project_path={}",
+                encode(&ghost.to_string_lossy())
+            ),
+        );
+    }
+    let ghosts = t.elapsed();
+    row(
+        &format!(
+            "after {projects} made-up project paths ({:.1} s)",
+            ghosts.as_secs_f64()
+        ),
+        &measure(&server, &sid, samples),
+        &idle,
+    );
+    let t = Instant::now();
+    for k in 0..projects {
+        let real = home.join(format!("real-{k}"));
+        std::fs::create_dir_all(&real).expect("folder");
+        get(
+            &server,
+            &format!(
+                "/api/graph/read?project_path={}",
+                encode(&real.to_string_lossy())
+            ),
+        )
+        .expect("real project");
+    }
+    let reals = t.elapsed();
+    row(
+        &format!(
+            "after {projects} real project folders ({:.1} s)",
+            reals.as_secs_f64()
+        ),
+        &measure(&server, &sid, samples),
+        &idle,
+    );
+
+    let huge = "f".repeat(1_000_000);
+    let t = Instant::now();
+    for _ in 0..sids {
+        let text = call(&server, "kg_sync", json!({"session_id": huge}));
+        assert!(text.starts_with("Error: "), "refused");
+    }
+    let floods = t.elapsed();
+    let registry = std::fs::metadata(home.join("storage/sessions.json")).map_or(0, |m| m.len());
+    row(
+        &format!(
+            "after {sids} one-megabyte session ids ({:.1} s; sessions.json {registry} bytes)",
+            floods.as_secs_f64()
+        ),
+        &measure(&server, &sid, samples),
+        &idle,
+    );
+
+    let t = Instant::now();
+    let open: Vec<TcpStream> = (0..sockets).map(|_| websocket(server.port)).collect();
+    let opening = t.elapsed();
+    let idle_sockets: Vec<TcpStream> = (0..idle_connections)
+        .map(|_| TcpStream::connect(("127.0.0.1", server.port)).expect("idle connection"))
+        .collect();
+    let during = measure(&server, &sid, samples.min(100));
+    row(
+        &format!(
+            "{sockets} WebSockets (opened in {:.1} s) + {idle_connections} idle connections open",
+            opening.as_secs_f64()
+        ),
+        &during,
+        &idle,
+    );
+    drop(idle_sockets);
+    drop(open);
+}
