@@ -18,6 +18,10 @@ pub const MAX_NOTES: usize = 50;
 pub const MAX_TOUCH_CHARS: usize = 512;
 /// Most touches on one node.
 pub const MAX_TOUCHES: usize = 50;
+/// Longest task id of a progress checkpoint.
+pub const MAX_TASK_ID_CHARS: usize = 128;
+/// Largest progress state, as compact JSON: a checkpoint, not a document store.
+pub const MAX_PROGRESS_BYTES: usize = 64 * 1024;
 /// Longest project path accepted (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4_096;
 /// Longest Claude Code session id accepted (theirs are 36-character UUIDs).
@@ -70,6 +74,10 @@ fn bounded_items(
         .into_iter()
         .enumerate()
         .map(|(i, item)| {
+            let item = match one_line(&item) {
+                Cow::Borrowed(_) => item,
+                Cow::Owned(flat) => flat,
+            };
             let chars = item.chars().count();
             if chars > longest {
                 return Err(format!(
@@ -77,10 +85,7 @@ fn bounded_items(
                     i + 1
                 ));
             }
-            Ok(match one_line(&item) {
-                Cow::Borrowed(_) => item,
-                Cow::Owned(flat) => flat,
-            })
+            Ok(item)
         })
         .collect()
 }
@@ -110,6 +115,23 @@ fn one_line(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(flat.trim_end().to_string())
+}
+
+/// A progress checkpoint's task id and state, refused when too big.
+pub fn task(task_id: &str, state: &serde_json::Value) -> Result<(), String> {
+    let chars = task_id.chars().count();
+    if chars > MAX_TASK_ID_CHARS {
+        return Err(format!(
+            "Task id is {chars} characters; the limit is {MAX_TASK_ID_CHARS}."
+        ));
+    }
+    let bytes = state.to_string().len();
+    if bytes > MAX_PROGRESS_BYTES {
+        return Err(format!(
+            "Progress state for task '{task_id}' is {bytes} bytes as JSON; the limit is {MAX_PROGRESS_BYTES}. Keep a checkpoint to what resuming needs."
+        ));
+    }
+    Ok(())
 }
 
 /// Is `text` usable as a Claude Code session id (bounded, printable ASCII)?

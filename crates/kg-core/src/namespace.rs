@@ -46,6 +46,10 @@ pub enum PathError {
     TooLong(usize),
     #[error("No such project: {0} is not a folder and has no graph in storage")]
     NoSuchProject(String),
+    #[error(
+        "Too many projects are named '{0}' for storage to tell them apart; rename this project's folder"
+    )]
+    TooManyNamesakes(String),
 }
 
 /// Resolve a path the way `Path.resolve()` does: symlinks of the existing prefix
@@ -252,7 +256,7 @@ impl Layout {
                 }
             }
         }
-        free.ok_or_else(|| PathError::InvalidSlug(format!("{name}-…")))
+        free.ok_or_else(|| PathError::TooManyNamesakes(name.to_string()))
     }
 
     /// The slug under which storage already holds this root's graph, if any: its

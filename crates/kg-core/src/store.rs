@@ -308,6 +308,10 @@ pub struct Store {
     session_save_requests: AtomicU64,
     changes: Mutex<ChangeLog>,
     listeners: RwLock<Vec<ChangeListener>>,
+    /// Node ids of project graphs unloaded while idle, by root: a graph loading
+    /// later keeps its edges to them as it would to a loaded graph's nodes (a leaf
+    /// lock).
+    unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -356,6 +360,7 @@ impl Store {
             session_save_requests: AtomicU64::new(0),
             changes: Mutex::new(ChangeLog::default()),
             listeners: RwLock::new(Vec::new()),
+            unloaded_ids: Mutex::new(IndexMap::new()),
         };
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
@@ -530,8 +535,17 @@ impl Store {
             // nobody can fetch it while the registry is write-locked.
             let unused = Arc::strong_count(&slot) == 2
                 && projects.get(root).is_some_and(|s| Arc::ptr_eq(s, &slot));
-            let saved = unused && slot.state.try_lock().is_ok_and(|state| !state.dirty);
-            if saved {
+            let ids = match slot.state.try_lock() {
+                Ok(state) if unused && !state.dirty => {
+                    Some(state.graph.nodes.keys().cloned().collect::<Vec<_>>())
+                }
+                _ => None,
+            };
+            if let Some(ids) = ids {
+                self.unloaded_ids
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(root.to_string(), ids);
                 projects.shift_remove(root);
                 log::debug!("unloaded idle project graph {}", limits::for_log(root));
             }
@@ -567,6 +581,12 @@ impl Store {
             let state = slot.lock();
             if state.loaded {
                 ids.extend(state.graph.nodes.keys().cloned());
+            }
+        }
+        let unloaded = self.unloaded_ids.lock().unwrap_or_else(|e| e.into_inner());
+        for (root, nodes) in unloaded.iter() {
+            if except.project_root() != Some(root.as_str()) {
+                ids.extend(nodes.iter().cloned());
             }
         }
         ids
@@ -622,6 +642,12 @@ impl Store {
                 recovered.unwrap_or_default()
             }
         };
+        if let Some(root) = slot.project_root() {
+            self.unloaded_ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .shift_remove(root);
+        }
         state.graph = file.graph;
         state.stamp = FileStamp::of(&slot.path);
         state.dirty = false;
@@ -1273,6 +1299,7 @@ impl Store {
         level: Level,
         now: f64,
     ) -> Result<(), StoreError> {
+        limits::task(task_id, &value).map_err(StoreError::Invalid)?;
         if nesting_depth(&value) > MAX_PROGRESS_DEPTH {
             return Err(StoreError::Invalid(format!(
                 "Invalid progress state for task '{task_id}': nested deeper than {MAX_PROGRESS_DEPTH} levels"

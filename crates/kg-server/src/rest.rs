@@ -257,7 +257,8 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> Response {
                 Some(sid) => store
                     .session_project_slot(Some(sid), now)
                     .unwrap_or_else(|e| {
-                        log::warn!("graph read: project of session {sid} unavailable: {e}");
+                        // `e` names the session, cut to a loggable length.
+                        log::warn!("graph read: the session's project is unavailable: {e}");
                         None
                     }),
                 None => match param(&params, "project_path") {
@@ -327,7 +328,7 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> Respons
             let mut graphs = Map::new();
             graphs.insert("user".into(), counts(store.user_slot()));
             if let Some(root) = &record.project_path
-                && let Some(slot) = store.loaded_project(root)
+                && let Ok(slot) = store.existing_project_slot(root, now)
             {
                 graphs.insert("project".into(), counts(&slot));
             }

@@ -15,7 +15,7 @@ const KILLS: usize = 200;
 /// The child side of `killed_writers_never_lose_acknowledged_writes`, which runs it
 /// (as an ignored test) in a re-executed test binary and kills it.
 #[test]
-#[ignore = "the child process of killed_writers_never_lose_acknowledged_writes, which runs it"]
+#[ignore = "the child process of killed_writers_never_lose_acknowledged_writes, which runs it (so --include-ignored fails it)"]
 fn crash_child() {
     let storage = std::env::var(CHILD_ENV)
         .expect("run by killed_writers_never_lose_acknowledged_writes, which sets the storage");

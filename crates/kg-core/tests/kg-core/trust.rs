@@ -187,8 +187,34 @@ fn loaded_projects_are_capped_and_reload_intact() {
         .expect("reloads");
     let gist = store.with_graph(&slot, |g| g.nodes.get("mark").map(|n| n.gist().to_string()));
     assert_eq!(gist.as_deref(), Some("Project number 0"));
-    // The tick unloads what has been idle long enough.
     drop(slot);
+    // An edge to a node of another project survives both being unloaded: the load-time
+    // cleanup (core.md §2.7a) knows the unloaded graph's nodes.
+    put(
+        &store,
+        Level::Project,
+        Some(&folders[1]),
+        "only-in-one",
+        "A node of project 1",
+    );
+    let in_zero = Target {
+        level: Level::Project,
+        session: None,
+        project_path: Some(&folders[0]),
+    };
+    store
+        .put_edge(in_zero, "mark", "only-in-one", "uses", None, T)
+        .expect("edge");
+    for p in &folders[2..] {
+        store.existing_project_slot(p, T).expect("load");
+    }
+    let slot = store
+        .existing_project_slot(&folders[0], T)
+        .expect("reloads");
+    let kept = store.with_graph(&slot, |g| g.edges.keys().any(|k| k.to() == "only-in-one"));
+    assert!(kept, "the cross-project edge was dropped at reload");
+    drop(slot);
+    // The tick unloads what has been idle long enough.
     store.tick(T + kg_core::store::IDLE_UNLOAD_SECS + 1.0);
     assert_eq!(store.loaded_graph_count(), 1, "idle projects unloaded");
 }

@@ -801,8 +801,17 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
         "kg_put_edge",
         json!({"session_id": f.sid, "level": "user", "from": "anchor", "to": "~/.ssh/id_rsa", "rel": "touches"}),
     );
-    // Task ids are keys inside the graph file, never paths: any text is fine.
-    let long = "t".repeat(100_000);
+    // Task ids are keys inside the graph file, never paths: any text of bounded
+    // length is fine.
+    let long = "t".repeat(kg_core::limits::MAX_TASK_ID_CHARS);
+    let (text, err) = f.call(
+        "kg_progress",
+        json!({"session_id": f.sid, "task_id": format!("{long}t"), "state": {"v": 1}}),
+    );
+    assert!(
+        err && text.starts_with("Error: Task id is 129 characters"),
+        "{text}"
+    );
     for task in [
         "../../../../tmp/escape",
         "a/b",
@@ -1062,8 +1071,7 @@ fn session_floods_stay_bounded() {
     let before = f.graph_files();
     let cap = kg_core::session::MAX_SESSIONS;
     let started = Instant::now();
-    // Registrations past the cap, then ids the server has never seen (each one
-    // implicitly creates a record).
+    // Registrations past the cap, then ids the server has never seen (refused).
     let mut last = String::new();
     for k in 0..cap + 200 {
         if k % 10 == 0 {
@@ -1365,7 +1373,7 @@ fn timestamps_from_the_future_do_not_break_maintenance() {
 #[test]
 fn duplicated_and_reversed_level_lists_cannot_hang_the_server() {
     let mut f = Fixture::new();
-    let project = wire_encode(&f.project);
+    let project = kg_server::client::encode(&f.project);
     let searches = [
         "/api/view/search?q=stored&levels=user,user".to_string(),
         format!("/api/view/search?q=stored&levels=project,user&project_path={project}"),
@@ -1396,17 +1404,6 @@ fn duplicated_and_reversed_level_lists_cannot_hang_the_server() {
     assert!(status.success(), "graceful stop: {status}");
 }
 
-fn wire_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Item 3: any path inside home loaded a project graph and kept it forever (3,000
 /// requests: RSS 189 MB → 1.08 GB), and each request logged its path whole. Here
 /// made-up projects answer "no such project" and load nothing, real ones stay within
@@ -1417,7 +1414,8 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
     let log_before = std::fs::metadata(&f.server.log).map_or(0, |m| m.len());
     let long_tail = "x".repeat(3_000);
     for k in 0..150 {
-        let ghost = wire_encode(&format!("{}/ghost-{k}/{long_tail}", f.home.display()));
+        let ghost =
+            kg_server::client::encode(&format!("{}/ghost-{k}/{long_tail}", f.home.display()));
         for path in [
             format!("/api/graph/read?project_path={ghost}"),
             format!("/api/view/level?level=project&project_path={ghost}"),
@@ -1448,7 +1446,7 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
     for k in 0..cap + 10 {
         let dir = f.home.join(format!("real-{k}"));
         std::fs::create_dir_all(&dir).expect("project folder");
-        let path = wire_encode(&dir.to_string_lossy());
+        let path = kg_server::client::encode(&dir.to_string_lossy());
         let (status, body) = f.json("GET", &format!("/api/graph/read?project_path={path}"), None);
         assert_eq!(status, 200, "{body}");
     }
@@ -1458,7 +1456,14 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
         loaded <= cap + 1,
         "{loaded} graphs loaded, cap {cap} projects"
     );
-    // An unloaded project comes back whole.
+    // The fixture's project was unloaded, and comes back whole.
+    let (_, graphs) = f.json("GET", "/api/view/graphs", None);
+    let row = graphs["graphs"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["project_path"] == json!(f.project)))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(row["loaded"], false, "{row}");
     let text = f.ok("kg_read", json!({"session_id": f.sid}));
     assert!(text.contains("p-anchor"), "{}", wire::clip(&text));
 }
@@ -1590,6 +1595,15 @@ fn gists_notes_and_touches_are_bounded_on_every_route() {
         json!({"session_id": f.sid, "level": "user", "id": "t", "gist": "ok", "touches": touches}),
     );
     assert!(err && text.contains("Too many touches: 60 given"), "{text}");
+    let big_state = json!({"log": "p".repeat(100_000)});
+    let (text, err) = f.call(
+        "kg_progress",
+        json!({"session_id": f.sid, "task_id": "scout", "state": big_state}),
+    );
+    assert!(
+        err && text.contains("bytes as JSON; the limit is 65536"),
+        "{text}"
+    );
     f.still_healthy_and_unchanged(&before);
     f.ok(
         "kg_put_node",
