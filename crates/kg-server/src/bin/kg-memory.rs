@@ -126,8 +126,10 @@ async fn stop_on_signal(shutdown: CancellationToken) {
 
 async fn status(args: &[String]) -> anyhow::Result<()> {
     let settings = settings(args)?;
-    let base = settings.base_url();
-    let holder = kg_server::root_lock::held(&settings.storage_root).map(|held| match held.holder {
+    // The server that holds the storage root is the one to ask, whatever the port
+    // in this shell's settings.
+    let (base, held) = kg_server::root_lock::server_of(&settings);
+    let holder = held.map(|held| match held.holder {
         Some(h) => format!(
             "Storage root {}: held by the KG Memory server with pid {} at {}",
             held.root.display(),

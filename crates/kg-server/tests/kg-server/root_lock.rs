@@ -216,6 +216,21 @@ fn a_hook_with_another_port_reaches_the_holder_and_starts_no_server() {
         "the holder answered the prompt: {out}"
     );
     stray.assert_none();
+    // `status` asks the holder too, not the port in its own settings (it answered
+    // "No KG Memory server" and exited 1 before).
+    let out = kg(&["status"], &home, &storage, port)
+        .output()
+        .expect("status");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "KG Memory {} at http://127.0.0.1:{}",
+            env!("CARGO_PKG_VERSION"),
+            holder.port
+        )),
+        "{text}"
+    );
 
     put_user_node(&mut holder, &project, "after-hook");
     assert!(holder.stop().success());
