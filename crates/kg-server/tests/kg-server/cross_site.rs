@@ -12,28 +12,9 @@
 use crate::concurrency::wire;
 use crate::server::Server;
 use serde_json::json;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Every file under the storage root, byte for byte.
-fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).unwrap_or_default());
-            }
-        }
-    }
-    out
-}
 
 /// One request per route, each able to read or change the memory if let through.
 fn routes(project: &str, sid: &str) -> Vec<(&'static str, String, String)> {
@@ -129,7 +110,7 @@ fn seeded() -> (Server, String, String) {
 #[test]
 fn every_route_refuses_other_sites_and_answers_everyone_else() {
     let (server, project, sid) = seeded();
-    let before = files(&server.storage);
+    let before = crate::faults::tree(&server.storage);
     for site in [
         "cross-site",
         "same-site",
@@ -146,7 +127,7 @@ fn every_route_refuses_other_sites_and_answers_everyone_else() {
         }
     }
     // Refused means untouched: nothing promoted, overwritten, registered or created.
-    let after = files(&server.storage);
+    let after = crate::faults::tree(&server.storage);
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),

@@ -121,7 +121,7 @@ fn cannot_produce(fault: &str, why: &std::io::Error) {
 }
 
 /// Every file under `root`, with its bytes.
-fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
