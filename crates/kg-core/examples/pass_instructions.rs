@@ -67,6 +67,6 @@ fn main() {
 
 /// The pass counted: the set-up above runs passes of its own.
 #[inline(never)]
-fn measured_pass(g: &mut kg_core::model::Graph) -> kg_core::change::TierMoves {
+fn measured_pass(g: &mut kg_core::graph::Graph) -> kg_core::change::TierMoves {
     black_box(compact_graph(g, &mut false, "bench", 5.0, NOW, None))
 }

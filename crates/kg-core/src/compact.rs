@@ -6,10 +6,11 @@
 //! the end, in the order the reference writes them, so the files match it byte for byte.
 
 use crate::change::TierMoves;
-use crate::model::{Graph, Tier, field, float_value};
+use crate::graph::Graph;
+use crate::journal::Journal;
+use crate::model::{Tier, field, float_value};
 use crate::plan::{LevelIndex, Meter};
 use crate::score::{self, DAY_SECS, PoolScorer, RawSignals, ScoreOrder};
-use crate::store::{GraphSlot, GraphState, Journal, StoreConfig};
 use serde_json::Value;
 
 /// Rendered characters a level may hold.
@@ -95,31 +96,6 @@ impl<'a, 'g> Pass<'a, 'g> {
                 .is_some_and(|(_, n)| n.is_archived_flag())
         })
     }
-}
-
-/// Run the passes of core.md §6.1 on one graph: archive (with resurrection), refill
-/// only when nothing was archived, then the orphan pass. Returns what moved; the caller
-/// saves when anything did.
-pub fn maybe_compact(
-    slot: &GraphSlot,
-    state: &mut GraphState,
-    config: &StoreConfig,
-    now: f64,
-    journal: Option<&mut Journal>,
-) -> TierMoves {
-    let key = slot.namespace.key();
-    let moves = compact_graph(
-        &mut state.graph,
-        &mut state.stall_logged,
-        &key,
-        config.grace_days,
-        now,
-        journal,
-    );
-    if !moves.is_empty() {
-        state.dirty = true;
-    }
-    moves
 }
 
 /// The passes on a bare graph. `stall_logged` remembers whether a grace stall was
@@ -489,8 +465,8 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
 
 /// Permanent deletion (core.md §6.6, tick only): orphans past the orphan grace go,
 /// with every edge of this graph touching them. Returns the deleted ids.
-pub fn prune_orphans(graph: &mut Graph, config: &StoreConfig, now: f64) -> Vec<String> {
-    let limit = config.orphan_grace_days * DAY_SECS;
+pub fn prune_orphans(graph: &mut Graph, orphan_grace_days: f64, now: f64) -> Vec<String> {
+    let limit = orphan_grace_days * DAY_SECS;
     let doomed: Vec<String> = graph
         .nodes
         .iter()
@@ -498,10 +474,7 @@ pub fn prune_orphans(graph: &mut Graph, config: &StoreConfig, now: f64) -> Vec<S
         .map(|(id, _)| id.clone())
         .collect();
     for id in &doomed {
-        log::info!(
-            "deleting orphan {id}: not recalled within {} days",
-            config.orphan_grace_days
-        );
+        log::info!("deleting orphan {id}: not recalled within {orphan_grace_days} days");
         graph.remove_node(id);
     }
     doomed
@@ -650,7 +623,7 @@ mod tests {
                     }
                     g.nodes.insert(id, node);
                 }
-                crate::model::add_test_edges(&mut g, edges);
+                crate::graph::add_test_edges(&mut g, edges);
                 g
             })
     }

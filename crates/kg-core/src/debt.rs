@@ -2,9 +2,11 @@
 //! `/kg-maintain` pass — staleness × activity × wear — and the survey of every graph
 //! on disk.
 
-use crate::model::{Graph, Object, as_ts};
+use crate::graph::Graph;
+use crate::model::{Object, as_ts};
 use crate::namespace::{Layout, validate_slug};
 use crate::persist::parse_graph;
+use crate::plan::Health;
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::credible_ts;
 use crate::tool_events::ToolEvents;
@@ -54,6 +56,26 @@ pub struct Debt {
 }
 
 impl Debt {
+    /// `min(1, untended_days / 14)`.
+    pub fn staleness(&self) -> f64 {
+        (self.untended_days / STALE_DAYS).min(1.0)
+    }
+
+    /// `min(1, active_days_7d / 4)`.
+    pub fn activity(&self) -> f64 {
+        (self.active_days_7d as f64 / BUSY_DAYS).min(1.0)
+    }
+
+    /// `oversized / n + 0.5 × unconnected / n` over the `n` active nodes, before the
+    /// score caps it at 1.
+    pub fn deficit(&self) -> f64 {
+        if self.active_nodes == 0 {
+            return 0.0;
+        }
+        let n = self.active_nodes as f64;
+        (self.oversized as f64 + 0.5 * self.unconnected as f64) / n
+    }
+
     /// The JSON object the survey and the graph view show (rounded fields).
     pub fn to_object(&self) -> Object {
         let mut obj = Object::new();
@@ -178,12 +200,6 @@ pub fn compute_debt(
             unconnected += 1;
         }
     }
-    let deficit = if active_nodes == 0 {
-        0.0
-    } else {
-        let n = active_nodes as f64;
-        oversized as f64 / n + 0.5 * unconnected as f64 / n
-    };
     // A maintenance stamp from the far future would silence debt until then.
     let stamp = maintain_stamp(graph).and_then(|ts| credible_ts(ts, now));
     let (untended_days, never_maintained) = match stamp {
@@ -192,26 +208,26 @@ pub fn compute_debt(
     };
     let reads = graph.nodes.values().filter_map(|n| n.last_read_ts());
     let active_days_7d = activity_days(reads.chain(extra_activity), now);
-    let staleness = (untended_days / STALE_DAYS).min(1.0);
-    let activity = (active_days_7d as f64 / BUSY_DAYS).min(1.0);
-    let score = staleness * (0.4 + 0.6 * activity) * (0.25 + 0.75 * deficit.min(1.0));
-    let level = if score >= 0.5 {
-        DebtLevel::High
-    } else if score >= 0.3 {
-        DebtLevel::Med
-    } else {
-        DebtLevel::Low
-    };
-    Debt {
-        score,
-        level,
+    let mut debt = Debt {
+        score: 0.0,
+        level: DebtLevel::Low,
         oversized,
         unconnected,
         active_nodes,
         untended_days,
         never_maintained,
         active_days_7d,
-    }
+    };
+    debt.score =
+        debt.staleness() * (0.4 + 0.6 * debt.activity()) * (0.25 + 0.75 * debt.deficit().min(1.0));
+    debt.level = if debt.score >= 0.5 {
+        DebtLevel::High
+    } else if debt.score >= 0.3 {
+        DebtLevel::Med
+    } else {
+        DebtLevel::Low
+    };
+    debt
 }
 
 /// One row of the disk survey.
@@ -257,7 +273,7 @@ pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
             project_path: None,
             is_user: true,
             debt: compute_debt(&file.graph, true, std::iter::empty(), now),
-            health: crate::render::health_of(&file.graph),
+            health: Health::of_graph(&file.graph).line,
         });
     }
     let mut dirs: Vec<String> = fs::read_dir(layout.projects_dir())
@@ -287,7 +303,7 @@ pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
             project_path: file.project_path,
             is_user: false,
             debt,
-            health: crate::render::health_of(&file.graph),
+            health: Health::of_graph(&file.graph).line,
         });
     }
     rows.sort_by(|a, b| round_to(b.debt.score, 2).total_cmp(&round_to(a.debt.score, 2)));

@@ -7,9 +7,10 @@
 //! the same call compaction and refill make, so the view never second-guesses them.
 
 use crate::compact::{ANCHOR_BUDGET, FILL_CEILING, LEVEL_BUDGET};
-use crate::debt::{BUSY_DAYS, Debt, GIST_SCAN_LIMIT, STALE_DAYS, compute_debt};
-use crate::model::{Graph, Tier};
-use crate::plan::{LevelIndex, Mode, Plan, is_live};
+use crate::debt::{Debt, GIST_SCAN_LIMIT, compute_debt};
+use crate::graph::Graph;
+use crate::model::Tier;
+use crate::plan::{Health, LevelIndex, Mode, Plan, is_live};
 use crate::pyfmt::{float_repr, round_int, round_to};
 use crate::score::{DAY_SECS, NodeScore, RawSignals, score_all};
 
@@ -91,18 +92,6 @@ pub struct TierWhy {
     pub deleted_at: Option<f64>,
     /// The explanation in words.
     pub reason: String,
-}
-
-/// `HEALTH: …` and its numbers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Health {
-    pub nodes: usize,
-    pub edges: usize,
-    pub orphans: usize,
-    pub orphan_pct: i64,
-    /// `round(edges / nodes, 1)`; 0 for an empty level.
-    pub avg_edges: f64,
-    pub line: String,
 }
 
 /// The debt verdict with the factors it multiplies.
@@ -202,29 +191,6 @@ pub fn level_budget(graph: &Graph) -> Budget {
     budget_of(&plan, &index)
 }
 
-/// HEALTH from the undegraded plan (core.md §7.5), the line `kg_read` prints.
-fn health_of(plan: &Plan, index: &LevelIndex<'_>) -> Health {
-    let n = plan.order.len();
-    let e = plan.cited_edges();
-    let o = plan.unlinked_nodes(index);
-    let (pct, avg, avg_text) = if n == 0 {
-        (0, 0.0, "0".to_string())
-    } else {
-        let avg = round_to(e as f64 / n as f64, 1);
-        (round_int(100.0 * o as f64 / n as f64), avg, float_repr(avg))
-    };
-    Health {
-        nodes: n,
-        edges: e,
-        orphans: o,
-        orphan_pct: pct,
-        avg_edges: avg,
-        line: format!(
-            "HEALTH: {n} nodes, {e} edges, {o} orphans ({pct}%), avg {avg_text} edges/node"
-        ),
-    }
-}
-
 /// The debt of a level with its factors; `extra_activity` are the project's
 /// tool-event stamps (none for the user level).
 pub fn debt_factors(
@@ -233,16 +199,10 @@ pub fn debt_factors(
     now: f64,
 ) -> DebtFactors {
     let debt = compute_debt(graph, false, extra_activity, now);
-    let deficit = if debt.active_nodes == 0 {
-        0.0
-    } else {
-        let n = debt.active_nodes as f64;
-        debt.oversized as f64 / n + 0.5 * debt.unconnected as f64 / n
-    };
     DebtFactors {
-        staleness: (debt.untended_days / STALE_DAYS).min(1.0),
-        activity: (debt.active_days_7d as f64 / BUSY_DAYS).min(1.0),
-        deficit,
+        staleness: debt.staleness(),
+        activity: debt.activity(),
+        deficit: debt.deficit(),
         line: debt.line(),
         debt,
     }
@@ -321,7 +281,7 @@ pub fn inspect_level(
     let tiers = &index.tiers;
     let plan = Plan::build(&index, tiers, Mode::Active);
     let budget = budget_of(&plan, &index);
-    let health = health_of(&plan, &index);
+    let health = Health::of(&plan, &index);
     let n = index.len();
 
     // Live edges: the predicate that renders and charges.

@@ -7,7 +7,8 @@
 //! process last wrote or it still parses — a corrupt or foreign file never replaces a
 //! good backup.
 
-use crate::model::{Edge, EdgeKey, Graph, Level, Node, Object, Version};
+use crate::graph::Graph;
+use crate::model::{Edge, EdgeKey, Level, Node, Object, Version};
 use crate::pyfmt::{JsonStyle, push_spaces, write_json, write_json_str, write_json_str_of};
 use serde_json::Value;
 use std::fs;
@@ -135,7 +136,7 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
 /// visiting them all, cold in the caches, cost more than writing the file.
 ///
 /// An entry is reused only when its map's lineage is unchanged (so the key at its
-/// position is the one written; see [`crate::model::Tracked::lineage`]) and its cached
+/// position is the one written; see [`crate::tracked::Tracked::lineage`]) and its cached
 /// text carries the stamp written (so its text is the one written).
 #[derive(Debug, Default)]
 pub struct GraphWriter {

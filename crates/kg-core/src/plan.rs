@@ -6,93 +6,13 @@
 //! [`crate::render`] writes for the same plan (render equals charge), and both use the
 //! one live-edge predicate below.
 
-use crate::model::{EdgeKey, Graph, NOT_A_NODE, Tier};
+use crate::graph::Graph;
+use crate::model::{EdgeKey, Tier};
+use crate::pyfmt::{float_repr, round_int, round_to};
+use crate::structure::{Dir, EdgeEnd, EdgeRef, NOT_A_NODE};
 
 pub const ACTIVE_HEAD: &str = "ACTIVE:";
 pub const ARCHIVED_HEAD: &str = "ARCHIVED (use kg_read with id to view full content):";
-
-/// One end of an edge: the length of its text, and the node it names in this graph.
-/// Kept in 32-bit fields: a settled tick streams every edge of the level, and at 100k
-/// nodes the 56-byte form was 17 MB of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EdgeEnd {
-    chars: u32,
-    /// [`NOT_A_NODE`] for an artifact path or a node of the other level.
-    node: u32,
-}
-
-impl EdgeEnd {
-    pub fn new(chars: usize, node: Option<usize>) -> EdgeEnd {
-        let mut end = EdgeEnd {
-            chars: saturating_u32(chars),
-            node: NOT_A_NODE,
-        };
-        end.set_node(node);
-        end
-    }
-
-    /// The length of the end's text in characters.
-    pub fn chars(&self) -> usize {
-        self.chars as usize
-    }
-
-    /// The node the end names; `None` for an artifact path or a node of the other level.
-    pub fn node(&self) -> Option<usize> {
-        (self.node != NOT_A_NODE).then_some(self.node as usize)
-    }
-
-    pub(crate) fn set_node(&mut self, node: Option<usize>) {
-        // Positions below `NOT_A_NODE`: a graph of four billion nodes is not loaded.
-        self.node = node.map_or(NOT_A_NODE, |i| saturating_u32(i).min(NOT_A_NODE - 1));
-    }
-}
-
-/// Texts and positions are far below 2^32; saturating keeps a conversion total.
-fn saturating_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// An edge with its endpoints resolved to node positions (its texts stay in the
-/// graph: only the lines a render writes need them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EdgeRef {
-    pub from: EdgeEnd,
-    pub to: EdgeEnd,
-    rel_chars: u32,
-}
-
-impl EdgeRef {
-    pub fn new(from: EdgeEnd, to: EdgeEnd, rel_chars: usize) -> EdgeRef {
-        EdgeRef {
-            from,
-            to,
-            rel_chars: saturating_u32(rel_chars),
-        }
-    }
-
-    /// The length of the relation's text in characters.
-    pub fn rel_chars(&self) -> usize {
-        self.rel_chars as usize
-    }
-
-    /// `    → <rel> → <to>` or `    ← <rel> ← <from>`, without the newline.
-    pub fn citation_chars(&self, dir: Dir) -> usize {
-        9 + self.rel_chars()
-            + match dir {
-                Dir::Out => self.to.chars(),
-                Dir::In => self.from.chars(),
-            }
-    }
-}
-
-/// Under which endpoint an edge is cited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dir {
-    /// Under `from`: `→ rel → to`.
-    Out,
-    /// Under `to`: `← rel ← from`.
-    In,
-}
 
 /// A graph's nodes and edges flattened into positions, built once per operation so
 /// planning and scoring never touch the JSON objects.
@@ -104,7 +24,7 @@ pub struct LevelIndex<'g> {
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
     graph: &'g Graph,
-    structure: std::sync::Arc<crate::model::Structure>,
+    structure: std::sync::Arc<crate::structure::Structure>,
 }
 
 impl<'g> LevelIndex<'g> {
@@ -818,6 +738,49 @@ impl<'a, 'g> Meter<'a, 'g> {
     }
 }
 
+/// `HEALTH: …` and its numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Health {
+    pub nodes: usize,
+    pub edges: usize,
+    pub orphans: usize,
+    pub orphan_pct: i64,
+    /// `round(edges / nodes, 1)`; 0 for an empty level.
+    pub avg_edges: f64,
+    pub line: String,
+}
+
+impl Health {
+    /// HEALTH from the undegraded plan (core.md §7.5), the line `kg_read` prints.
+    pub fn of(plan: &Plan, index: &LevelIndex<'_>) -> Health {
+        let n = plan.order.len();
+        let e = plan.cited_edges();
+        let o = plan.unlinked_nodes(index);
+        let (pct, avg, avg_text) = if n == 0 {
+            (0, 0.0, "0".to_string())
+        } else {
+            let avg = round_to(e as f64 / n as f64, 1);
+            (round_int(100.0 * o as f64 / n as f64), avg, float_repr(avg))
+        };
+        Health {
+            nodes: n,
+            edges: e,
+            orphans: o,
+            orphan_pct: pct,
+            avg_edges: avg,
+            line: format!(
+                "HEALTH: {n} nodes, {e} edges, {o} orphans ({pct}%), avg {avg_text} edges/node"
+            ),
+        }
+    }
+
+    /// The HEALTH of one graph, as a full read prints it.
+    pub fn of_graph(graph: &Graph) -> Health {
+        let index = LevelIndex::of(graph);
+        Health::of(&Plan::build(&index, &index.tiers, Mode::Active), &index)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -849,7 +812,7 @@ mod tests {
                     }
                     g.nodes.insert(id, node);
                 }
-                crate::model::add_test_edges(&mut g, edges);
+                crate::graph::add_test_edges(&mut g, edges);
                 g
             })
     }

@@ -4,11 +4,12 @@
 //! The level bodies come from [`crate::plan`], the same plan the compactor charges, so
 //! what an agent reads is exactly what was paid for. Budgets are in characters.
 
-use crate::model::{Graph, IdList, Level, Object, Tier, value_text};
-use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Dir, LevelIndex, Mode, Plan};
-use crate::pyfmt::{JsonStyle, float_repr, round_int, round_to, to_json};
+use crate::graph::Graph;
+use crate::model::{Level, Tier};
+use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LevelIndex, Mode, Plan};
 use crate::score::{NodeScore, RawSignals, score_all};
-use crate::store::{Likes, NodeRead, SyncItem, SyncReport};
+use crate::structure::Dir;
+use crate::structure::IdList;
 use crate::wording;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
@@ -243,7 +244,7 @@ impl<'g> Block<'g> {
                 value: score_or(Some(i), 0.0),
             })
             .collect();
-        let health = health_line(&plan, &index);
+        let health = Health::of(&plan, &index).line;
         let entries_chars = entries.iter().map(|e| e.chars).sum();
         let cites_chars = all_cites.iter().map(|c| c.chars).sum();
         let anchors_chars = anchors.iter().map(|a| a.chars).sum();
@@ -378,22 +379,6 @@ impl<'g> Block<'g> {
             line(&[d]);
         }
     }
-}
-
-/// `HEALTH: <N> nodes, <E> edges, <O> orphans (<P>%), avg <V> edges/node`.
-fn health_line(plan: &Plan, index: &LevelIndex<'_>) -> String {
-    let n = plan.order.len();
-    let e = plan.cited_edges();
-    let o = plan.unlinked_nodes(index);
-    let (pct, avg) = if n == 0 {
-        (0, "0".to_string())
-    } else {
-        (
-            round_int(100.0 * o as f64 / n as f64),
-            float_repr(round_to(e as f64 / n as f64, 1)),
-        )
-    };
-    format!("HEALTH: {n} nodes, {e} edges, {o} orphans ({pct}%), avg {avg} edges/node")
 }
 
 /// Render both levels within a budget, shedding anchors, then citations, then (preload
@@ -555,122 +540,10 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
     }
 }
 
-/// The HEALTH line of one graph, as a full read prints it.
-pub fn health_of(graph: &Graph) -> String {
-    let index = LevelIndex::of(graph);
-    health_line(&Plan::build(&index, &index.tiers, Mode::Active), &index)
-}
-
 /// Size of a level as the compactor charges it: the rendered body, in characters.
 pub fn level_chars(graph: &Graph) -> usize {
     let index = LevelIndex::of(graph);
     Plan::build(&index, &index.tiers, Mode::Active).body_chars(&index)
-}
-
-/// The text of a single-node read block (core.md §7.10).
-pub fn node_block(read: &NodeRead) -> String {
-    let status = if read.was_archived {
-        "promoted from archive"
-    } else {
-        "active"
-    };
-    let node = &read.node;
-    let mut lines = vec![format!("▸ {} ({}, {status})", read.id, read.level)];
-    let gist = node.get("gist").map(value_text).unwrap_or_default();
-    lines.push(format!("  gist: {gist}"));
-    let list = |key: &str| -> Vec<String> {
-        match node.get(key) {
-            Some(serde_json::Value::Array(items)) => items.iter().map(value_text).collect(),
-            Some(serde_json::Value::String(s)) => vec![s.clone()],
-            _ => Vec::new(),
-        }
-    };
-    let notes = list("notes");
-    if !notes.is_empty() {
-        lines.push("  notes:".to_string());
-        lines.extend(notes.iter().map(|n| format!("    - {n}")));
-    }
-    let touches = list("touches");
-    if !touches.is_empty() {
-        lines.push(format!("  touches: {}", touches.join(" · ")));
-    }
-    if !read.edges.is_empty() {
-        lines.push("  edges:".to_string());
-        for edge in &read.edges {
-            lines.push(format!("    {}", edge_line(edge)));
-        }
-    }
-    lines.join("\n")
-}
-
-/// `<from> --<rel>--> <to>` of a stored edge object.
-pub fn edge_line(edge: &Object) -> String {
-    let text = |k: &str| edge.get(k).map(value_text).unwrap_or_default();
-    format!("{} --{}--> {}", text("from"), text("rel"), text("to"))
-}
-
-/// A missing id in a batch read.
-pub fn node_not_found_block(id: &str) -> String {
-    format!("▸ {id}: NOT FOUND{}", wording::NOT_FOUND_HINT)
-}
-
-/// The `kg_sync` report (core.md §3.7).
-pub fn sync_text(report: &SyncReport) -> String {
-    if report.user.is_empty() && report.project.is_empty() {
-        return "No updates from other sessions".to_string();
-    }
-    let block = |name: &str, items: &[SyncItem]| -> String {
-        let nodes = items
-            .iter()
-            .filter(|i| matches!(i, SyncItem::Node { .. }))
-            .count();
-        let mut lines = vec![format!(
-            "{name}: {nodes} node changes, {} edge changes",
-            items.len() - nodes
-        )];
-        for item in items {
-            lines.push(match item {
-                SyncItem::Node { id, archived, gist } => format!(
-                    "  node {id}{}: {gist}",
-                    if *archived { " [archived]" } else { "" }
-                ),
-                SyncItem::Edge(k) => format!("  edge {} --{}--> {}", k.from(), k.rel(), k.to()),
-            });
-        }
-        lines.join("\n")
-    };
-    format!(
-        "Updates from other sessions:\n\n{}\n{}",
-        block("User", &report.user),
-        block("Project", &report.project)
-    )
-}
-
-/// The `kg_useful` answer (core.md §7.11).
-pub fn likes_text(likes: &Likes) -> String {
-    let mut lines = Vec::new();
-    if !likes.accepted.is_empty() {
-        lines.push(format!("Marked useful: {}", likes.accepted.join(", ")));
-    }
-    for (id, reason) in &likes.rejected {
-        lines.push(format!("Skipped {id}: {reason}"));
-    }
-    lines.push(format!(
-        "{} like(s) remaining this session.",
-        likes.remaining
-    ));
-    lines.join("\n")
-}
-
-/// The `kg_progress` read answer.
-pub fn progress_text(task_id: &str, state: Option<&serde_json::Value>) -> String {
-    match state {
-        Some(v) => format!(
-            "Progress for '{task_id}':\n{}",
-            to_json(v, JsonStyle::file(2))
-        ),
-        None => format!("No progress found for task '{task_id}'"),
-    }
 }
 
 /// Tier counts of a graph (for headers and the graph view).

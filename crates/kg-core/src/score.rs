@@ -6,7 +6,8 @@
 //! Percentiles group *exactly* equal raw values, so the float evaluation order below
 //! follows the reference's to the last bit.
 
-use crate::model::{Graph, Tier};
+use crate::graph::Graph;
+use crate::model::Tier;
 use crate::plan::LevelIndex;
 
 pub const WEIGHT_RECENCY: f64 = 0.25;

@@ -11,7 +11,8 @@
 //! adjacency built in graph-then-edge order, and path edges collected from the target
 //! end back to the source.
 
-use crate::model::{EdgeKey, Graph, Level, Node, field, value_text};
+use crate::graph::Graph;
+use crate::model::{EdgeKey, Level, Node, field, value_text};
 use crate::pyfmt::round_to;
 use crate::wording;
 use serde_json::Value;

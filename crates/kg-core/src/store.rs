@@ -14,17 +14,20 @@
 
 use crate::change::{Change, ChangeKind, ChangeLog, TierMoves};
 use crate::debt::{DebtLevel, compute_debt};
+use crate::graph::Graph;
 use crate::heal::heal;
+use crate::journal::Journal;
 use crate::limits;
 use crate::model::{
-    Edge, EdgeKey, Graph, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
-    float_value, node_version_key, validate_ident,
+    EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field, float_value,
+    node_version_key, validate_ident,
 };
 use crate::namespace::{Layout, Namespace, PathError, resolve_path, resolve_project_root};
 use crate::persist::{
     FileStamp, GraphFile, GraphWriter, Loaded, PersistError, WriteMode, atomic_write,
     load_graph_file, parse_graph, read_json_object, remove_stale_temps, write_json_object,
 };
+pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
 use crate::tool_events::ToolEvents;
@@ -174,121 +177,6 @@ impl<'a> Target<'a> {
             project_path: None,
         }
     }
-}
-
-/// Undo records for one mutation, so a failed save leaves memory as it was.
-#[derive(Debug, Default)]
-pub struct Journal {
-    steps: Vec<Undo>,
-}
-
-#[derive(Debug)]
-enum Undo {
-    Node(String, Option<(usize, Node)>),
-    Edge(EdgeKey, Option<(usize, Edge)>),
-    Version(String, Option<(usize, Version)>),
-    Progress(String, Option<(usize, Value)>),
-}
-
-impl Journal {
-    pub(crate) fn node(&mut self, g: &Graph, id: &str) {
-        let prev = g.nodes.get_full(id).map(|(i, _, n)| (i, n.clone()));
-        self.steps.push(Undo::Node(id.to_string(), prev));
-    }
-    fn edge(&mut self, g: &Graph, key: &EdgeKey) {
-        let prev = g.edges.get_full(key).map(|(i, _, e)| (i, e.clone()));
-        self.steps.push(Undo::Edge(key.clone(), prev));
-    }
-    fn version(&mut self, g: &Graph, key: &str) {
-        let prev = g.versions.get_full(key).map(|(i, _, v)| (i, v.clone()));
-        self.steps.push(Undo::Version(key.to_string(), prev));
-    }
-    fn progress(&mut self, g: &Graph, key: &str) {
-        let prev = g.progress.get_full(key).map(|(i, _, v)| (i, v.clone()));
-        self.steps.push(Undo::Progress(key.to_string(), prev));
-    }
-    fn rollback(self, g: &mut Graph) {
-        for step in self.steps.into_iter().rev() {
-            match step {
-                Undo::Node(id, prev) => {
-                    g.nodes.shift_remove(&id);
-                    if let Some((i, n)) = prev {
-                        let at = i.min(g.nodes.len());
-                        g.nodes.shift_insert(at, id, n);
-                    }
-                }
-                Undo::Edge(key, prev) => {
-                    g.edges.shift_remove(&key);
-                    if let Some((i, e)) = prev {
-                        let at = i.min(g.edges.len());
-                        g.edges.shift_insert(at, key, e);
-                    }
-                }
-                Undo::Version(key, prev) => {
-                    g.versions.shift_remove(&key);
-                    if let Some((i, v)) = prev {
-                        let at = i.min(g.versions.len());
-                        g.versions.shift_insert(at, key, v);
-                    }
-                }
-                Undo::Progress(key, prev) => {
-                    g.progress.shift_remove(&key);
-                    if let Some((i, v)) = prev {
-                        g.progress.shift_insert(i.min(g.progress.len()), key, v);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Result of `put_node`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PutNode {
-    pub level: Level,
-    pub created: bool,
-    /// Length of the gist as submitted (before healing), for the scan-limit advice.
-    pub submitted_gist_chars: usize,
-    pub node: Object,
-}
-
-/// Result of a single-node read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeRead {
-    pub id: String,
-    pub level: Level,
-    pub node: Object,
-    pub was_archived: bool,
-    pub rescued: Vec<String>,
-    /// Every edge of the node's graph touching it, in edge order.
-    pub edges: Vec<Object>,
-}
-
-/// Result of `kg_useful`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Likes {
-    pub accepted: Vec<String>,
-    /// Rejected ids in first-rejection order, each with its last reason.
-    pub rejected: IndexMap<String, String>,
-    pub remaining: usize,
-}
-
-/// One line of a `kg_sync` report.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SyncItem {
-    Node {
-        id: String,
-        archived: bool,
-        gist: String,
-    },
-    Edge(EdgeKey),
-}
-
-/// What other sessions changed, per level.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SyncReport {
-    pub user: Vec<SyncItem>,
-    pub project: Vec<SyncItem>,
 }
 
 /// The memory store.
@@ -737,6 +625,30 @@ impl Store {
         }
     }
 
+    /// Run the passes of core.md §6.1 on one graph: archive (with resurrection), refill
+    /// only when nothing was archived, then the orphan pass. Returns what moved; the
+    /// graph is marked dirty when anything did, for the caller to save.
+    fn maybe_compact(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        now: f64,
+        journal: Option<&mut Journal>,
+    ) -> TierMoves {
+        let moves = crate::compact::compact_graph(
+            &mut state.graph,
+            &mut state.stall_logged,
+            &slot.namespace.key(),
+            self.config.grace_days,
+            now,
+            journal,
+        );
+        if !moves.is_empty() {
+            state.dirty = true;
+        }
+        moves
+    }
+
     /// Write a graph to disk now, whether or not it changed.
     pub fn save(&self, slot: &GraphSlot) -> Result<(), StoreError> {
         let mut state = slot.lock();
@@ -875,8 +787,7 @@ impl Store {
         g.bump_version(vkey, now, target.session);
         // Compaction joins the same save: one durable write covers the put and the
         // tier moves it caused, and a failed save undoes both.
-        let moves =
-            crate::compact::maybe_compact(&slot, &mut state, &self.config, now, Some(&mut journal));
+        let moves = self.maybe_compact(&slot, &mut state, now, Some(&mut journal));
         self.commit(&slot, &mut state, journal, now)?;
         self.record(
             slot.level,
@@ -1590,7 +1501,7 @@ impl Store {
     /// level over its budget — and report what moved.
     pub fn maintain(&self, slot: &GraphSlot, why: &str, now: f64) -> TierMoves {
         let mut state = slot.lock();
-        let moves = crate::compact::maybe_compact(slot, &mut state, &self.config, now, None);
+        let moves = self.maybe_compact(slot, &mut state, now, None);
         if !moves.is_empty() {
             self.save_maintenance(slot, &mut state);
             self.note_debt(slot, &mut state, now);
@@ -1622,9 +1533,9 @@ impl Store {
             if !state.loaded {
                 continue;
             }
-            let mut moves =
-                crate::compact::maybe_compact(&slot, &mut state, &self.config, now, None);
-            let pruned = crate::compact::prune_orphans(&mut state.graph, &self.config, now);
+            let mut moves = self.maybe_compact(&slot, &mut state, now, None);
+            let pruned =
+                crate::compact::prune_orphans(&mut state.graph, self.config.orphan_grace_days, now);
             if !pruned.is_empty() {
                 state.dirty = true;
                 moves.deleted = pruned;

@@ -5,10 +5,7 @@
 
 use crate::debt::{Debt, compute_debt};
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
-use crate::render::{
-    LevelSource, READ_BUDGET, ReadKind, ReadOptions, likes_text, node_block, node_not_found_block,
-    progress_text, render_read, sync_text,
-};
+use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_text, shown_ids};
 use crate::store::{GraphSlot, Store, StoreError, Target};
 use crate::tool_events::ToolEvents;
@@ -16,6 +13,9 @@ use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
+use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
+
+pub mod text;
 
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,7 +195,7 @@ pub fn render_session(
     let (user, project) = session_slots(store, sid, now);
     let user_debt = level_debt(store, &user, now).line();
     let project_debt = project.as_ref().map(|p| level_debt(store, p, now).line());
-    let empty = crate::model::Graph::default();
+    let empty = crate::graph::Graph::default();
     let opts = ReadOptions {
         kind,
         budget: match kind {

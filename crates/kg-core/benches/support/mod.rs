@@ -1,6 +1,7 @@
 //! The graphs the memory benchmarks and the pass-instruction example share.
 
-use kg_core::model::{Edge, EdgeKey, Graph, Node, field, float_value};
+use kg_core::model::{Edge, EdgeKey, Node, field, float_value};
+use kg_core::graph::Graph;
 use serde_json::Value;
 
 pub const NOW: f64 = 1_795_176_000.0;

@@ -633,7 +633,7 @@ fn check_tick(before: &Graph, after: &Graph, moves: &TierMoves, now: f64) -> Che
 fn tick(g: &mut Graph, stall: &mut bool, now: f64) -> Result<bool, TestCaseError> {
     let before = g.clone();
     let mut moves = compact_graph(g, stall, "project:prop", GRACE_DAYS, now, None);
-    moves.deleted = prune_orphans(g, &config(), now);
+    moves.deleted = prune_orphans(g, config().orphan_grace_days, now);
     check_tick(&before, g, &moves, now)?;
     Ok(!moves.is_empty())
 }
