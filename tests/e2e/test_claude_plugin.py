@@ -5,6 +5,10 @@ then `claude -p "<prompt>"` in a project folder: Claude Code fires our SessionSt
 UserPromptSubmit hooks (before it stops with "Not logged in" — no login is needed for
 this), the couriers (`kg-memory hook …`) reach the server, and the server shows a session
 bound to that Claude session, preloaded, with the prompt answered by the full-read nudge.
+
+The plugin is the top-level `hooks/` folder (manifest, `hooks.json`, skills, `.mcp.json`);
+the marketplace at the repository root points at it. Claude Code copies the plugin's whole
+folder on install, so the installed copy must hold exactly that folder's files.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 from conftest import REPO, server_binary
 
 CLAUDE = REPO / "tests" / "node_modules" / ".bin" / "claude"
+PLUGIN = REPO / "hooks"
 
 pytestmark = pytest.mark.skipif(
     not CLAUDE.exists(), reason=f"Claude Code CLI not installed ({CLAUDE} missing): run `cd tests && npm ci`"
@@ -52,6 +57,19 @@ def run(env, cwd, *args, timeout=120) -> subprocess.CompletedProcess:
     )
 
 
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_plugin_and_marketplace_validate(shm_dir):
+    home = shm_dir / "claude-home"
+    home.mkdir()
+    env = claude_env(home, 0)
+    for target in (PLUGIN, REPO):  # the plugin folder, then the marketplace at the root
+        checked = run(env, shm_dir, "plugin", "validate", "--strict", str(target))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_plugin_hooks_reach_the_server(kg_server, shm_dir):
     claude_home = shm_dir / "claude-home"
     claude_home.mkdir()
@@ -70,6 +88,10 @@ def test_plugin_hooks_reach_the_server(kg_server, shm_dir):
     assert added.returncode == 0, added.stdout + added.stderr
     installed = run(env, project, "plugin", "install", "knowledge-graph@kg-memory")
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    listed = run(env, project, "plugin", "list", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    [plugin] = [p for p in json.loads(listed.stdout) if p["id"] == "knowledge-graph@kg-memory"]
+    assert files_under(Path(plugin["installPath"])) == files_under(PLUGIN), "the installed copy is not the hooks/ folder"
 
     prompt = run(env, project, "--debug-file", str(debug), "-p", "How does the release checklist work here?")
     log = debug.read_text(errors="replace") if debug.exists() else "<no debug log>"
