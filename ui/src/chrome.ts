@@ -1,0 +1,94 @@
+// The page around the graph: the graph selector and "both levels", the toolbar, the
+// theme, the URL's hash, and the keyboard shortcuts.
+
+import { graph, live } from './app';
+import { $, isTyping } from './dom';
+import { createDialog } from './dialogs';
+import { toggleDrawer } from './gauges';
+import { readHash, refresh, renderSelector, writeHash } from './load';
+import { undoMove } from './moves';
+import { deleteNode, select } from './panel';
+import { clearResults, closeResults } from './search';
+import { state } from './state';
+
+export function applyTheme(theme: string | null): void {
+  const root = document.documentElement;
+  const dark = theme ? theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+  root.dataset.theme = dark ? 'dark' : 'light';
+  graph.restyle();
+}
+
+async function switchGraph(): Promise<void> {
+  const value = $<HTMLSelectElement>('graph-select').value;
+  state.project = value.startsWith('p:') ? value.slice(2) : null;
+  if (!state.project) state.both = false;
+  writeHash();
+  renderSelector();
+  select(null);
+  clearResults();
+  state.loaded = false;
+  live.connect(state.project);
+  await refresh(true);
+}
+
+function onKey(ev: KeyboardEvent): void {
+  const dialogOpen = $<HTMLDialogElement>('dialog').open;
+  if (dialogOpen) return; // the dialog handles its own keys (Esc closes it)
+  if (ev.key === '/' && !isTyping(ev.target)) {
+    ev.preventDefault();
+    $('search').focus();
+  } else if (ev.key === 'Escape') {
+    if (!$('search-results').hidden) closeResults();
+    else if (state.picked) {
+      select(null);
+      ev.preventDefault();
+    } else if (!$('moves').hidden) $('moves').hidden = true;
+    else if (graph.drawer) toggleDrawer(false);
+    if (isTyping(ev.target)) (ev.target as HTMLElement).blur();
+  } else if (ev.key === 'Delete' && !isTyping(ev.target)) {
+    const info = state.picked ? graph.nodes.get(state.picked) : undefined;
+    if (info) {
+      ev.preventDefault();
+      void deleteNode(info);
+    }
+  } else if ((ev.key === 'z' || ev.key === 'Z') && (ev.ctrlKey || ev.metaKey) && !isTyping(ev.target)) {
+    if (state.lastMove) {
+      ev.preventDefault();
+      void undoMove();
+    }
+  } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
+    ev.preventDefault();
+    createDialog();
+  }
+}
+
+export function wire(): void {
+  $('graph-select').addEventListener('change', () => void switchGraph());
+  $<HTMLInputElement>('both-levels').addEventListener('change', (ev) => {
+    state.both = (ev.target as HTMLInputElement).checked;
+    writeHash();
+    state.loaded = false;
+    select(null);
+    void refresh(true);
+  });
+  $('new-node').addEventListener('click', createDialog);
+  $('relayout').addEventListener('click', () => void refresh(true));
+  $('fit').addEventListener('click', () => graph.fit());
+  $<HTMLInputElement>('show-artifacts').addEventListener('change', (ev) => graph.setArtifacts((ev.target as HTMLInputElement).checked));
+  $('drawer-toggle').addEventListener('click', () => toggleDrawer());
+  $('theme').addEventListener('click', () => {
+    const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+    localStorage.setItem('kg-theme', next);
+    applyTheme(next);
+  });
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => applyTheme(localStorage.getItem('kg-theme')));
+  window.addEventListener('hashchange', () => {
+    const before = `${state.project}|${state.both}`;
+    readHash();
+    if (`${state.project}|${state.both}` !== before) {
+      renderSelector();
+      void switchGraph();
+    }
+  });
+  document.addEventListener('keydown', onKey);
+}

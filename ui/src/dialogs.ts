@@ -1,0 +1,88 @@
+// The modal dialogs: a yes/no confirmation, and "New node".
+
+import { actions, address, graph, SCAN_LIMIT } from './app';
+import { api, ApiError } from './api';
+import { $, chars, h, lines, toast } from './dom';
+import { nodeKey } from './graph';
+import { onScreen } from './state';
+import type { LevelName } from './types';
+
+/** Ask before something that cannot be undone; resolves true on `action`. */
+export function confirmDialog(title: string, message: string, action: string): Promise<boolean> {
+  const dialog = $<HTMLDialogElement>('dialog');
+  return new Promise((resolve) => {
+    const no = h('button', { type: 'button', text: 'Cancel' });
+    const yes = h('button', { type: 'button', class: 'danger', text: action });
+    dialog.replaceChildren(h('h2', { text: title }), h('p', { text: message }), h('div', { class: 'actions' }, no, yes));
+    const done = (v: boolean) => {
+      dialog.onclose = null;
+      dialog.close();
+      resolve(v);
+    };
+    no.onclick = () => done(false);
+    yes.onclick = () => done(true);
+    dialog.onclose = () => resolve(false);
+    dialog.showModal();
+    no.focus();
+  });
+}
+
+/** The "+ Node" dialog: creates a node in one of the levels on screen, then opens it. */
+export function createDialog(): void {
+  const dialog = $<HTMLDialogElement>('dialog');
+  const levels = onScreen();
+  const level = h('select', { id: 'new-level' }, levels.map((l) => h('option', { value: l, text: l === 'user' ? 'user graph' : 'project graph' })));
+  const id = h('input', { type: 'text', id: 'new-id', placeholder: 'kebab-case-id', autocomplete: 'off' });
+  const gist = h('textarea', { id: 'new-gist', rows: 3, placeholder: 'One line: the insight' });
+  const count = h('div', { class: 'counter', text: `0 / ${SCAN_LIMIT} characters` });
+  const notes = h('textarea', { id: 'new-notes', rows: 2, placeholder: 'Notes, one per line (optional)' });
+  const touches = h('textarea', { id: 'new-touches', rows: 2, placeholder: 'Files, one per line (optional)' });
+  const warn = h('p', { class: 'small muted' });
+  const error = h('div', { class: 'error', id: 'new-error', role: 'alert' });
+  const cancel = h('button', { type: 'button', text: 'Cancel', onclick: () => dialog.close() });
+  const create = h('button', { type: 'button', class: 'primary', id: 'new-create', text: 'Create' });
+  const check = () => {
+    const n = chars(gist.value);
+    count.textContent = `${n} / ${SCAN_LIMIT} characters${n > SCAN_LIMIT ? ' — over the scan limit' : ''}`;
+    count.className = `counter${n > SCAN_LIMIT ? ' over' : ''}`;
+    const exists = graph.nodes.has(nodeKey(level.value as LevelName, id.value.trim()));
+    warn.textContent = exists ? 'A node with this id exists in that graph: creating replaces its gist.' : '';
+  };
+  gist.addEventListener('input', check);
+  id.addEventListener('input', check);
+  level.addEventListener('change', check);
+  create.addEventListener('click', async () => {
+    error.textContent = '';
+    const lv = level.value as LevelName;
+    try {
+      const r = await api.putNode(address(lv), id.value.trim(), gist.value, lines(notes.value).length ? lines(notes.value) : undefined, lines(touches.value).length ? lines(touches.value) : undefined);
+      dialog.close();
+      const key = nodeKey(lv, String(r.node.id));
+      await actions.refresh(false, [key]);
+      actions.focusNode(key);
+      toast(`Created ${r.node.id}`);
+    } catch (e) {
+      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      id.focus();
+    }
+  });
+  dialog.replaceChildren(
+    h('h2', { text: 'New node' }),
+    h(
+      'div',
+      { class: 'form-grid' },
+      levels.length > 1 ? h('label', {}, 'Graph', level) : null,
+      h('label', {}, 'Id', id),
+      h('label', {}, 'Gist', gist),
+      count,
+      h('label', {}, 'Notes', notes),
+      h('label', {}, 'Touches', touches),
+      warn,
+      error,
+    ),
+    h('div', { class: 'actions' }, cancel, create),
+  );
+  dialog.onclose = null;
+  dialog.showModal();
+  id.focus();
+}

@@ -1,0 +1,40 @@
+// `window.kgView`: what the browser tests and the benchmark read and drive.
+
+import { graph, live } from './app';
+import { toggleDrawer } from './gauges';
+import type { LiveStatus } from './live';
+import { state } from './state';
+import type { TierName } from './types';
+
+interface KgViewHook {
+  ready: boolean;
+  metrics: typeof state.metrics;
+  point(what: { key?: string; zone?: 'active' | 'archive' | 'drawer' }): { x: number; y: number } | null;
+  tierOf(key: string): TierName | null;
+  has(key: string): boolean;
+  session(): string | null;
+  live(): LiveStatus;
+  drawer(open: boolean): void;
+  fit(): void;
+}
+
+const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
+
+export function installHook(): void {
+  hooked().kgView = {
+    ready: false,
+    metrics: state.metrics,
+    point: (what) => graph.pagePoint(what),
+    tierOf: (key) => graph.nodes.get(key)?.tier ?? null,
+    has: (key) => graph.nodes.has(key),
+    session: () => live.session,
+    live: () => state.liveStatus,
+    drawer: (open) => toggleDrawer(open),
+    fit: () => graph.fit(),
+  };
+}
+
+/** The levels on screen are drawn (set after every refresh). */
+export function markReady(): void {
+  hooked().kgView.ready = true;
+}

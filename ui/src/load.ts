@@ -1,0 +1,156 @@
+// Loading: which graph is on screen (the URL's hash, the selector), fetching its levels
+// and drawing them, and coalescing bursts of live changes into one refresh.
+
+import { api, ApiError } from './api';
+import { graph, live } from './app';
+import { $, h, toast } from './dom';
+import { renderLevels } from './gauges';
+import { markReady } from './hook';
+import { renderPanel, select } from './panel';
+import { onScreen, state } from './state';
+import type { Debt, LevelData } from './types';
+
+// ----- the graph on screen: hash and selector ----------------------------------------------------
+
+export function readHash(): void {
+  const params = new URLSearchParams(location.hash.slice(1));
+  state.project = params.get('project') || null;
+  state.both = params.get('both') === '1';
+}
+
+export function writeHash(): void {
+  const params = new URLSearchParams();
+  if (state.project) params.set('project', state.project);
+  if (state.both) params.set('both', '1');
+  const text = params.toString();
+  history.replaceState(null, '', text ? `#${text}` : location.pathname);
+}
+
+export async function loadGraphs(): Promise<void> {
+  try {
+    state.graphs = (await api.graphs()).graphs;
+  } catch (e) {
+    toast(`Cannot list the graphs: ${(e as Error).message}`, 'error');
+    return;
+  }
+  renderSelector();
+}
+
+/** Reload the graph list once a burst of changes is over. */
+export function scheduleGraphs(): void {
+  window.clearTimeout(state.refresh.graphsTimer);
+  state.refresh.graphsTimer = window.setTimeout(() => void loadGraphs(), 1500);
+}
+
+const debtText = (d: Debt | null): string => (d ? `DEBT ${d.level} (${d.score})` : 'DEBT ?');
+
+export function renderSelector(): void {
+  const select = $<HTMLSelectElement>('graph-select');
+  select.replaceChildren();
+  for (const row of state.graphs) {
+    const c = row.counts;
+    const tiers = `${c.active}/${c.archived}/${c.orphaned}`;
+    if (row.level === 'user') {
+      select.append(h('option', { value: 'user', text: `User graph — ${debtText(row.debt)} · ${tiers}` }));
+    } else {
+      const label = `Project ${row.graph} — ${debtText(row.debt)} · ${tiers}`;
+      select.append(
+        h('option', {
+          value: row.project_path ? `p:${row.project_path}` : `x:${row.graph}`,
+          text: row.project_path ? label : `${label} (no recorded path)`,
+          title: row.project_path ?? 'This graph file records no project path, so it cannot be opened here',
+          disabled: !row.project_path,
+        }),
+      );
+    }
+  }
+  const current = state.project ? `p:${state.project}` : 'user';
+  if (state.project && ![...select.options].some((o) => o.value === current)) {
+    select.append(h('option', { value: current, text: `Project ${state.project}` }));
+  }
+  select.value = current;
+  const both = $<HTMLInputElement>('both-levels');
+  both.disabled = !state.project;
+  both.checked = state.both && !!state.project;
+}
+
+// ----- the levels on screen ----------------------------------------------------------------------
+
+function renderEmpty(): void {
+  const empty = $('empty');
+  const none = graph.nodes.size === 0;
+  empty.hidden = !none;
+  empty.textContent = none
+    ? 'This graph has no nodes yet. Create one with “+ Node”, or let an agent capture what it learns (kg_put_node).'
+    : '';
+}
+
+/** A project that cannot be opened (moved, outside this HOME): show the user graph. */
+function fallBackToUser(): void {
+  state.project = null;
+  state.both = false;
+  writeHash();
+  renderSelector();
+  live.connect(null);
+  window.setTimeout(() => void refresh(true), 0);
+}
+
+/** Draw fetched levels: the graph (flashing what changed), the cards, the panel. */
+async function showLevels(fetched: LevelData[], relayout: boolean, flash: string[]): Promise<void> {
+  const metrics = state.metrics;
+  state.levels = {};
+  for (const l of fetched) state.levels[l.level] = l;
+  const changed = graph.show(fetched, relayout || !state.loaded);
+  const first = !state.loaded;
+  state.loaded = true;
+  if (!relayout && !first) graph.flash([...new Set([...changed, ...flash])]);
+  else if (flash.length) graph.flash(flash);
+  if (state.picked && !graph.nodes.has(state.picked)) select(null);
+  renderLevels();
+  renderPanel(false);
+  renderEmpty();
+  if (!first) scheduleGraphs();
+  if (first || relayout) {
+    metrics.layoutMs = graph.lastLayoutMs;
+    metrics.nodes = graph.nodes.size;
+    metrics.edges = graph.edges.size;
+    await new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+    if (first) metrics.firstDrawMs = performance.now();
+  }
+  markReady();
+}
+
+/** Fetch the levels on screen and show them (a full layout when `relayout`). */
+export async function refresh(relayout = false, flash: string[] = []): Promise<void> {
+  if (state.refresh.running) await state.refresh.running.catch(() => undefined);
+  const run = (async () => {
+    const t0 = performance.now();
+    const wanted = onScreen();
+    let fetched: LevelData[];
+    try {
+      fetched = await Promise.all(wanted.map((l) => api.level(l, state.project)));
+    } catch (e) {
+      const msg = e instanceof ApiError ? e.detail : String(e);
+      toast(`Cannot load the graph: ${msg}`, 'error');
+      if (!state.loaded && state.project) fallBackToUser();
+      return;
+    }
+    state.metrics.fetchMs = performance.now() - t0;
+    await showLevels(fetched, relayout, flash);
+  })();
+  state.refresh.running = run;
+  await run;
+  state.refresh.running = null;
+}
+
+/** Coalesce bursts of live changes into one refresh. */
+export function scheduleRefresh(keys: string[]): void {
+  const pending = state.refresh;
+  for (const k of keys) pending.pendingFlash.add(k);
+  window.clearTimeout(pending.timer);
+  pending.timer = window.setTimeout(() => {
+    const keysNow = [...pending.pendingFlash];
+    pending.pendingFlash = new Set();
+    void refresh(false, keysNow);
+  }, 150);
+}

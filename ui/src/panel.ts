@@ -1,0 +1,384 @@
+// Picking a node and the details panel beside the graph: its editor (gist, notes,
+// touches, with the budget they cost), why it is in its tier, its edges, its times,
+// and deleting it.
+
+import { actions, address, graph, SCAN_LIMIT, tierMark } from './app';
+import { api, ApiError } from './api';
+import { confirmDialog } from './dialogs';
+import { $, chars, h, lines, listOf, toast, when } from './dom';
+import { setProjection, toggleDrawer } from './gauges';
+import type { EdgeInfo, NodeInfo } from './graph';
+import { moveTier } from './moves';
+import { state } from './state';
+import type { LevelName, TierWhy } from './types';
+
+type Part = HTMLElement | string | null;
+
+// ----- picking ---------------------------------------------------------------------------------
+
+/** Pick a node (or none), asking first when an unsaved edit would be lost. */
+export function select(key: string | null): void {
+  if (key && key.startsWith('a:')) {
+    toast(`${key.slice(2)} is a file or path an edge points at, not a node.`);
+    return;
+  }
+  const draft = state.panel.draft;
+  if (draft?.dirty && draft.key !== key && !confirm('Discard the unsaved edit?')) return;
+  state.picked = key;
+  state.panel.draft = null;
+  graph.pick(key);
+  setProjection(null, 0);
+  renderPanel(true);
+}
+
+/** Bring a node into view (opening the drawer for an orphan) and pick it. */
+export function focusNode(key: string): void {
+  const info = graph.nodes.get(key);
+  if (!info) return;
+  if (info.tier === 'orphaned' && !graph.drawer) toggleDrawer(true);
+  graph.centre(key);
+  select(key);
+}
+
+// ----- the panel -------------------------------------------------------------------------------
+
+/**
+ * Show the picked node. Without `force`, an unchanged node keeps the panel as it is
+ * (focus, scroll, an open form) and an unsaved edit is kept.
+ */
+export function renderPanel(force: boolean): void {
+  const panel = $('panel');
+  const key = state.picked;
+  const info = key ? graph.nodes.get(key) : undefined;
+  if (!key || !info) {
+    panel.hidden = true;
+    panel.replaceChildren();
+    graph.cy.resize();
+    return;
+  }
+  const draft = state.panel.draft;
+  if (draft?.dirty && !force) {
+    // Keep the person's edit; say so when the node changed underneath.
+    const note = panel.querySelector('#panel-stale');
+    if (note) note.textContent = draft.gist !== info.node.gist ? 'This node changed on the server while you edit; saving replaces it.' : '';
+    return;
+  }
+  // Unchanged node: keep the panel as it is (focus, scroll, an open form).
+  const touching = [...graph.edges.values()].filter((e) => e.source === key || e.target === key).map((e) => e.key);
+  const sig = JSON.stringify([info.node, info.why, info.tier, touching]);
+  if (!force && sig === state.panel.sig && !panel.hidden) return;
+  state.panel.sig = sig;
+  const notesText = listOf(info.node.notes).join('\n');
+  const touchesText = listOf(info.node.touches).join('\n');
+  state.panel.draft = { key, gist: String(info.node.gist ?? ''), notes: notesText, touches: touchesText, dirty: false };
+  const wasHidden = panel.hidden;
+  panel.hidden = false;
+  panel.replaceChildren(panelBody(info, notesText, touchesText));
+  if (wasHidden) graph.cy.resize();
+}
+
+function panelBody(info: NodeInfo, notesText: string, touchesText: string): HTMLElement {
+  return h(
+    'div',
+    {},
+    panelHead(info),
+    h('p', { class: 'small muted', id: 'panel-stale' }),
+    editFields(info, notesText, touchesText),
+    whySection(info),
+    edgesSection(info),
+    timesSection(info),
+    deleteSection(info),
+  );
+}
+
+function panelHead(info: NodeInfo): HTMLElement {
+  return h(
+    'div',
+    { class: 'head' },
+    h(
+      'div',
+      {},
+      h('h2', { text: info.id }),
+      h('span', { class: `tier-badge ${info.tier}`, text: tierMark[info.tier] }),
+      ' ',
+      h('span', { class: 'level-badge', text: `${info.level} level` }),
+    ),
+    h('button', { type: 'button', 'aria-label': 'Close details (Esc)', title: 'Close (Esc)', text: '✕', onclick: () => select(null) }),
+  );
+}
+
+// ----- the editor: gist, notes, touches ----------------------------------------------------------
+
+/** What saving this gist does to the level's rendered size (exact for active nodes). */
+function gistDelta(info: NodeInfo, gist: string): { delta: number; exact: boolean } {
+  const now = chars(gist);
+  const old = chars(String(info.node.gist ?? ''));
+  if (info.tier === 'active') return { delta: now - old, exact: true };
+  const line = 2 + chars(info.id) + 2 + now + 1;
+  return { delta: line - info.why.cost, exact: false };
+}
+
+/** The gist's length against the scan limit, and what the edit adds to the level. */
+function renderGistCounter(count: HTMLElement, info: NodeInfo, gist: string, dirty: boolean): number {
+  const n = chars(gist);
+  const { delta, exact } = gistDelta(info, gist);
+  count.className = `counter${n > SCAN_LIMIT ? ' over' : ''}`;
+  count.replaceChildren(
+    h('span', { text: `${n} / ${SCAN_LIMIT} characters${n > SCAN_LIMIT ? ' — over the scan limit: counts as maintenance debt' : ''}` }),
+    h('span', { text: dirty || delta ? `${exact ? '' : '≈ '}${delta >= 0 ? '+' : ''}${delta} chars to the level` : '' }),
+  );
+  return delta;
+}
+
+function clearButton(box: HTMLTextAreaElement, what: string, changed: () => void): HTMLElement {
+  return h('button', {
+    type: 'button',
+    class: 'small',
+    text: `Clear ${what}`,
+    onclick: () => {
+      box.value = '';
+      changed();
+      box.focus();
+    },
+  });
+}
+
+/** The edit form; keeps `state.panel.draft` and the gauge's projection up to date. */
+function editFields(info: NodeInfo, notesText: string, touchesText: string): Part[] {
+  const gistBox = h('textarea', { id: 'gist', rows: 4, 'aria-describedby': 'gist-count', value: String(info.node.gist ?? '') });
+  const count = h('div', { class: 'counter', id: 'gist-count' });
+  const notesBox = h('textarea', { id: 'notes', rows: 3, placeholder: 'One note per line', value: notesText, 'aria-label': 'Notes, one per line' });
+  const touchesBox = h('textarea', { id: 'touches', rows: 2, placeholder: 'One file path per line', value: touchesText, 'aria-label': 'Touches, one per line' });
+  const error = h('div', { class: 'error', id: 'save-error', role: 'alert' });
+  const saveBtn = h('button', { class: 'primary', id: 'save', type: 'button', disabled: true, text: 'Save' });
+  const revertBtn = h('button', { type: 'button', id: 'revert', disabled: true, text: 'Revert' });
+
+  const update = () => {
+    const draft = state.panel.draft;
+    if (!draft) return;
+    const gist = gistBox.value;
+    draft.gist = gist;
+    draft.notes = notesBox.value;
+    draft.touches = touchesBox.value;
+    draft.dirty = gist !== String(info.node.gist ?? '') || notesBox.value !== notesText || touchesBox.value !== touchesText;
+    saveBtn.disabled = !draft.dirty;
+    revertBtn.disabled = !draft.dirty;
+    const delta = renderGistCounter(count, info, gist, draft.dirty);
+    setProjection(info.level, draft.dirty ? delta : 0);
+  };
+  for (const box of [gistBox, notesBox, touchesBox]) box.addEventListener('input', update);
+
+  saveBtn.addEventListener('click', async () => {
+    error.textContent = '';
+    const notes = notesBox.value !== notesText ? lines(notesBox.value) : undefined;
+    const touches = touchesBox.value !== touchesText ? lines(touchesBox.value) : undefined;
+    saveBtn.disabled = true;
+    try {
+      await api.putNode(address(info.level), info.id, gistBox.value, notes, touches);
+      state.panel.draft = null;
+      setProjection(null, 0);
+      toast(`Saved ${info.id}`);
+      await actions.refresh(false, [info.key]);
+      renderPanel(true);
+    } catch (e) {
+      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      saveBtn.disabled = false;
+    }
+  });
+  revertBtn.addEventListener('click', () => {
+    state.panel.draft = null;
+    setProjection(null, 0);
+    renderPanel(true);
+  });
+
+  update();
+  return [
+    h('h3', {}, h('label', { for: 'gist', text: 'Gist' })),
+    gistBox,
+    count,
+    info.tier !== 'active' ? h('p', { class: 'small muted', text: 'Saving makes this node active: any write does.' }) : null,
+    h('h3', {}, h('label', { for: 'notes', text: 'Notes' })),
+    notesBox,
+    h('div', { class: 'row' }, clearButton(notesBox, 'notes', update)),
+    h('h3', {}, h('label', { for: 'touches', text: 'Touches (files)' })),
+    touchesBox,
+    h('div', { class: 'row' }, clearButton(touchesBox, 'touches', update)),
+    error,
+    h('div', { class: 'row' }, saveBtn, revertBtn),
+  ];
+}
+
+// ----- why it is in its tier ---------------------------------------------------------------------
+
+function bar(name: string, value: number | null): HTMLElement[] {
+  const v = value ?? 0;
+  return [
+    h('span', { text: name }),
+    h('span', { class: 'bar', role: 'img', 'aria-label': `${name} ${value === null ? 'n/a' : Math.round(v * 100) + '%'}` }, h('i', { style: `width:${(v * 100).toFixed(1)}%` })),
+    h('span', { text: value === null ? '—' : `${Math.round(v * 100)}%` }),
+  ];
+}
+
+function scoreBars(w: TierWhy): HTMLElement {
+  return h(
+    'div',
+    { class: 'bars', 'aria-label': 'Score and percentiles' },
+    ...bar('score', w.score),
+    ...bar('recency', w.recency),
+    ...bar('connectedness', w.connectedness),
+    ...bar('usefulness', w.usefulness),
+  );
+}
+
+/** Which pool the percentiles are taken in, its place in the order, and what it costs. */
+function rankNote(info: NodeInfo): HTMLElement {
+  const w = info.why;
+  return h(
+    'p',
+    { class: 'small muted' },
+    w.pool ? `Percentiles among ${w.pool === 'active' ? 'active' : 'active and archived'} nodes past grace. ` : '',
+    w.rank ? `Place ${w.rank} of ${w.rank_of} in the ${info.tier === 'active' ? 'archive' : 'refill'} order. ` : '',
+    info.tier === 'active' ? `Costs ${w.cost} chars of the level (its line and the edges cited under it).` : info.tier === 'archived' ? `Its anchor costs ${w.cost} chars; ${w.traces} memory trace(s) to active nodes.` : 'Costs nothing: not rendered.',
+  );
+}
+
+function moveButton(info: NodeInfo): HTMLElement {
+  return info.tier === 'active'
+    ? h('button', { type: 'button', text: 'Archive by hand', title: 'Same as dropping it on the ARCHIVED band', onclick: () => void moveTier(info.key, 'archived') })
+    : h('button', { type: 'button', class: 'primary', text: 'Promote to active', title: 'Same as dragging it to the active area (a read: orphaned neighbours are rescued)', onclick: () => void moveTier(info.key, 'active') });
+}
+
+function whySection(info: NodeInfo): Part[] {
+  return [
+    h('h3', { text: `Why it is ${info.tier}` }),
+    h('p', { class: 'reason', text: info.why.reason }),
+    scoreBars(info.why),
+    rankNote(info),
+    h('div', { class: 'row' }, moveButton(info)),
+  ];
+}
+
+// ----- edges -----------------------------------------------------------------------------------
+
+/** One edge of the node: its relation, the peer (a link when it is a node), a delete button. */
+function edgeItem(info: NodeInfo, e: EdgeInfo): HTMLElement {
+  const out = e.source === info.key;
+  const peerKey = out ? e.target : e.source;
+  const peerId = out ? e.edge.to : e.edge.from;
+  const peer = graph.nodes.get(peerKey);
+  return h(
+    'li',
+    {},
+    h('span', { class: 'rel', text: out ? `→ ${e.edge.rel} →` : `← ${e.edge.rel} ←` }),
+    peer
+      ? h('button', { class: 'link peer', text: peerId, title: `${peer.tier} · ${peer.level} · ${String(peer.node.gist ?? '')}`, onclick: () => focusNode(peerKey) })
+      : h('span', { class: 'peer', text: peerId, title: peerKey.startsWith('a:') ? 'a file or path' : '' }),
+    h('span', { class: 'small muted', text: e.kind === 'normal' ? '' : e.kind === 'artifact' ? 'file' : e.kind }),
+    h('button', {
+      class: 'x',
+      type: 'button',
+      'aria-label': `Delete edge ${e.edge.from} ${e.edge.rel} ${e.edge.to}`,
+      title: 'Delete this edge',
+      text: '✕',
+      onclick: () => void deleteEdge(e.level, e.edge),
+    }),
+  );
+}
+
+function edgesSection(info: NodeInfo): Part[] {
+  const edgesOut: HTMLElement[] = [];
+  const edgesIn: HTMLElement[] = [];
+  for (const e of graph.edges.values()) {
+    const out = e.source === info.key;
+    const inc = e.target === info.key;
+    if (!out && !inc) continue;
+    (out ? edgesOut : edgesIn).push(edgeItem(info, e));
+  }
+  return [
+    h('h3', { text: `Edges (${edgesOut.length} out, ${edgesIn.length} in)` }),
+    edgesOut.length ? h('ul', { class: 'edges', 'aria-label': 'Outgoing edges' }, edgesOut) : h('p', { class: 'small muted', text: 'No outgoing edges.' }),
+    edgesIn.length ? h('ul', { class: 'edges', 'aria-label': 'Incoming edges' }, edgesIn) : h('p', { class: 'small muted', text: 'No incoming edges.' }),
+    edgeForm(info),
+  ];
+}
+
+/** "Add an edge": from or to this node, to a node id or a file path. */
+function edgeForm(info: NodeInfo): HTMLElement {
+  const dir = h('select', { 'aria-label': 'Direction' }, h('option', { value: 'out', text: `${info.id} → other` }), h('option', { value: 'in', text: `other → ${info.id}` }));
+  const other = h('input', { type: 'text', placeholder: 'node id or file path', 'aria-label': 'Other end' });
+  const rel = h('input', { type: 'text', placeholder: 'relation, e.g. depends-on', 'aria-label': 'Relation' });
+  const notes = h('input', { type: 'text', placeholder: 'note (optional)', 'aria-label': 'Edge note' });
+  const error = h('div', { class: 'error', role: 'alert' });
+  const add = h('button', { type: 'button', class: 'primary', text: 'Add edge' });
+  add.addEventListener('click', async () => {
+    error.textContent = '';
+    const from = dir.value === 'out' ? info.id : other.value.trim();
+    const to = dir.value === 'out' ? other.value.trim() : info.id;
+    try {
+      await api.putEdge(address(info.level), from, to, rel.value.trim(), notes.value.trim() ? [notes.value.trim()] : undefined);
+      toast(`Edge ${from} → ${rel.value.trim()} → ${to} saved`);
+      await actions.refresh(false);
+      renderPanel(true);
+    } catch (e) {
+      error.textContent = e instanceof ApiError ? e.detail : String(e);
+    }
+  });
+  return h('details', {}, h('summary', { text: 'Add an edge' }), h('div', { class: 'form-grid' }, dir, other, rel, notes, error, h('div', { class: 'row' }, add)));
+}
+
+// ----- times and delete ------------------------------------------------------------------------
+
+function timesSection(info: NodeInfo): Part[] {
+  const w = info.why;
+  const useful = Array.isArray(info.node._useful_ts) ? info.node._useful_ts : [];
+  return [
+    h('h3', { text: 'Times' }),
+    h(
+      'dl',
+      { class: 'times' },
+      h('dt', { text: 'created' }),
+      h('dd', { text: when(info.node._created_ts) }),
+      h('dt', { text: 'last read' }),
+      h('dd', { text: when(info.node._last_read_ts) }),
+      h('dt', { text: 'liked' }),
+      h('dd', { text: useful.length ? `${useful.length}× · last ${when(useful[useful.length - 1])}` : 'never' }),
+      info.node._orphaned_ts ? h('dt', { text: 'orphaned' }) : null,
+      info.node._orphaned_ts ? h('dd', { text: when(info.node._orphaned_ts) }) : null,
+      w.deleted_at ? h('dt', { text: 'deleted' }) : null,
+      w.deleted_at ? h('dd', { text: when(w.deleted_at) }) : null,
+    ),
+  ];
+}
+
+function deleteSection(info: NodeInfo): Part[] {
+  return [h('h3', { text: 'Delete' }), h('button', { type: 'button', class: 'danger', text: 'Delete node… (Del)', onclick: () => void deleteNode(info) })];
+}
+
+/** Delete a node and its edges, after asking. */
+export async function deleteNode(info: NodeInfo): Promise<void> {
+  let n = 0;
+  for (const e of graph.edges.values()) if (e.level === info.level && (e.edge.from === info.id || e.edge.to === info.id)) n++;
+  const ok = await confirmDialog('Delete node?', `Delete “${info.id}” and its ${n} edge(s) from the ${info.level} graph? This cannot be undone.`, 'Delete');
+  if (!ok) return;
+  try {
+    const r = await api.deleteNode(address(info.level), info.id);
+    toast(`Deleted ${r.deleted} and ${r.edges_deleted} edge(s)`);
+    select(null);
+    await actions.refresh(false);
+  } catch (e) {
+    toast(`Delete failed: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+  }
+}
+
+async function deleteEdge(level: LevelName, e: { from: string; to: string; rel: string }): Promise<void> {
+  const ok = await confirmDialog('Delete edge?', `Delete ${e.from} → ${e.rel} → ${e.to} from the ${level} graph?`, 'Delete');
+  if (!ok) return;
+  try {
+    const r = await api.deleteEdge(address(level), e);
+    toast(r.deleted ? 'Edge deleted' : 'That edge was already gone');
+    await actions.refresh(false);
+    renderPanel(true);
+  } catch (err) {
+    toast(`Delete failed: ${err instanceof ApiError ? err.detail : String(err)}`, 'error');
+  }
+}

@@ -1,0 +1,76 @@
+// Everything the view remembers between events, in one object. The modules read and
+// write it directly; nothing else keeps mutable state at module level.
+
+import type { LiveStatus } from './live';
+import type { GraphRow, LevelData, LevelName, SearchHit, TierName } from './types';
+
+/** The last tier move made from this page: Ctrl+Z or the Undo button reverses it once. */
+export interface LastMove {
+  level: LevelName;
+  id: string;
+  from: TierName;
+  to: TierName;
+  projectPath: string | null;
+}
+
+/** The node panel's edit, as typed (dirty once it differs from the node). */
+export interface PanelDraft {
+  key: string;
+  gist: string;
+  notes: string;
+  touches: string;
+  dirty: boolean;
+}
+
+export const state = {
+  graphs: [] as GraphRow[],
+  /** The project on screen (its recorded path), or null for the user graph alone. */
+  project: null as string | null,
+  both: false,
+  levels: {} as Partial<Record<LevelName, LevelData>>,
+  picked: null as string | null,
+  lastMove: null as LastMove | null,
+  ownMoveAt: 0,
+  liveStatus: 'connecting' as LiveStatus,
+  loaded: false,
+
+  /** Loading: the refresh under way, and the live changes waiting to be shown. */
+  refresh: {
+    running: null as Promise<void> | null,
+    pendingFlash: new Set<string>(),
+    timer: undefined as number | undefined,
+    /** The graph list (selector) reload waiting for a burst of changes to end. */
+    graphsTimer: undefined as number | undefined,
+  },
+
+  /** Characters an unsaved edit would add to a level, drawn on its budget gauge. */
+  projected: {} as Partial<Record<LevelName, number>>,
+
+  /** The node panel: its unsaved edit, and what it last drew (to leave it alone when unchanged). */
+  panel: {
+    draft: null as PanelDraft | null,
+    sig: '',
+  },
+
+  /** The search box. */
+  search: {
+    timer: undefined as number | undefined,
+    hits: [] as SearchHit[],
+    /** The query `hits` answer. */
+    hitsQuery: '',
+    active: -1,
+    /** Bumped by every search and every dismissal: an answer that arrives for an older
+     * generation (the user already chose a hit or closed the list) is dropped. */
+    generation: 0,
+  },
+
+  /** Timings for the test and benchmark hook (`window.kgView.metrics`). */
+  metrics: { firstDrawMs: 0, layoutMs: 0, fetchMs: 0, nodes: 0, edges: 0 },
+};
+
+/** The levels on screen. */
+export const onScreen = (): LevelName[] => (state.project ? (state.both ? ['user', 'project'] : ['project']) : ['user']);
+
+/** The path of the project level on screen, or null when only the user level shows. */
+export const projectOnScreen = (): string | null =>
+  onScreen().includes('project') ? (state.levels.project?.project_path ?? null) : null;

@@ -1,0 +1,77 @@
+// Live updates: what the view does with each message of the live connection (live.ts)
+// and with its status: a toast saying who changed what, a coalesced refresh that
+// flashes the changed nodes, and the box explaining a maintenance tick.
+
+import { graph } from './app';
+import { $, toast } from './dom';
+import { nodeKey } from './graph';
+import type { LiveStatus } from './live';
+import { loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
+import { explainTick, showMoves } from './moves';
+import { onScreen, projectOnScreen, state } from './state';
+import type { LevelName, LiveMessage } from './types';
+
+export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
+  state.liveStatus = s;
+  const el = $('live');
+  el.textContent = s === 'live' ? 'live' : s === 'reconnecting' ? 'reconnecting…' : 'connecting…';
+  el.classList.toggle('on', s === 'live');
+  el.title = s === 'live' ? 'Changes made by agents appear here as they happen' : 'The memory server does not answer; retrying';
+  if (s === 'live' && reconnected) {
+    toast('Reconnected to the memory server', 'live');
+    void loadGraphs();
+    void refresh(false);
+  }
+}
+
+/** Say what changed (by whom) and return the keys of the nodes to flash. */
+function announce(m: LiveMessage, level: LevelName): string[] {
+  const k = (id: string) => nodeKey(level, id);
+  const keys: string[] = [];
+  const who = m.source_session ? 'another session' : 'the server';
+  switch (m.type) {
+    case 'node_updated':
+      if (m.node) {
+        keys.push(k(String(m.node.id)));
+        toast(`${graph.nodes.has(k(String(m.node.id))) ? 'Updated' : 'New'} node ${m.node.id} (by ${who})`, 'live');
+      }
+      break;
+    case 'edge_updated':
+      if (m.edge) toast(`Edge ${m.edge.from} → ${m.edge.rel} → ${m.edge.to} (by ${who})`, 'live');
+      break;
+    case 'node_deleted':
+      toast(`Deleted node ${m.node_id} (by ${who})`, 'live');
+      break;
+    case 'node_recalled':
+      if (m.node) keys.push(k(String(m.node.id)));
+      for (const id of m.rescued_from_orphan ?? []) keys.push(k(id));
+      toast(`Recalled ${m.node?.id} to active (by ${who})`, 'live');
+      break;
+    case 'tiers_moved': {
+      const lists = { archived: m.archived ?? [], restored: m.restored ?? [], orphaned: m.orphaned ?? [], deleted: m.deleted ?? [] };
+      for (const id of [...lists.archived, ...lists.restored, ...lists.orphaned]) keys.push(k(id));
+      // This page's own move is already explained by its own box.
+      const recentOwn = Date.now() - state.ownMoveAt < 3000 && m.reason === 'maintenance tick';
+      if (!recentOwn) showMoves(explainTick(level, m.reason ?? '', lists), null);
+      break;
+    }
+    default:
+      break;
+  }
+  return keys;
+}
+
+export function onLive(m: LiveMessage): void {
+  if (m.type === 'resync') {
+    scheduleRefresh([]);
+    return;
+  }
+  if (m.type === 'pong' || !m.level) return;
+  const mine = m.level === 'user' ? onScreen().includes('user') : !!projectOnScreen() && m.project_path === projectOnScreen();
+  if (!mine) {
+    scheduleGraphs();
+    return;
+  }
+  scheduleRefresh(announce(m, m.level));
+  scheduleGraphs();
+}
