@@ -15,7 +15,21 @@ step "build (server, tray app)"
 cargo build --workspace --bins --tests
 
 step "Rust tests: unit, golden parity, invariants, crash safety, the server over HTTP"
+# #[ignore] marks only tests that need root, with the reason "needs root: …"
+# (CONTRIBUTING.md): any other would silently never run here.
+if grep -rn --include='*.rs' '#\[ignore' crates src-tauri | grep -v '#\[ignore = "needs root: '; then
+  echo 'test.sh: #[ignore] is only for tests that need root, as #[ignore = "needs root: why"]' >&2
+  exit 1
+fi
 cargo test --workspace
+if [ "$(id -u)" = 0 ]; then
+  step "Rust tests that need root (#[ignore = \"needs root: …\"])"
+  cargo test --workspace --tests -- --ignored
+else
+  echo
+  echo "Not root: skipped these tests that need root (CI runs them as root):"
+  cargo test --workspace --tests -q -- --list --ignored 2>/dev/null | sed -n 's/^\(.*\): test$/  \1/p'
+fi
 
 step "end-to-end: Python MCP SDK, stdio bridge, the real Claude Code CLI and plugin"
 .venv/bin/python -m pytest -q tests/e2e

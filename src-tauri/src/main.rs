@@ -34,11 +34,13 @@ struct Shell {
     shutdown: CancellationToken,
     tray: Mutex<Option<TrayIcon>>,
     status: Mutex<Option<Status>>,
+    /// File figures of the graphs, for a tray that does not host the store.
+    catalogue: kg_core::catalogue::Catalogue,
     gate: Mutex<notify::DailyGate>,
 }
 
 fn main() {
-    init_logging();
+    kg_server::logging::init();
     if let Err(message) = display_available() {
         eprintln!("kg-memory-app: {message}");
         std::process::exit(2);
@@ -68,6 +70,7 @@ fn main() {
         shutdown,
         tray: Mutex::new(None),
         status: Mutex::new(None),
+        catalogue: Default::default(),
         gate: Mutex::new(gate),
     });
     let kept = shell.clone();
@@ -435,14 +438,19 @@ fn kg_memory_binary() -> anyhow::Result<std::path::PathBuf> {
 fn refresh(app: &AppHandle) {
     let s = shell(app);
     let failed = matches!(s.host, Host::Failed { .. });
-    let status = Status::survey(
-        &kg_core::namespace::Layout {
-            root: s.settings.storage_root.clone(),
-        },
-        s.clock.now(),
-        s.host.describe(&s.settings),
-        failed,
-    );
+    let now = s.clock.now();
+    // The hosted store knows its graphs; an attached tray reads the files, whose
+    // figures the catalogue keeps until they change.
+    let catalogue = match &s.host {
+        Host::Hosted { state, .. } => state.store.catalogue(now),
+        _ => {
+            let layout = kg_core::namespace::Layout {
+                root: s.settings.storage_root.clone(),
+            };
+            s.catalogue.list(&layout, Vec::new(), now)
+        }
+    };
+    let status = Status::of(&catalogue, s.host.describe(&s.settings), failed);
     notify_new_high(app, &s, &status);
     let changed = lock(&s.status).as_ref() != Some(&status);
     if changed {
@@ -629,33 +637,4 @@ async fn quit_on_signal(app: AppHandle, signals: Signals) {
     signals.received().await;
     log::info!("signal received: quitting");
     quit(app);
-}
-
-fn init_logging() {
-    let level = std::env::var("KG_LOG_LEVEL").unwrap_or_else(|_| "info".into());
-    log::set_max_level(match level.to_ascii_lowercase().as_str() {
-        "debug" => log::LevelFilter::Debug,
-        "warning" | "warn" => log::LevelFilter::Warn,
-        "error" => log::LevelFilter::Error,
-        _ => log::LevelFilter::Info,
-    });
-    let _ = log::set_logger(&LOGGER);
-}
-
-/// Logs go to stderr, one line each (our crates only).
-struct Logger;
-static LOGGER: Logger = Logger;
-
-impl log::Log for Logger {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
-    }
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata())
-            && (record.target().starts_with("kg_") || record.target().starts_with("kg-memory"))
-        {
-            eprintln!("{} {}", record.level(), record.args());
-        }
-    }
-    fn flush(&self) {}
 }

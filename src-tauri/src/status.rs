@@ -1,8 +1,8 @@
 //! What the tray shows: the worst graph's state, one line per graph, and which graphs
-//! need tending — computed from the graphs on disk.
+//! need tending — from the store's catalogue of graphs.
 
-use kg_core::debt::{DebtLevel, SurveyRow, survey};
-use kg_core::namespace::Layout;
+use kg_core::catalogue::{CatalogueEntry, neediest_first};
+use kg_core::debt::{Debt, DebtLevel};
 
 /// The tray badge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,10 +55,13 @@ pub struct Status {
 }
 
 impl Status {
-    /// Survey the storage root. `failed` puts the tray in its error state.
-    pub fn survey(layout: &Layout, now: f64, host_line: String, failed: bool) -> Status {
-        let rows = survey(layout, now);
-        let graphs: Vec<GraphStatus> = rows.iter().map(graph_status).collect();
+    /// The status of the graphs of a catalogue. `failed` puts the tray in its error
+    /// state.
+    pub fn of(catalogue: &[CatalogueEntry], host_line: String, failed: bool) -> Status {
+        let graphs: Vec<GraphStatus> = neediest_first(catalogue, |g| Some(&g.debt))
+            .into_iter()
+            .map(|(g, debt)| graph_status(g, debt))
+            .collect();
         let worst = graphs.iter().map(|g| g.level).max();
         let badge = if failed {
             Badge::Error
@@ -92,30 +95,34 @@ impl Status {
     }
 }
 
-fn graph_status(row: &SurveyRow) -> GraphStatus {
-    let name = if row.is_user {
-        "user".to_string()
-    } else {
-        row.graph.clone()
-    };
-    let health = row.health.trim_start_matches("HEALTH: ");
+fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
+    let health = graph.health.trim_start_matches("HEALTH: ");
     GraphStatus {
         line: format!(
-            "{name}: DEBT {} ({}) · {health}",
-            row.debt.level.as_str(),
-            kg_core::pyfmt::float_repr(kg_core::pyfmt::round_to(row.debt.score, 2))
+            "{}: DEBT {} ({}) · {health}",
+            graph.name,
+            debt.level.as_str(),
+            kg_core::pyfmt::float_repr(kg_core::pyfmt::round_to(debt.score, 2))
         ),
-        name,
-        project_path: row.project_path.clone(),
-        level: row.debt.level,
-        score: row.debt.score,
-        largest_factor: row.debt.largest_factor(),
+        name: graph.name.clone(),
+        project_path: graph.project_path.clone(),
+        level: debt.level,
+        score: debt.score,
+        largest_factor: debt.largest_factor(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kg_core::catalogue::Catalogue;
+    use kg_core::namespace::Layout;
+
+    /// The status of the root as a tray attached to another server sees it.
+    fn survey(layout: &Layout, now: f64, host_line: &str, failed: bool) -> Status {
+        let catalogue = Catalogue::default().list(layout, Vec::new(), now);
+        Status::of(&catalogue, host_line.into(), failed)
+    }
 
     #[test]
     fn worst_graph_decides_the_badge() {
@@ -123,7 +130,7 @@ mod tests {
         let layout = Layout {
             root: dir.path().to_path_buf(),
         };
-        let empty = Status::survey(&layout, 1.0, "host".into(), false);
+        let empty = survey(&layout, 1.0, "host", false);
         assert_eq!(empty.badge, Badge::Healthy);
         let nodes: String = (0..10)
             .map(|i| {
@@ -140,7 +147,7 @@ mod tests {
             format!("{{\"nodes\": {{{nodes}}}}}"),
         )
         .expect("write");
-        let busy = Status::survey(&layout, 1_795_176_000.0, "host".into(), false);
+        let busy = survey(&layout, 1_795_176_000.0, "host", false);
         assert_eq!(busy.badge, Badge::DebtHigh);
         assert_eq!(busy.needs_tending().count(), 1);
         assert!(
@@ -148,9 +155,6 @@ mod tests {
             "{}",
             busy.tooltip()
         );
-        assert_eq!(
-            Status::survey(&layout, 1.0, "down".into(), true).badge,
-            Badge::Error
-        );
+        assert_eq!(survey(&layout, 1.0, "down", true).badge, Badge::Error);
     }
 }

@@ -1,12 +1,14 @@
 // The server's REST API, same origin only (the page is served by kg-server at /ui).
 
 import type {
-  GraphRow,
+  EdgeDeleteAnswer,
+  EdgePutAnswer,
+  GraphList,
   LevelData,
   LevelName,
+  NodeDeleteAnswer,
+  NodePutAnswer,
   SearchAnswer,
-  StoredEdge,
-  StoredNode,
   TierMoveAnswer,
 } from './types';
 
@@ -80,7 +82,7 @@ const addressing = (a: Address) => ({
 
 export const api = {
   health: () => request<{ status: string; version: string }>('GET', '/api/health'),
-  graphs: () => request<{ graphs: GraphRow[] }>('GET', '/api/view/graphs'),
+  graphs: () => request<GraphList>('GET', '/api/view/graphs'),
   level: (level: LevelName, projectPath: string | null) =>
     request<LevelData>('GET', `/api/view/level${q({ level, project_path: level === 'project' ? projectPath : null })}`),
   search: (query: string, levels: LevelName[], projectPath: string | null) =>
@@ -97,7 +99,7 @@ export const api = {
     notes: string[] | undefined,
     touches: string[] | undefined,
   ) =>
-    request<{ node: StoredNode; level: LevelName }>('POST', '/api/nodes', {
+    request<NodePutAnswer>('POST', '/api/nodes', {
       level: a.level,
       id,
       gist,
@@ -106,12 +108,9 @@ export const api = {
       ...addressing(a),
     }),
   deleteNode: (a: Address, id: string) =>
-    request<{ deleted: string; level: LevelName; edges_deleted: number }>(
-      'DELETE',
-      `/api/nodes/${a.level}/${encodeURIComponent(id)}${q(addressing(a))}`,
-    ),
+    request<NodeDeleteAnswer>('DELETE', `/api/nodes/${a.level}/${encodeURIComponent(id)}${q(addressing(a))}`),
   putEdge: (a: Address, from: string, to: string, rel: string, notes: string[] | undefined) =>
-    request<{ edge: StoredEdge; level: LevelName }>('POST', '/api/edges', {
+    request<EdgePutAnswer>('POST', '/api/edges', {
       level: a.level,
       from,
       to,
@@ -120,7 +119,7 @@ export const api = {
       ...addressing(a),
     }),
   deleteEdge: (a: Address, e: { from: string; to: string; rel: string }) =>
-    request<{ deleted: boolean; level: LevelName }>(
+    request<EdgeDeleteAnswer>(
       'DELETE',
       `/api/edges/${a.level}/${encodeURIComponent(e.from)}/${encodeURIComponent(e.to)}/${encodeURIComponent(e.rel)}${q(addressing(a))}`,
     ),

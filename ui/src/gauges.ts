@@ -6,7 +6,7 @@ import { actions, graph } from './app';
 import { $, fmt, h } from './dom';
 import { nodeKey } from './graph';
 import { onScreen, state } from './state';
-import type { Debt, DebtItem, LevelData, LevelName } from './types';
+import type { DebtItem, LevelData, LevelDebt, LevelName } from './types';
 
 /** The budget gauge of a level, with the projected change of the edit under way. */
 export function gauge(l: LevelData): HTMLElement {
@@ -73,7 +73,7 @@ export function setProjection(level: LevelName | null, delta: number): void {
   }
 }
 
-function debtBadge(d: Debt): HTMLElement {
+function debtBadge(d: LevelDebt): HTMLElement {
   const num = (x: number | undefined, digits = 2) => (x === undefined ? '?' : x.toFixed(digits));
   return h(
     'span',

@@ -11,6 +11,9 @@ import { explainTick, showMoves } from './moves';
 import { onScreen, projectOnScreen, state } from './state';
 import type { LevelName, LiveMessage } from './types';
 
+/** A change of the store (the messages that name a level). */
+type Change = Extract<LiveMessage, { level: LevelName }>;
+
 export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
   state.liveStatus = s;
   const el = $('live');
@@ -25,10 +28,10 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
 }
 
 /** Say what changed (by whom) and return the keys of the nodes to flash. */
-function announce(m: LiveMessage, level: LevelName): string[] {
+function announce(m: Change, level: LevelName): string[] {
   const k = (id: string) => nodeKey(level, id);
   const keys: string[] = [];
-  const who = m.source_session ? 'another session' : 'the server';
+  const who = 'source_session' in m && m.source_session ? 'another session' : 'the server';
   switch (m.type) {
     case 'node_updated':
       if (m.node) {
@@ -66,7 +69,7 @@ export function onLive(m: LiveMessage): void {
     scheduleRefresh([]);
     return;
   }
-  if (m.type === 'pong' || !m.level) return;
+  if (m.type === 'pong' || !('level' in m)) return;
   const mine = m.level === 'user' ? onScreen().includes('user') : !!projectOnScreen() && m.project_path === projectOnScreen();
   if (!mine) {
     scheduleGraphs();

@@ -2,14 +2,12 @@
 //! Run: `cargo bench -p kg-core --bench memory` (results in BENCHMARKS.md).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use kg_core::model::Level;
 use kg_core::graph::Graph;
+use kg_core::model::Level;
 use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use kg_core::search::{SearchGraph, query_terms, search};
+use kg_test_support::graphs::{NOW, compacted, graph};
 use std::hint::black_box;
-use support::{NOW, compacted, graph};
-
-mod support;
 
 fn render(c: &mut Criterion) {
     let user = compacted(400, 7);

@@ -9,7 +9,7 @@ use kg_core::{Level, Store, StoreConfig, Target};
 use std::io::Write;
 use std::path::PathBuf;
 
-const T: f64 = 1_795_176_000.0;
+use kg_test_support::T;
 
 fn bench_dir(name: &str) -> PathBuf {
     // On the build disk, not tmpfs: fsync must cost what it costs for users.

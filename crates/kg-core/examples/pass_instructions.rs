@@ -10,15 +10,20 @@
 //! Passes: `first` (a graph of all-active nodes just parsed from its file), `refill`
 //! (the file the first pass left, parsed), `tick` (a settled graph). Only the measured
 //! pass runs inside `measured_pass`, so callgrind's "Collected" line counts it alone.
+//! Run without valgrind, it prints the pass's wall-clock time too.
+//!
+//! The other hot paths of the `memory` bench, counted the same way with
+//! `--toggle-collect='pass_instructions::measured_other'`: `render <count>` (that many
+//! full reads of the bench's two 400-node levels) and `search <nodes>` (`ledger retries
+//! 42` over a graph of that many nodes).
 
 use kg_core::compact::compact_graph;
 use kg_core::model::Level;
 use kg_core::persist::{parse_graph, serialize_graph};
+use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
+use kg_core::search::{SearchGraph, query_terms, search};
+use kg_test_support::graphs::{NOW, compacted, graph};
 use std::hint::black_box;
-use support::{NOW, compacted, graph};
-
-#[path = "../benches/support/mod.rs"]
-mod support;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,7 +31,7 @@ fn main() {
         args.first().map(String::as_str),
         args.get(1).and_then(|n| n.parse::<usize>().ok()),
     ) else {
-        eprintln!("usage: pass_instructions <first|refill|tick> <nodes>");
+        eprintln!("usage: pass_instructions <first|refill|tick|render|search> <nodes|renders>");
         std::process::exit(2);
     };
     let parsed = |text: &str| {
@@ -34,11 +39,11 @@ fn main() {
             .expect("the bench graph parses")
             .graph
     };
-    let text = serialize_graph(&graph(n, 3), Level::User, None);
+    let text = || serialize_graph(&graph(n, 3), Level::User, None);
     let mut g = match pass {
-        "first" => parsed(&text),
+        "first" => parsed(&text()),
         "refill" => {
-            let mut archived = parsed(&text);
+            let mut archived = parsed(&text());
             compact_graph(&mut archived, &mut false, "bench", 5.0, NOW, None);
             parsed(&serialize_graph(&archived, Level::User, None))
         }
@@ -51,14 +56,33 @@ fn main() {
             );
             settled
         }
+        "render" => {
+            let (user, project) = (compacted(400, 7), compacted(400, 11));
+            let chars = measured_other(|| renders(&user, &project, n));
+            println!("{n} renders: {chars} characters");
+            return;
+        }
+        "search" => {
+            let g = graph(n, 5);
+            let graphs = [SearchGraph {
+                level: Level::Project,
+                graph: &g,
+            }];
+            let terms = query_terms("ledger retries 42");
+            let total = measured_other(|| search(&graphs, &terms, None).total);
+            println!("search over {n} nodes: {total} records");
+            return;
+        }
         other => {
-            eprintln!("unknown pass {other:?}: first, refill or tick");
+            eprintln!("unknown pass {other:?}: first, refill, tick, render or search");
             std::process::exit(2);
         }
     };
+    let started = std::time::Instant::now();
     let moves = measured_pass(&mut g);
+    let elapsed = started.elapsed();
     println!(
-        "{pass} pass over {n} nodes: {} archived, {} restored, {} orphaned",
+        "{pass} pass over {n} nodes: {} archived, {} restored, {} orphaned, {elapsed:.2?}",
         moves.archived.len(),
         moves.restored.len(),
         moves.orphaned.len()
@@ -69,4 +93,40 @@ fn main() {
 #[inline(never)]
 fn measured_pass(g: &mut kg_core::graph::Graph) -> kg_core::change::TierMoves {
     black_box(compact_graph(g, &mut false, "bench", 5.0, NOW, None))
+}
+
+/// A render or a search counted, without its set-up.
+#[inline(never)]
+fn measured_other(work: impl FnOnce() -> usize) -> usize {
+    black_box(work())
+}
+
+/// `count` full reads of two levels, as the bench renders them; their total length.
+fn renders(user: &kg_core::graph::Graph, project: &kg_core::graph::Graph, count: usize) -> usize {
+    let opts = ReadOptions {
+        kind: ReadKind::FullRead,
+        budget: READ_BUDGET,
+        preloaded: None,
+        header: None,
+        session_id: Some("3f9a0c1e"),
+        now: NOW,
+        grace_days: 5.0,
+    };
+    let mut chars = 0;
+    for _ in 0..count {
+        let levels = [
+            LevelSource {
+                level: Level::User,
+                graph: user,
+                debt_line: None,
+            },
+            LevelSource {
+                level: Level::Project,
+                graph: project,
+                debt_line: None,
+            },
+        ];
+        chars += black_box(render_read(levels, &opts).text.len());
+    }
+    chars
 }

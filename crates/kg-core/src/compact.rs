@@ -417,7 +417,7 @@ fn newly_live(index: &LevelIndex<'_>, tiers: &[Tier], x: usize) -> usize {
     index
         .incident(x)
         .iter()
-        .map(|&k| &index.edges()[k])
+        .map(|&k| &index.edges()[k as usize])
         .filter(|edge| match (edge.from.node(), edge.to.node()) {
             (Some(f), Some(t)) => tiers[f] == Tier::Archived && tiers[t] == Tier::Archived,
             _ => false,

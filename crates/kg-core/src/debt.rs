@@ -1,19 +1,14 @@
 //! Maintenance debt (core.md §7.6, interfaces.md §8): how much a graph needs a
-//! `/kg-maintain` pass — staleness × activity × wear — and the survey of every graph
-//! on disk.
+//! `/kg-maintain` pass — staleness × activity × wear. The list of every graph with its
+//! debt is the [`crate::catalogue`].
 
 use crate::graph::Graph;
 use crate::model::{Object, as_ts};
-use crate::namespace::{Layout, validate_slug};
-use crate::persist::parse_graph;
-use crate::plan::Health;
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::credible_ts;
-use crate::tool_events::ToolEvents;
 use crate::wording;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::fs;
 
 /// Gists longer than this scan badly and stall the compactor.
 pub const GIST_SCAN_LIMIT: usize = 300;
@@ -155,159 +150,114 @@ pub fn maintain_stamp(graph: &Graph) -> Option<f64> {
         .filter(|&ts| ts != 0.0)
 }
 
-/// Debt of one graph. `node_ids` names each node the way the caller identifies it
-/// (map key in memory, the `id` field in the disk survey).
+/// What a graph's debt is computed from, apart from the clock: kept by the catalogue
+/// for graphs it does not hold in memory, so that listing them re-reads no file that
+/// has not changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebtInputs {
+    pub oversized: usize,
+    pub unconnected: usize,
+    pub active_nodes: usize,
+    /// The maintenance stamp, as stored (see [`maintain_stamp`]).
+    pub maintained_ts: Option<f64>,
+    /// The nodes' last-read stamps.
+    pub read_stamps: Vec<f64>,
+}
+
+impl DebtInputs {
+    /// The inputs of one graph. With `use_id_field`, a node is named by its `id` field
+    /// (the disk survey's rule: a hand-edited file may make it differ from the key),
+    /// else by its key.
+    pub fn of(graph: &Graph, use_id_field: bool) -> DebtInputs {
+        // Which nodes some edge names: by map key from the memoised structure, or by
+        // the `id` field.
+        let connected: Vec<bool> = if use_id_field {
+            let endpoints: rustc_hash::FxHashSet<&str> = graph
+                .edges
+                .keys()
+                .flat_map(|k| [k.from(), k.to()])
+                .collect();
+            graph
+                .nodes
+                .values()
+                .map(|node| endpoints.contains(node.id_field().unwrap_or("")))
+                .collect()
+        } else {
+            let mut connected = vec![false; graph.nodes.len()];
+            for edge in &graph.structure().edges {
+                for i in [edge.from.node(), edge.to.node()].into_iter().flatten() {
+                    connected[i] = true;
+                }
+            }
+            connected
+        };
+        let mut inputs = DebtInputs {
+            oversized: 0,
+            unconnected: 0,
+            active_nodes: 0,
+            maintained_ts: maintain_stamp(graph),
+            read_stamps: graph
+                .nodes
+                .values()
+                .filter_map(|n| n.last_read_ts())
+                .collect(),
+        };
+        for (node, connected) in graph.nodes.values().zip(connected) {
+            if node.is_archived_flag() {
+                continue;
+            }
+            inputs.active_nodes += 1;
+            if node.meta().gist_chars > GIST_SCAN_LIMIT {
+                inputs.oversized += 1;
+            }
+            if !connected {
+                inputs.unconnected += 1;
+            }
+        }
+        inputs
+    }
+
+    /// The debt at `now`; `extra_activity` are the project's tool-event stamps.
+    pub fn debt(&self, extra_activity: impl IntoIterator<Item = f64>, now: f64) -> Debt {
+        // A maintenance stamp from the far future would silence debt until then.
+        let stamp = self.maintained_ts.and_then(|ts| credible_ts(ts, now));
+        let (untended_days, never_maintained) = match stamp {
+            Some(ts) => (((now - ts) / 86_400.0).max(0.0), false),
+            None => (STALE_DAYS, true),
+        };
+        let reads = self.read_stamps.iter().copied();
+        let mut debt = Debt {
+            score: 0.0,
+            level: DebtLevel::Low,
+            oversized: self.oversized,
+            unconnected: self.unconnected,
+            active_nodes: self.active_nodes,
+            untended_days,
+            never_maintained,
+            active_days_7d: activity_days(reads.chain(extra_activity), now),
+        };
+        debt.score = debt.staleness()
+            * (0.4 + 0.6 * debt.activity())
+            * (0.25 + 0.75 * debt.deficit().min(1.0));
+        debt.level = if debt.score >= 0.5 {
+            DebtLevel::High
+        } else if debt.score >= 0.3 {
+            DebtLevel::Med
+        } else {
+            DebtLevel::Low
+        };
+        debt
+    }
+}
+
+/// Debt of one graph at `now` (see [`DebtInputs::of`] for `use_id_field`).
 pub fn compute_debt(
     graph: &Graph,
     use_id_field: bool,
     extra_activity: impl IntoIterator<Item = f64>,
     now: f64,
 ) -> Debt {
-    // Which nodes some edge names: by map key from the memoised structure, or by the
-    // `id` field (which a hand-edited file may have made differ from the key).
-    let connected: Vec<bool> = if use_id_field {
-        let endpoints: rustc_hash::FxHashSet<&str> = graph
-            .edges
-            .keys()
-            .flat_map(|k| [k.from(), k.to()])
-            .collect();
-        graph
-            .nodes
-            .values()
-            .map(|node| endpoints.contains(node.id_field().unwrap_or("")))
-            .collect()
-    } else {
-        let mut connected = vec![false; graph.nodes.len()];
-        for edge in &graph.structure().edges {
-            for i in [edge.from.node(), edge.to.node()].into_iter().flatten() {
-                connected[i] = true;
-            }
-        }
-        connected
-    };
-    let mut active_nodes = 0usize;
-    let mut oversized = 0usize;
-    let mut unconnected = 0usize;
-    for (node, connected) in graph.nodes.values().zip(connected) {
-        if node.is_archived_flag() {
-            continue;
-        }
-        active_nodes += 1;
-        if node.meta().gist_chars > GIST_SCAN_LIMIT {
-            oversized += 1;
-        }
-        if !connected {
-            unconnected += 1;
-        }
-    }
-    // A maintenance stamp from the far future would silence debt until then.
-    let stamp = maintain_stamp(graph).and_then(|ts| credible_ts(ts, now));
-    let (untended_days, never_maintained) = match stamp {
-        Some(ts) => (((now - ts) / 86_400.0).max(0.0), false),
-        None => (STALE_DAYS, true),
-    };
-    let reads = graph.nodes.values().filter_map(|n| n.last_read_ts());
-    let active_days_7d = activity_days(reads.chain(extra_activity), now);
-    let mut debt = Debt {
-        score: 0.0,
-        level: DebtLevel::Low,
-        oversized,
-        unconnected,
-        active_nodes,
-        untended_days,
-        never_maintained,
-        active_days_7d,
-    };
-    debt.score =
-        debt.staleness() * (0.4 + 0.6 * debt.activity()) * (0.25 + 0.75 * debt.deficit().min(1.0));
-    debt.level = if debt.score >= 0.5 {
-        DebtLevel::High
-    } else if debt.score >= 0.3 {
-        DebtLevel::Med
-    } else {
-        DebtLevel::Low
-    };
-    debt
-}
-
-/// One row of the disk survey.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SurveyRow {
-    /// `user` or the project's storage folder.
-    pub graph: String,
-    pub project_path: Option<String>,
-    pub is_user: bool,
-    pub debt: Debt,
-    /// The graph's HEALTH line (not part of the survey's JSON).
-    pub health: String,
-}
-
-impl SurveyRow {
-    pub fn to_object(&self) -> Object {
-        let mut obj = Object::new();
-        obj.insert("graph".into(), Value::String(self.graph.clone()));
-        obj.insert(
-            "level".into(),
-            Value::String(if self.is_user { "user" } else { "project" }.into()),
-        );
-        if !self.is_user {
-            obj.insert(
-                "project_path".into(),
-                self.project_path.clone().map_or(Value::Null, Value::String),
-            );
-        }
-        obj.insert("debt".into(), Value::Object(self.debt.to_object()));
-        obj
-    }
-}
-
-/// Survey every graph on disk, neediest first (rows tie-broken user first, then
-/// project folders by name). Reads files directly: no healing, no edge cleanup.
-pub fn survey(layout: &Layout, now: f64) -> Vec<SurveyRow> {
-    let mut rows = Vec::new();
-    if let Ok(bytes) = fs::read(layout.user_graph())
-        && let Ok(file) = parse_graph(&bytes)
-    {
-        rows.push(SurveyRow {
-            graph: "user".into(),
-            project_path: None,
-            is_user: true,
-            debt: compute_debt(&file.graph, true, std::iter::empty(), now),
-            health: Health::of_graph(&file.graph).line,
-        });
-    }
-    let mut dirs: Vec<String> = fs::read_dir(layout.projects_dir())
-        .map(|it| {
-            it.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|d| validate_slug(d).is_ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    for dir in dirs {
-        let Ok(bytes) = fs::read(layout.project_graph(&dir)) else {
-            continue;
-        };
-        let Ok(file) = parse_graph(&bytes) else {
-            log::warn!(
-                "debt survey skips {}: not a valid graph file",
-                layout.project_graph(&dir).display()
-            );
-            continue;
-        };
-        let events = ToolEvents::load(&layout.tool_events(&dir));
-        let debt = compute_debt(&file.graph, true, events.last_seen(), now);
-        rows.push(SurveyRow {
-            graph: dir,
-            project_path: file.project_path,
-            is_user: false,
-            debt,
-            health: Health::of_graph(&file.graph).line,
-        });
-    }
-    rows.sort_by(|a, b| round_to(b.debt.score, 2).total_cmp(&round_to(a.debt.score, 2)));
-    rows
+    DebtInputs::of(graph, use_id_field).debt(extra_activity, now)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! server, the tray app) call the [`Store`] and the text functions here.
 
 pub mod ambient;
+pub mod catalogue;
 pub mod change;
 pub mod compact;
 pub mod debt;
@@ -27,6 +28,9 @@ pub mod tool_events;
 pub mod tools;
 pub mod tracked;
 pub mod wording;
+
+#[cfg(test)]
+mod layering;
 
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;

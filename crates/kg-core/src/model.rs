@@ -247,14 +247,45 @@ impl NodeMeta {
 pub struct Node {
     obj: Object,
     /// Tier flags (`_archived`, `_orphaned_ts`) the object did not hold when they were
-    /// set, in the order they were set: logically the object's last fields. A first
-    /// pass over a large loaded graph flags nearly every node, and appending to each
-    /// node's hashed map was a third of that pass. They join the map when a field
-    /// after them is added.
+    /// set, in the order they were set: logically the object's last fields, kept out of
+    /// the hashed map because a first pass over a large loaded graph flags nearly every
+    /// node. They join the map when a field after them is added.
     appended: Vec<(&'static str, Value)>,
+    memos: NodeMemos,
+}
+
+/// What a node derives from its fields, each computed on first use.
+#[derive(Debug, Clone, Default)]
+struct NodeMemos {
     meta: Memo<NodeMeta>,
     text: TextMemo,
     search_text: Memo<Box<str>>,
+}
+
+impl NodeMemos {
+    /// Drop or patch what no longer holds once `key` is set to `value`: setting
+    /// `_archived` (compaction) or `_last_read_ts` (reads) patches the typed fields and
+    /// keeps the searchable text instead of dropping them.
+    fn forget_for(&mut self, key: &str, value: &Value) {
+        self.text = TextMemo::default();
+        if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
+            self.search_text = Memo::default();
+        }
+        if let Some(fields) = self.meta.0.get_mut()
+            && !fields.refresh(key, value)
+        {
+            self.meta = Memo::default();
+        }
+    }
+
+    /// Whether the typed fields, when computed, say `key` is a tier flag the node lacks.
+    fn knows_absent(&self, key: &str) -> bool {
+        match (key, self.meta.0.get()) {
+            (field::ARCHIVED, Some(meta)) => !meta.has_archived_key,
+            (field::ORPHANED_TS, Some(meta)) => meta.tier != Tier::Orphaned,
+            _ => false,
+        }
+    }
 }
 
 impl PartialEq for Node {
@@ -291,21 +322,17 @@ impl Node {
         Node {
             obj,
             appended: Vec::new(),
-            meta: Memo::default(),
-            text: TextMemo::default(),
-            search_text: Memo::default(),
+            memos: NodeMemos::default(),
         }
     }
 
     fn changed(&mut self) {
-        self.meta = Memo::default();
-        self.text = TextMemo::default();
-        self.search_text = Memo::default();
+        self.memos = NodeMemos::default();
     }
 
     /// The typed fields, computed once per change.
     pub fn meta(&self) -> &NodeMeta {
-        self.meta.get_or_init(|| NodeMeta::of(self.fields()))
+        self.memos.meta.get_or_init(|| NodeMeta::of(self.fields()))
     }
 
     /// The fields in order, the appended flags last.
@@ -326,17 +353,18 @@ impl Node {
     /// The node's JSON text as written by `render` from its fields (computed once per
     /// change), with its stamp.
     pub fn cached_text(&self, render: impl FnOnce(&Node) -> String) -> (&str, u64) {
-        self.text.get_or_render(|| render(self))
+        self.memos.text.get_or_render(|| render(self))
     }
 
     /// The stamp of the cached text (see [`TextMemo`]).
     pub fn text_stamp(&self) -> Option<u64> {
-        self.text.stamp()
+        self.memos.text.stamp()
     }
 
     /// The text search scans, as built by `render` (computed once per change).
     pub fn cached_search_text(&self, render: impl FnOnce(&Object) -> String) -> &str {
-        self.search_text
+        self.memos
+            .search_text
             .get_or_init(|| render(&self.obj).into_boxed_str())
     }
 
@@ -377,77 +405,53 @@ impl Node {
 
     /// Set a field, keeping its position when it exists (Python dict semantics).
     pub fn set(&mut self, key: &str, value: Value) {
-        // A tier flag the memoised fields know is absent needs no lookup: a pass over a
-        // large loaded graph flags nearly every node, and hashing the key was a third of
-        // each flag's cost.
-        let known_absent = match (key, self.meta.0.get()) {
-            (field::ARCHIVED, Some(meta)) => !meta.has_archived_key,
-            (field::ORPHANED_TS, Some(meta)) => meta.tier != Tier::Orphaned,
-            _ => false,
-        };
-        let slot = if known_absent {
+        // A tier flag the memoised fields know is absent needs no lookup (a first pass
+        // over a large loaded graph flags nearly every node).
+        let slot = if self.memos.knows_absent(key) {
             None
         } else {
-            let appended_at = self.appended_at(key);
             match self.obj.get_mut(key) {
                 Some(slot) => Some(slot),
-                None => appended_at.map(|at| &mut self.appended[at].1),
+                None => self
+                    .appended
+                    .iter_mut()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, slot)| slot),
             }
         };
-        // Re-setting a flag or a text to what it is changes nothing, so the memoised
-        // text and fields stay valid. (Numbers are always written: 0.0 and -0.0
-        // compare equal but print differently.)
+        // Re-setting a flag or a text to what it is changes nothing, so the memos stay
+        // valid. (Numbers are always written: 0.0 and -0.0 compare equal but print
+        // differently.)
         if let Some(slot) = &slot
             && matches!(value, Value::Bool(_) | Value::Null | Value::String(_))
             && **slot == value
         {
             return;
         }
-        Node::forget_for(
-            &mut self.meta,
-            &mut self.text,
-            &mut self.search_text,
-            key,
-            &value,
-        );
-        match (slot, key) {
-            (Some(slot), _) => *slot = value,
-            (None, field::ARCHIVED) => self.append(field::ARCHIVED, value),
-            (None, field::ORPHANED_TS) => self.append(field::ORPHANED_TS, value),
-            (None, _) => {
+        self.memos.forget_for(key, &value);
+        match slot {
+            Some(slot) => *slot = value,
+            None => self.push(key, value),
+        }
+    }
+
+    /// Add a field the node lacks, last.
+    fn push(&mut self, key: &str, value: Value) {
+        match [field::ARCHIVED, field::ORPHANED_TS]
+            .into_iter()
+            .find(|&flag| flag == key)
+        {
+            Some(flag) => {
+                // Room for both flags in one allocation (the second must not grow it).
+                if self.appended.capacity() == 0 {
+                    self.appended.reserve_exact(2);
+                }
+                self.appended.push((flag, value));
+            }
+            None => {
                 self.join_appended();
                 self.obj.insert(key.to_string(), value);
             }
-        }
-    }
-
-    fn append(&mut self, key: &'static str, value: Value) {
-        // Room for both flags in one allocation (the second flag must not grow it).
-        if self.appended.capacity() == 0 {
-            self.appended.reserve_exact(2);
-        }
-        self.appended.push((key, value));
-    }
-
-    /// Drop or patch what a node memoises when `key` is set to `value`. Compaction sets
-    /// `_archived` and reads set `_last_read_ts` on thousands of nodes: their typed
-    /// fields are patched and their searchable text kept, instead of being rebuilt on
-    /// next use.
-    fn forget_for(
-        meta: &mut Memo<NodeMeta>,
-        text: &mut TextMemo,
-        search_text: &mut Memo<Box<str>>,
-        key: &str,
-        value: &Value,
-    ) {
-        *text = TextMemo::default();
-        if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
-            *search_text = Memo::default();
-        }
-        if let Some(fields) = meta.0.get_mut()
-            && !fields.refresh(key, value)
-        {
-            *meta = Memo::default();
         }
     }
 
@@ -538,9 +542,8 @@ pub fn value_text(value: &Value) -> String {
     }
 }
 
-/// Identity of an edge: `from`, `to` and `rel`, kept end to end in one allocation. A
-/// large graph holds hundreds of thousands of keys (twice each: the map's and the
-/// edge's), and deriving its structure reads all three texts of every key.
+/// Identity of an edge: `from`, `to` and `rel`, kept end to end in one allocation
+/// (deriving a graph's structure reads all three texts of every key).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct EdgeKey {
     /// `from`, then `to`, then `rel`; equal keys have equal texts and offsets.

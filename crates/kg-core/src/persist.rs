@@ -131,9 +131,8 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
 
 /// Builds a graph's file text, keeping the last text it built and where each entry
 /// lies in it. The next text copies every run of entries that still hold the text it
-/// wrote as one block, and serialises only entries that changed or were added: a
-/// 2,000-node file is ~1.4 MB spread over ~6,000 separately allocated strings, and
-/// visiting them all, cold in the caches, cost more than writing the file.
+/// wrote as one block, and serialises only entries that changed or were added: visiting
+/// every entry of a large graph, cold in the caches, costs more than writing the file.
 ///
 /// An entry is reused only when its map's lineage is unchanged (so the key at its
 /// position is the one written; see [`crate::tracked::Tracked::lineage`]) and its cached
@@ -240,6 +239,16 @@ impl GraphWriter {
         out.push_str(",\n      \"owner\": null\n    }\n  }\n}");
         self.spare = prev;
         self.text = out;
+        // The reuse is correct only while its invariants hold (see above): in debug
+        // builds every save that had a last text to reuse checks itself against a fresh
+        // writer (which has none, so it does not check again).
+        if !self.spare.is_empty() {
+            debug_assert_eq!(
+                self.text,
+                serialize_graph(graph, level, project_path),
+                "a writer reusing its last text must write what a fresh one writes"
+            );
+        }
         &self.text
     }
 }

@@ -59,7 +59,7 @@ impl<'g> LevelIndex<'g> {
     }
 
     /// The positions of the edges touching node `i`, in edge order.
-    pub fn incident(&self, i: usize) -> &[usize] {
+    pub fn incident(&self, i: usize) -> &[u32] {
         self.structure.incident(i)
     }
 
@@ -115,10 +115,15 @@ pub enum Mode {
 /// touching an orphan is dead; otherwise it is live when at least one end is present
 /// (renders, or is not a node of this graph at all).
 pub fn is_live(edge: &EdgeRef, tiers: &[Tier], renders: &[bool]) -> bool {
+    !touches_orphan(edge, tiers) && has_present_end(edge, renders)
+}
+
+fn touches_orphan(edge: &EdgeRef, tiers: &[Tier]) -> bool {
     let orphan = |end: &EdgeEnd| end.node().is_some_and(|i| tiers[i] == Tier::Orphaned);
-    if orphan(&edge.from) || orphan(&edge.to) {
-        return false;
-    }
+    orphan(&edge.from) || orphan(&edge.to)
+}
+
+fn has_present_end(edge: &EdgeRef, renders: &[bool]) -> bool {
     let present = |end: &EdgeEnd| end.node().is_none_or(|i| renders[i]);
     present(&edge.from) || present(&edge.to)
 }
@@ -150,41 +155,29 @@ impl Plan {
                 Tier::Orphaned => false,
             })
             .collect();
+        // Degrees and live edges in one pass over the edges.
         let mut degree = vec![0usize; n];
         let mut live = Vec::with_capacity(index.edges().len());
         for (k, edge) in index.edges().iter().enumerate() {
-            if !is_live(edge, tiers, &renders) {
+            if touches_orphan(edge, tiers) {
                 continue;
             }
-            live.push(k);
-            let from = edge.from.node().filter(|&i| renders[i]);
-            let to = edge.to.node().filter(|&i| renders[i]);
-            if let Some(f) = from {
-                degree[f] += 1;
-            }
-            if let Some(t) = to
-                && Some(t) != edge.from.node()
-            {
-                degree[t] += 1;
+            count_degree(&mut degree, edge);
+            if has_present_end(edge, &renders) {
+                live.push(k);
             }
         }
-        let order = communities(index, &renders, &degree);
-        let mut pos = vec![usize::MAX; n];
-        for (p, &i) in order.iter().enumerate() {
-            pos[i] = p;
-        }
-        // Where each live edge is cited, then one counting sort by render position (a
-        // list per node cost an allocation each, on every render).
+        // A table over all nodes: building the plan visits every node anyway.
+        let mut pos = Positions::Dense(vec![u32::MAX; n]);
+        let order = render_order(index, &degree, |i| renders[i], IdCompare::Ranked, &mut pos);
+        // Where each live edge is cited, then one counting sort by render position (not
+        // a list per node: an allocation each, on every render).
         let mut placed: Vec<(usize, usize, Dir)> = Vec::with_capacity(live.len());
         let mut cited_at = vec![0usize; order.len() + 1];
         for &k in &live {
             let edge = &index.edges()[k];
-            let from = edge
-                .from
-                .node()
-                .map(|i| pos[i])
-                .filter(|&p| p != usize::MAX);
-            let to = edge.to.node().map(|i| pos[i]).filter(|&p| p != usize::MAX);
+            let from = edge.from.node().and_then(|i| pos.get(i));
+            let to = edge.to.node().and_then(|i| pos.get(i));
             let (p, dir) = match (from, to) {
                 (None, None) => continue, // e.g. archived → artifact: nowhere to print it
                 (Some(f), None) => (f, Dir::Out),
@@ -263,47 +256,130 @@ impl Plan {
     }
 }
 
-/// Order rendered nodes in clusters, hubs first (core.md §7.2 step 4). Two rendered
-/// nodes are neighbours when an edge joins them (such an edge touches no orphan, so it
-/// is live).
-fn communities(index: &LevelIndex<'_>, renders: &[bool], degree: &[usize]) -> Vec<usize> {
-    // Ids compare by their memoised ranks (unique, so unstable sorts are exact).
-    let rank = index.id_rank();
-    let seeds = seeds_by_degree(index.nodes_by_id(), degree, |i| renders[i]);
-    let mut placed = vec![false; index.len()];
+/// A node's degree when rendered, the `degree` the render order ranks by (core.md §7.2):
+/// its edges that touch no orphan, a self-loop once. Such an edge is live whenever the
+/// node renders, so the degree of a rendered node is its count of live edges.
+fn degrees(index: &LevelIndex<'_>, tiers: &[Tier]) -> Vec<usize> {
+    let mut degree = vec![0usize; index.len()];
+    // One pass in edge order (the edges outnumber the nodes; walking them by node
+    // would jump around memory).
+    for e in index.edges() {
+        if !touches_orphan(e, tiers) {
+            count_degree(&mut degree, e);
+        }
+    }
+    degree
+}
+
+/// Count an edge that touches no orphan towards [`degrees`].
+fn count_degree(degree: &mut [usize], e: &EdgeRef) {
+    let second = e.to.node().filter(|&t| Some(t) != e.from.node());
+    for i in [e.from.node(), second].into_iter().flatten() {
+        degree[i] += 1;
+    }
+}
+
+/// How [`render_order`] compares ids: two ways to the same order.
+#[derive(Debug, Clone, Copy)]
+enum IdCompare<'r> {
+    /// By their memoised ranks, the seeds counting-sorted from the list of every node
+    /// in id order: integer comparisons, but a walk over the whole level.
+    Ranked,
+    /// As strings, the seeds sorted from this list of the rendered nodes (in any
+    /// order): for a few rendered nodes in a large level.
+    Text(&'r [usize]),
+}
+
+/// The render order (core.md §7.2 step 4): the nodes `is_rendered` accepts, in
+/// clusters, hubs first. Seeds go by degree descending, ties to the greatest id; each
+/// seed not yet placed starts a group that grows breadth first, the neighbours each
+/// node newly reaches (over an edge, rendered, placed when first reached) taken by
+/// degree descending, then id ascending; groups go largest first, then by their seed's
+/// degree descending and id ascending. Two rendered nodes joined by an edge are
+/// neighbours: such an edge touches no orphan, so it is live.
+///
+/// `pos` starts empty and ends holding each rendered node's render position. `degree`
+/// is read for rendered nodes only (see [`degrees`]).
+fn render_order(
+    index: &LevelIndex<'_>,
+    degree: &[usize],
+    is_rendered: impl Fn(usize) -> bool,
+    ids: IdCompare<'_>,
+    pos: &mut Positions,
+) -> Vec<usize> {
+    let order = match ids {
+        IdCompare::Ranked => {
+            let rank = index.id_rank();
+            let seeds = seeds_by_degree(index.nodes_by_id(), degree, &is_rendered);
+            groups_in_order(index, degree, &is_rendered, seeds, pos, |a, b| {
+                rank[a].cmp(&rank[b])
+            })
+        }
+        IdCompare::Text(rendered) => {
+            let ids = &index.ids;
+            let mut seeds = rendered.to_vec();
+            // Ids are unique: an unstable sort is exact.
+            seeds.sort_unstable_by(|&a, &b| {
+                degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a]))
+            });
+            groups_in_order(index, degree, &is_rendered, seeds, pos, |a, b| {
+                ids[a].cmp(ids[b])
+            })
+        }
+    };
+    for (p, &i) in order.iter().enumerate() {
+        pos.insert(i, p);
+    }
+    order
+}
+
+/// The groups of [`render_order`] from its `seeds`, sorted and laid end to end; every
+/// node reached is marked in `pos` (position 0 until the order is known).
+fn groups_in_order(
+    index: &LevelIndex<'_>,
+    degree: &[usize],
+    is_rendered: impl Fn(usize) -> bool,
+    seeds: Vec<usize>,
+    pos: &mut Positions,
+    id_cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<usize> {
+    let by_degree_then_id =
+        |&a: &usize, &b: &usize| degree[b].cmp(&degree[a]).then_with(|| id_cmp(a, b));
     // Groups lie end to end in `bfs`, each in breadth-first order: a group's own
     // stretch is its queue (nodes are appended as they are reached, read at `next`).
     let mut bfs: Vec<usize> = Vec::with_capacity(seeds.len());
     let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
     for seed in seeds {
-        if placed[seed] {
+        if pos.get(seed).is_some() {
             continue;
         }
-        placed[seed] = true;
+        pos.insert(seed, 0);
         let start = bfs.len();
         bfs.push(seed);
         let mut next = start;
         while let Some(&current) = bfs.get(next) {
             next += 1;
-            // Placed when first reached: a node joined by several edges is taken once.
             let fresh = bfs.len();
             for &m in index.structure.neighbours(current) {
                 let m = m as usize;
-                if m != NOT_A_NODE as usize && m != current && renders[m] && !placed[m] {
-                    placed[m] = true;
+                if m != NOT_A_NODE as usize
+                    && m != current
+                    && is_rendered(m)
+                    && pos.get(m).is_none()
+                {
+                    pos.insert(m, 0);
                     bfs.push(m);
                 }
             }
-            bfs[fresh..].sort_unstable_by_key(|&i| (std::cmp::Reverse(degree[i]), rank[i]));
+            // Ids are unique: unstable sorts are exact.
+            bfs[fresh..].sort_unstable_by(by_degree_then_id);
         }
         groups.push(start..bfs.len());
     }
-    groups.sort_unstable_by_key(|g| {
-        (
-            std::cmp::Reverse(g.len()),
-            std::cmp::Reverse(degree[bfs[g.start]]),
-            rank[bfs[g.start]],
-        )
+    groups.sort_unstable_by(|g, h| {
+        h.len()
+            .cmp(&g.len())
+            .then_with(|| by_degree_then_id(&bfs[g.start], &bfs[h.start]))
     });
     let mut order = Vec::with_capacity(bfs.len());
     for g in groups {
@@ -349,8 +425,9 @@ enum Positions {
 }
 
 impl Positions {
-    fn new(nodes: usize, rendered: usize) -> Positions {
-        if rendered * DENSE_POSITIONS_SHARE >= nodes {
+    /// A table when at least one of `nodes` in `dense_share` renders.
+    fn new(nodes: usize, rendered: usize, dense_share: usize) -> Positions {
+        if rendered.saturating_mul(dense_share) >= nodes {
             Positions::Dense(vec![u32::MAX; nodes])
         } else {
             Positions::Sparse(rustc_hash::FxHashMap::with_capacity_and_hasher(
@@ -385,13 +462,28 @@ impl Positions {
     }
 }
 
-/// [`Positions`] is a table when at least one node in this many renders (one in two in
-/// unit tests, so the property tests exercise both kinds).
-const DENSE_POSITIONS_SHARE: usize = if cfg!(test) { 2 } else { 16 };
+/// Where [`Meter::exact`] switches between two ways to the same result, each cheaper on
+/// one side. Production uses [`Thresholds::default`]; tests pass their own to run both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Render positions are kept in a table over all nodes when at least one node in
+    /// this many renders, in a hash map when fewer do (a level may hold far more nodes
+    /// than it renders); the table also lets the citing ends be summed in one pass over
+    /// every edge instead of over the rendered nodes' edges.
+    pub dense_positions_share: usize,
+    /// From this many rendered nodes on, ids compare by their memoised rank (one sort
+    /// of all ids, kept with the structure) instead of as strings.
+    pub ranked_ids_from: usize,
+}
 
-/// From this many rendered nodes on, [`Meter::exact`] orders ids by their memoised rank
-/// (low in unit tests, so the property tests exercise both ways of comparing).
-const RANKED_IDS_FROM: usize = if cfg!(test) { 6 } else { 1024 };
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            dense_positions_share: 16,
+            ranked_ids_from: 1024,
+        }
+    }
+}
 
 /// How one edge counts towards a level's size under some tiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -416,6 +508,7 @@ enum EdgePart {
 #[derive(Debug, Clone)]
 pub struct Meter<'a, 'g> {
     index: &'a LevelIndex<'g>,
+    thresholds: Thresholds,
     tiers: Vec<Tier>,
     /// A node's degree when rendered: its edges whose other end is not an orphan.
     /// Orphan status does not change while a meter is in use, so this is constant.
@@ -435,24 +528,21 @@ pub struct Meter<'a, 'g> {
 impl<'a, 'g> Meter<'a, 'g> {
     /// Start from `tiers` (Active mode: active nodes render, archived are anchors).
     pub fn new(index: &'a LevelIndex<'g>, tiers: &[Tier]) -> Meter<'a, 'g> {
+        Meter::with_thresholds(index, tiers, Thresholds::default())
+    }
+
+    /// As [`Meter::new`], switching ways of computing at `thresholds`.
+    pub fn with_thresholds(
+        index: &'a LevelIndex<'g>,
+        tiers: &[Tier],
+        thresholds: Thresholds,
+    ) -> Meter<'a, 'g> {
         let n = index.len();
-        let mut degree = vec![0usize; n];
-        let orphan = |end: &EdgeEnd| end.node().is_some_and(|i| tiers[i] == Tier::Orphaned);
-        // One pass in edge order (the edges outnumber the nodes; walking them by node
-        // would jump around memory).
-        for e in index.edges() {
-            if orphan(&e.from) || orphan(&e.to) {
-                continue;
-            }
-            let second = e.to.node().filter(|&t| Some(t) != e.from.node());
-            for i in [e.from.node(), second].into_iter().flatten() {
-                degree[i] += 1;
-            }
-        }
         let mut meter = Meter {
             index,
+            thresholds,
             tiers: tiers.to_vec(),
-            degree,
+            degree: degrees(index, tiers),
             parts: vec![EdgePart::Hidden; index.edges().len()],
             rendered_list: Vec::new(),
             rendered_slot: vec![usize::MAX; n],
@@ -503,7 +593,7 @@ impl<'a, 'g> Meter<'a, 'g> {
         self.count();
     }
 
-    fn edges_of(&self, i: usize) -> &[usize] {
+    fn edges_of(&self, i: usize) -> &'a [u32] {
         self.index.structure.incident(i)
     }
 
@@ -583,7 +673,8 @@ impl<'a, 'g> Meter<'a, 'g> {
         self.add_node(i, -1);
         self.tiers[i] = tier;
         self.add_node(i, 1);
-        for &k in self.index.structure.incident(i) {
+        for &k in self.edges_of(i) {
+            let k = k as usize;
             let old = self.parts[k];
             let new = self.edge_part(k);
             if old != new {
@@ -640,66 +731,26 @@ impl<'a, 'g> Meter<'a, 'g> {
         if self.both_min == self.both_max {
             return self.lower();
         }
-        let ids = &self.index.ids;
-        // Many rendered nodes (an oversized level before its first archive pass): compare
-        // ids by their memoised rank, one sort of all ids instead of a string comparison
-        // per step. Few: compare the strings themselves.
-        let rank = (self.rendered_list.len() >= RANKED_IDS_FROM).then(|| self.index.id_rank());
-        let id_cmp = |a: usize, b: usize| match rank {
-            Some(rank) => rank[a].cmp(&rank[b]),
-            None => ids[a].cmp(ids[b]),
+        let rendered = &self.rendered_list;
+        // Many rendered nodes (an oversized level before its first archive pass): one
+        // sort of all ids instead of a string comparison per step.
+        let ids = if rendered.len() >= self.thresholds.ranked_ids_from {
+            IdCompare::Ranked
+        } else {
+            IdCompare::Text(rendered)
         };
-        let degree = &self.degree;
-        let rendered = |i: usize| self.tiers[i] == Tier::Active;
-        // Seeds: greatest degree first, ties to the lexicographically greatest id (ids
-        // are unique, so the order of the list does not matter).
-        let seeds: Vec<usize> = match rank {
-            Some(_) => seeds_by_degree(self.index.nodes_by_id(), degree, rendered),
-            None => {
-                let mut seeds = self.rendered_list.clone();
-                seeds.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| ids[b].cmp(ids[a])));
-                seeds
-            }
-        };
-        // Positions of rendered nodes only: the level may hold many more nodes.
-        let mut pos = Positions::new(self.index.len(), seeds.len());
-        let unplaced = |pos: &Positions, i: usize| pos.get(i).is_none();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut queue = std::collections::VecDeque::new();
-        let mut fresh = Vec::new();
-        for seed in seeds {
-            if !unplaced(&pos, seed) {
-                continue;
-            }
-            pos.insert(seed, 0); // placed; the real position comes after sorting groups
-            let mut group = vec![seed];
-            queue.push_back(seed);
-            while let Some(current) = queue.pop_front() {
-                fresh.clear();
-                for &m in self.index.structure.neighbours(current) {
-                    let m = m as usize;
-                    if m != NOT_A_NODE as usize && m != current && rendered(m) && unplaced(&pos, m)
-                    {
-                        pos.insert(m, 0);
-                        fresh.push(m);
-                    }
-                }
-                // Newly reached neighbours: degree descending, then id ascending.
-                fresh.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then_with(|| id_cmp(a, b)));
-                group.extend_from_slice(&fresh);
-                queue.extend(fresh.iter().copied());
-            }
-            groups.push(group);
-        }
-        groups.sort_by(|a, b| {
-            b.len()
-                .cmp(&a.len())
-                .then_with(|| degree[b[0]].cmp(&degree[a[0]]))
-                .then_with(|| id_cmp(a[0], b[0]))
-        });
-        for (p, &i) in groups.iter().flatten().enumerate() {
-            pos.insert(i, p);
-        }
+        let mut pos = Positions::new(
+            self.index.len(),
+            rendered.len(),
+            self.thresholds.dense_positions_share,
+        );
+        render_order(
+            self.index,
+            &self.degree,
+            |i| self.tiers[i] == Tier::Active,
+            ids,
+            &mut pos,
+        );
         // Each edge between two rendered nodes is cited under the earlier of its ends.
         let at = |node: Option<usize>| node.and_then(|t| pos.get(t)).unwrap_or(usize::MAX);
         let cited = |k: usize, from: usize, to: usize| {
@@ -725,6 +776,7 @@ impl<'a, 'g> Meter<'a, 'g> {
             let mut sum = 0;
             for &i in &self.rendered_list {
                 for &k in self.edges_of(i) {
+                    let k = k as usize;
                     if let EdgePart::Both { from, to, .. } = self.parts[k]
                         && self.index.edges()[k].from.node() == Some(i)
                     {
@@ -817,11 +869,25 @@ mod tests {
             })
     }
 
+    /// Each switch of [`Thresholds`] always one way, always the other, or at a value
+    /// the random graphs cross; production's values among them.
+    fn thresholds() -> impl Strategy<Value = Thresholds> {
+        let production = Thresholds::default();
+        (
+            prop::sample::select(vec![0, 2, usize::MAX, production.dense_positions_share]),
+            prop::sample::select(vec![0, 6, usize::MAX, production.ranked_ids_from]),
+        )
+            .prop_map(|(dense_positions_share, ranked_ids_from)| Thresholds {
+                dense_positions_share,
+                ranked_ids_from,
+            })
+    }
+
     proptest! {
         #[test]
-        fn meter_equals_the_plan_under_any_moves(g in graph_strategy(), moves in prop::collection::vec((0usize..40, any::<bool>()), 0..60)) {
+        fn meter_equals_the_plan_under_any_moves(g in graph_strategy(), moves in prop::collection::vec((0usize..40, any::<bool>()), 0..60), thresholds in thresholds()) {
             let index = LevelIndex::of(&g);
-            let mut meter = Meter::new(&index, &index.tiers);
+            let mut meter = Meter::with_thresholds(&index, &index.tiers, thresholds);
             let plan = |t: &[Tier]| Plan::build(&index, t, Mode::Active).body_chars(&index);
             prop_assert_eq!(meter.exact(), plan(meter.tiers()));
             for (i, active) in moves {
@@ -841,7 +907,7 @@ mod tests {
         }
 
         #[test]
-        fn moving_many_at_once_equals_moving_each(g in graph_strategy(), picks in prop::collection::vec(0usize..40, 0..40), archive in any::<bool>()) {
+        fn moving_many_at_once_equals_moving_each(g in graph_strategy(), picks in prop::collection::vec(0usize..40, 0..40), archive in any::<bool>(), thresholds in thresholds()) {
             let index = LevelIndex::of(&g);
             let tier = if archive { Tier::Archived } else { Tier::Active };
             let nodes: Vec<usize> = picks
@@ -849,11 +915,11 @@ mod tests {
                 .map(|i| i % index.len())
                 .filter(|&i| index.tiers[i] != Tier::Orphaned)
                 .collect();
-            let mut each = Meter::new(&index, &index.tiers);
+            let mut each = Meter::with_thresholds(&index, &index.tiers, thresholds);
             for &i in &nodes {
                 each.set(i, tier);
             }
-            let mut many = Meter::new(&index, &index.tiers);
+            let mut many = Meter::with_thresholds(&index, &index.tiers, thresholds);
             many.set_many(&nodes, tier);
             prop_assert_eq!(many.tiers(), each.tiers());
             prop_assert_eq!((many.lower(), many.upper()), (each.lower(), each.upper()));

@@ -92,7 +92,7 @@ fn neighbour_weight(end: Option<usize>, tiers: &[Tier]) -> f64 {
 pub fn connectedness_of(index: &LevelIndex<'_>, tiers: &[Tier], i: usize) -> f64 {
     let (mut inbound, mut outbound) = (0.0f64, 0.0f64);
     for &k in index.incident(i) {
-        let edge = &index.edges()[k];
+        let edge = &index.edges()[k as usize];
         if edge.to.node() == Some(i) {
             inbound += neighbour_weight(edge.from.node(), tiers);
         }

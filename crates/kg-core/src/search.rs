@@ -14,6 +14,7 @@
 use crate::graph::Graph;
 use crate::model::{EdgeKey, Level, Node, field, value_text};
 use crate::pyfmt::round_to;
+use crate::structure::Incidence;
 use crate::wording;
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -403,25 +404,31 @@ pub fn search(
     }
 }
 
-/// Undirected adjacency over the node ids of the participating graphs, as compact
-/// lists: vertex `v`'s `(neighbour, edge)` entries are `entries[starts[v]..starts[v + 1]]`,
-/// in graph order, then edge order; an edge is its position in `keys`. Built on every
-/// search with paths, so its entries are kept small (8 bytes).
+/// Undirected adjacency over the node ids of the participating graphs: a vertex's
+/// `(neighbour, edge)` entries in graph order, then edge order; an edge is its position
+/// in `keys`.
+///
+/// Not the graphs' own [`crate::structure::Structure::neighbours`]: a vertex is an id
+/// whichever graphs hold it, and an edge may join nodes of two graphs (its ends are
+/// resolved by id across them), so the lists are built per search, from the links
+/// only (no artifact ends, no self-loops), with the same builder.
 struct Adjacency<'g> {
-    starts: Vec<usize>,
-    entries: Vec<(u32, u32)>,
+    lists: Incidence,
     keys: Vec<&'g EdgeKey>,
 }
 
 impl<'g> Adjacency<'g> {
     fn neighbours(&self, v: usize) -> impl Iterator<Item = (usize, &'g EdgeKey)> + '_ {
-        self.entries[self.starts[v]..self.starts[v + 1]]
+        let lists = &self.lists;
+        lists
+            .others(v)
             .iter()
-            .map(|&(w, edge)| (w as usize, self.keys[edge as usize]))
+            .zip(lists.edges(v))
+            .map(|(&w, &edge)| (w as usize, self.keys[edge as usize]))
     }
 
     fn is_isolated(&self, v: usize) -> bool {
-        self.starts[v] == self.starts[v + 1]
+        self.lists.edges(v).is_empty()
     }
 }
 
@@ -510,35 +517,22 @@ fn connection_paths(graphs: &[SearchGraph<'_>], order: &[usize], top: &[Hit]) ->
                 end(ends.from.node(), key.from()),
                 end(ends.to.node(), key.to()),
             ) {
-                // Vertices and edges count nodes and edges of graphs held in memory.
+                // Vertices count the nodes of graphs held in memory.
                 links.push((a as u32, b as u32));
                 keys.push(key);
             }
         }
     }
-    let mut starts = vec![0usize; count + 1];
-    for &(a, b) in &links {
-        starts[a as usize + 1] += 1;
-        starts[b as usize + 1] += 1;
-    }
-    for v in 0..count {
-        starts[v + 1] += starts[v];
-    }
     if links.is_empty() {
         return Vec::new();
     }
-    let mut fill = starts.clone();
-    let mut entries: Vec<(u32, u32)> = vec![(0, 0); links.len() * 2];
-    for (edge, &(a, b)) in links.iter().enumerate() {
-        let edge = edge as u32;
-        entries[fill[a as usize]] = (b, edge);
-        fill[a as usize] += 1;
-        entries[fill[b as usize]] = (a, edge);
-        fill[b as usize] += 1;
-    }
     let adjacency = Adjacency {
-        starts,
-        entries,
+        lists: Incidence::of(
+            count,
+            links
+                .iter()
+                .map(|&(a, b)| [Some(a as usize), Some(b as usize)]),
+        ),
         keys,
     };
 

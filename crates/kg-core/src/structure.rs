@@ -7,8 +7,8 @@ use crate::model::{EdgeKey, char_len};
 use std::fmt;
 
 /// One end of an edge: the length of its text, and the node it names in this graph.
-/// Kept in 32-bit fields: a settled tick streams every edge of the level, and at 100k
-/// nodes the 56-byte form was 17 MB of it.
+/// Kept in 32-bit fields: a settled tick streams every edge of the level, so their size
+/// is its memory traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgeEnd {
     chars: u32,
@@ -99,14 +99,8 @@ pub struct Structure {
     /// (`None` for an artifact path or a node of another graph) and the lengths of its
     /// texts in characters.
     pub edges: Vec<EdgeRef>,
-    /// Edge positions touching each node (a self-loop once), as one flat list: node
-    /// `i` owns `incident[incident_from[i]..incident_from[i + 1]]`, in edge order.
-    incident_from: Vec<usize>,
-    incident: Vec<usize>,
-    /// Beside each entry of `incident`: the node at the edge's other end (the node
-    /// itself for a self-loop, [`NOT_A_NODE`] when that end names no node here), so a
-    /// walk over neighbours reads one list instead of every edge.
-    neighbour: Vec<u32>,
+    /// The edges touching each node and the nodes at their other ends.
+    incidence: Incidence,
     /// Per node, in node order: the position of its `node:<id>` entry among the versions.
     pub node_versions: Vec<Option<u32>>,
     /// Per node: the length of its id in characters.
@@ -123,11 +117,9 @@ struct IdOrder {
     by_rank: Vec<u32>,
 }
 
-/// Ids laid end to end in one buffer: a graph's node ids (resolving every edge end
-/// against them, and sorting them, then reads one compact block instead of one
-/// allocation per id; a 10k-node graph's ids fit the CPU caches, its nodes do not), and
-/// the ids a render lists (hundreds per render, where an allocation each cost more
-/// than the rest of its bookkeeping).
+/// Ids laid end to end in one buffer, one allocation instead of one per id: a graph's
+/// node ids (resolving edge ends and sorting ids then read one compact block) and the
+/// ids a render lists.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IdList {
     text: String,
@@ -189,90 +181,33 @@ impl fmt::Debug for IdList {
     }
 }
 
-/// Node positions by id. Lookups that arrive in node order (a node's edges, the
-/// versions) find their id at or just after the last one found, in the compact id
-/// arena. The others (edges' `to` ends, all over the graph) go to an open-addressing
-/// table, in batches: in a large graph each lookup misses the CPU caches twice (its
-/// slot, then the id it compares), and a batch's misses overlap instead of queueing.
+/// Node positions by id, for resolving edge ends and version keys.
 struct Positions<'a> {
     ids: &'a IdList,
-    /// Linear probing. A slot holds a node's position + 1 (0: empty) in its low half
-    /// and the high half of its id's hash in its high half, so a probe compares an id
-    /// only when the hashes agree.
-    slots: Vec<u64>,
-    mask: usize,
-}
-
-/// Lookups resolved together by [`Positions::get_batch`].
-const LOOKUP_BATCH: usize = 16;
-
-fn id_hash(id: &str) -> u64 {
-    use std::hash::Hasher;
-    // FxHash: the ids are our own, and SipHash was most of the cost here.
-    let mut hasher = rustc_hash::FxHasher::default();
-    hasher.write(id.as_bytes());
-    hasher.finish()
+    // FxHash: the ids are our own, and SipHash's flooding resistance cost more than
+    // the lookups.
+    by_id: rustc_hash::FxHashMap<&'a str, u32>,
 }
 
 impl<'a> Positions<'a> {
     fn of(ids: &'a IdList) -> Positions<'a> {
-        let n = ids.len();
-        // At most half full: probes stay short.
-        let size = (2 * n).next_power_of_two().max(16);
-        let mut positions = Positions {
-            ids,
-            slots: vec![0; size],
-            mask: size - 1,
-        };
-        for i in 0..n {
-            let hash = id_hash(ids.get(i));
-            let mut at = hash as usize & positions.mask;
-            while positions.slots[at] != 0 {
-                at = (at + 1) & positions.mask;
-            }
-            positions.slots[at] = (hash & 0xffff_ffff_0000_0000) | (i as u64 + 1);
-        }
-        positions
-    }
-
-    /// The position of `id`, probing from `slot` (its hash's first slot, already read).
-    fn probe(&self, id: &str, hash: u64, mut at: usize, mut slot: u64) -> Option<usize> {
-        while slot != 0 {
-            let position = (slot & 0xffff_ffff) as usize - 1;
-            if slot >> 32 == hash >> 32 && self.ids.get(position) == id {
-                return Some(position);
-            }
-            at = (at + 1) & self.mask;
-            slot = self.slots[at];
-        }
-        None
+        let mut by_id =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
+        // Positions fit 32 bits: a graph of four billion nodes is not loaded.
+        by_id.extend(ids.iter().zip(0u32..));
+        Positions { ids, by_id }
     }
 
     fn get(&self, id: &str) -> Option<usize> {
-        let hash = id_hash(id);
-        let at = hash as usize & self.mask;
-        self.probe(id, hash, at, self.slots[at])
+        self.by_id.get(id).map(|&i| i as usize)
     }
 
-    /// Positions of `ids` (at most [`LOOKUP_BATCH`]) into `found`: every first slot is
-    /// read before any id is compared, so those reads overlap.
-    fn get_batch(&self, ids: &[&str], found: &mut [Option<usize>]) {
-        let mut hashes = [0u64; LOOKUP_BATCH];
-        let mut firsts = [0u64; LOOKUP_BATCH];
-        for (k, id) in ids.iter().enumerate() {
-            hashes[k] = id_hash(id);
-            firsts[k] = self.slots[hashes[k] as usize & self.mask];
-        }
-        for (k, id) in ids.iter().enumerate() {
-            let at = hashes[k] as usize & self.mask;
-            found[k] = self.probe(id, hashes[k], at, firsts[k]);
-        }
-    }
-
-    /// The position of `id`, trying `*guess` and the one after first; `*guess` then
-    /// holds the position found (ids are unique, so a match there is the answer).
+    /// The position of `id`, trying `*guess` and the one after first (lookups that
+    /// arrive in node order, such as a node's edges and the versions, find their id
+    /// there without hashing it); `*guess` then holds the position found.
     fn find(&self, id: &str, guess: &mut usize) -> Option<usize> {
         for at in [*guess, *guess + 1] {
+            // Ids are unique, so a match there is the answer.
             if at < self.ids.len() && self.ids.get(at) == id {
                 *guess = at;
                 return Some(at);
@@ -289,64 +224,51 @@ impl Structure {
     /// node, edge and version maps (see [`Structure::is_current`]).
     pub(crate) fn of<'k>(
         node_ids: impl ExactSizeIterator<Item = &'k String>,
-        edge_keys: impl ExactSizeIterator<Item = &'k EdgeKey>,
+        edge_keys: impl ExactSizeIterator<Item = &'k EdgeKey> + Clone,
         version_keys: impl Iterator<Item = &'k String>,
         stamps: [u64; 3],
     ) -> Structure {
         let ids = IdList::of(node_ids);
         let n = ids.len();
-        let (edges, node_versions) = {
-            let positions = Positions::of(&ids);
-            // Edges are usually stored grouped by their `from` end, in node order; their
-            // `to` ends go anywhere, and are resolved in batches.
-            let mut from_guess = 0;
-            let mut edges: Vec<EdgeRef> = Vec::with_capacity(edge_keys.len());
-            let mut batch: Vec<&str> = Vec::with_capacity(LOOKUP_BATCH);
-            let mut found = [None; LOOKUP_BATCH];
-            let mut resolve = |edges: &mut Vec<EdgeRef>, batch: &mut Vec<&str>| {
-                positions.get_batch(batch, &mut found);
-                let first = edges.len() - batch.len();
-                for (edge, node) in edges[first..].iter_mut().zip(found) {
-                    edge.to.set_node(node);
-                }
-                batch.clear();
-            };
-            for k in edge_keys {
-                edges.push(EdgeRef::new(
-                    EdgeEnd::new(
-                        char_len(k.from()),
-                        positions.find(k.from(), &mut from_guess),
-                    ),
-                    EdgeEnd::new(char_len(k.to()), None),
+        let positions = Positions::of(&ids);
+        // The `to` ends (anywhere in the graph) in a pass of their own: with nothing else
+        // in its body, the CPU overlaps the cache misses of consecutive lookups, which
+        // each edge's other work would serialise.
+        let to_nodes: Vec<Option<u32>> = edge_keys
+            .clone()
+            .map(|k| positions.get(k.to()).map(|i| i as u32))
+            .collect();
+        // `from` ends are usually grouped, in node order.
+        let mut from_guess = 0;
+        let edges: Vec<EdgeRef> = edge_keys
+            .zip(to_nodes)
+            .map(|(k, to)| {
+                let from = positions.find(k.from(), &mut from_guess);
+                EdgeRef::new(
+                    EdgeEnd::new(char_len(k.from()), from),
+                    EdgeEnd::new(char_len(k.to()), to.map(|i| i as usize)),
                     char_len(k.rel()),
-                ));
-                batch.push(k.to());
-                if batch.len() == LOOKUP_BATCH {
-                    resolve(&mut edges, &mut batch);
-                }
+                )
+            })
+            .collect();
+        // Node versions are usually in node order.
+        let mut guess = 0;
+        let mut node_versions = vec![None; n];
+        for (v, key) in version_keys.enumerate() {
+            if let Some(i) = key
+                .strip_prefix("node:")
+                .and_then(|id| positions.find(id, &mut guess))
+            {
+                node_versions[i] = Some(v as u32);
             }
-            resolve(&mut edges, &mut batch);
-            // Node versions are usually in node order.
-            let mut guess = 0;
-            let mut node_versions = vec![None; n];
-            for (v, key) in version_keys.enumerate() {
-                if let Some(i) = key
-                    .strip_prefix("node:")
-                    .and_then(|id| positions.find(id, &mut guess))
-                {
-                    node_versions[i] = Some(v as u32);
-                }
-            }
-            (edges, node_versions)
-        };
-        let (incident_from, incident, neighbour) = incidence(n, &edges);
+        }
+        drop(positions); // before the incidence lists are allocated: a lower peak
+        let incidence = Incidence::of(n, edges.iter().map(|e| [e.from.node(), e.to.node()]));
         let id_chars = (0..n).map(|i| char_len(ids.get(i))).collect();
         Structure {
             stamps,
             edges,
-            incident_from,
-            incident,
-            neighbour,
+            incidence,
             node_versions,
             id_chars,
             ids,
@@ -359,14 +281,15 @@ impl Structure {
         self.stamps == stamps
     }
 
-    /// The positions of the edges touching node `i`, in edge order.
-    pub fn incident(&self, i: usize) -> &[usize] {
-        &self.incident[self.incident_from[i]..self.incident_from[i + 1]]
+    /// The positions of the edges touching node `i` (a self-loop once), in edge order.
+    pub fn incident(&self, i: usize) -> &[u32] {
+        self.incidence.edges(i)
     }
 
-    /// The other ends of the edges touching node `i`, beside [`Structure::incident`].
+    /// The other ends of the edges touching node `i`, beside [`Structure::incident`]:
+    /// `i` itself for a self-loop, [`NOT_A_NODE`] for an end that names no node here.
     pub fn neighbours(&self, i: usize) -> &[u32] {
-        &self.neighbour[self.incident_from[i]..self.incident_from[i + 1]]
+        self.incidence.others(i)
     }
 
     /// Per node: the rank of its id in sorted id order (ids are unique in a graph).
@@ -413,38 +336,68 @@ impl Structure {
 /// [`Structure::neighbours`] of an edge end that names no node of the graph.
 pub const NOT_A_NODE: u32 = u32::MAX;
 
-/// Incidence lists of `n` nodes as offsets into one flat list (see
-/// [`Structure::incident`]), with the neighbour beside each entry.
-fn incidence(n: usize, edges: &[EdgeRef]) -> (Vec<usize>, Vec<usize>, Vec<u32>) {
-    let ends = |e: &EdgeRef| {
-        let second = e.to.node().filter(|&t| Some(t) != e.from.node());
-        [e.from.node(), second]
-    };
-    let mut from = vec![0usize; n + 1];
-    for e in edges {
-        for i in ends(e).into_iter().flatten() {
-            from[i + 1] += 1;
+/// Incidence lists of `n` nodes in one flat list: the edges touching each node, in
+/// edge order, and beside each the node at the edge's other end. The one builder of
+/// adjacency: a graph's [`Structure`] and search's connection paths both use it.
+#[derive(Debug)]
+pub(crate) struct Incidence {
+    /// Node `i` owns entries `starts[i]..starts[i + 1]`.
+    starts: Vec<usize>,
+    edges: Vec<u32>,
+    others: Vec<u32>,
+}
+
+impl Incidence {
+    /// The lists of nodes `0..n` for edges given by their two ends in edge order (edge
+    /// `k` is the `k`th pair; `None` for an end that names none of the nodes). An edge is
+    /// listed under each node it names, a self-loop once, with the other end beside it
+    /// ([`NOT_A_NODE`] when that end names no node).
+    pub(crate) fn of(
+        n: usize,
+        ends: impl Iterator<Item = [Option<usize>; 2]> + Clone,
+    ) -> Incidence {
+        // Under `a` naming `b`, then under `b` naming `a` unless it is a self-loop.
+        let listed = |[a, b]: [Option<usize>; 2]| [(a, b), (b.filter(|&b| Some(b) != a), a)];
+        let mut starts = vec![0usize; n + 1];
+        for pair in ends.clone() {
+            for (at, _) in listed(pair) {
+                if let Some(i) = at {
+                    starts[i + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        let mut edges = vec![0u32; starts[n]];
+        let mut others = vec![NOT_A_NODE; starts[n]];
+        let mut fill = starts.clone();
+        // Edge numbers and positions fit 32 bits: they count what a graph in memory holds.
+        for (k, pair) in ends.enumerate() {
+            for (at, other) in listed(pair) {
+                if let Some(i) = at {
+                    edges[fill[i]] = k as u32;
+                    others[fill[i]] = other.map_or(NOT_A_NODE, |m| m as u32);
+                    fill[i] += 1;
+                }
+            }
+        }
+        Incidence {
+            starts,
+            edges,
+            others,
         }
     }
-    for i in 0..n {
-        from[i + 1] += from[i];
+
+    /// The edges touching node `i`, in edge order.
+    pub(crate) fn edges(&self, i: usize) -> &[u32] {
+        &self.edges[self.starts[i]..self.starts[i + 1]]
     }
-    let mut incident = vec![0usize; from[n]];
-    let mut neighbour = vec![NOT_A_NODE; from[n]];
-    let mut fill = from.clone();
-    for (k, e) in edges.iter().enumerate() {
-        for i in ends(e).into_iter().flatten() {
-            let other = if e.from.node() == Some(i) {
-                e.to.node()
-            } else {
-                e.from.node()
-            };
-            incident[fill[i]] = k;
-            neighbour[fill[i]] = other.map_or(NOT_A_NODE, |m| m as u32);
-            fill[i] += 1;
-        }
+
+    /// The other ends of [`Incidence::edges`], beside them.
+    pub(crate) fn others(&self, i: usize) -> &[u32] {
+        &self.others[self.starts[i]..self.starts[i + 1]]
     }
-    (from, incident, neighbour)
 }
 
 #[cfg(test)]
@@ -467,28 +420,57 @@ mod tests {
     }
 
     proptest! {
-        /// Every id is found at its position, alone or in a batch, and nothing else is
-        /// found: small tables, so probes collide and wrap around their end.
+        /// Every id is found at its position, whatever the guess, and nothing else is
+        /// found.
         #[test]
         fn positions_find_every_id_and_nothing_else(
             ids in prop::collection::vec("(c|\\x00|é|-){0,4}", 0..40),
             strangers in prop::collection::vec("(c|\\x00|é|-|z){0,5}", 0..20),
+            guess in 0usize..45,
         ) {
             let unique: indexmap::IndexSet<String> = ids.into_iter().collect();
             let arena = IdList::of(unique.iter());
             let positions = Positions::of(&arena);
-            let mut asked: Vec<&str> = unique.iter().map(String::as_str).collect();
-            asked.extend(strangers.iter().map(String::as_str));
-            for chunk in asked.chunks(LOOKUP_BATCH) {
-                let mut found = [Some(usize::MAX); LOOKUP_BATCH];
-                positions.get_batch(chunk, &mut found);
-                for (id, got) in chunk.iter().zip(found) {
-                    let want = unique.get_index_of(*id);
-                    prop_assert_eq!(got, want);
-                    prop_assert_eq!(positions.get(id), want);
-                    let mut guess = 0;
-                    prop_assert_eq!(positions.find(id, &mut guess), want);
+            for id in unique.iter().chain(&strangers) {
+                let want = unique.get_index_of(id);
+                prop_assert_eq!(positions.get(id), want);
+                let mut at = guess;
+                prop_assert_eq!(positions.find(id, &mut at), want);
+                if let Some(want) = want {
+                    prop_assert_eq!(at, want);
                 }
+            }
+        }
+
+        /// Each node lists the edges naming it (a self-loop once) in edge order, with
+        /// the other end beside each: what a walk over every edge finds.
+        #[test]
+        fn incidence_lists_each_edge_under_each_node_it_names(
+            n in 0usize..8,
+            ends in prop::collection::vec((prop::option::of(0usize..8), prop::option::of(0usize..8)), 0..30),
+        ) {
+            let ends: Vec<[Option<usize>; 2]> = ends
+                .into_iter()
+                .map(|(a, b)| [a.filter(|&a| a < n), b.filter(|&b| b < n)])
+                .collect();
+            let lists = Incidence::of(n, ends.iter().copied());
+            for i in 0..n {
+                let mut want: Vec<(u32, u32)> = Vec::new();
+                for (k, &[a, b]) in ends.iter().enumerate() {
+                    let name = |end: Option<usize>| end.map_or(NOT_A_NODE, |m| m as u32);
+                    if a == Some(i) {
+                        want.push((k as u32, name(b)));
+                    } else if b == Some(i) {
+                        want.push((k as u32, name(a)));
+                    }
+                }
+                let got: Vec<(u32, u32)> = lists
+                    .edges(i)
+                    .iter()
+                    .copied()
+                    .zip(lists.others(i).iter().copied())
+                    .collect();
+                prop_assert_eq!(got, want);
             }
         }
     }

@@ -3,12 +3,10 @@
 //! Transports (MCP over HTTP or stdio, tests) decode their own argument types and call
 //! these; the answers are exactly what the model reads.
 
-use crate::debt::{Debt, compute_debt};
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_text, shown_ids};
 use crate::store::{GraphSlot, Store, StoreError, Target};
-use crate::tool_events::ToolEvents;
 use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -155,16 +153,6 @@ fn read_nodes(
     Ok(format!("{}\n\nSession: {sid}", blocks.join("\n\n")))
 }
 
-/// The DEBT line of a level, from the in-memory graph.
-pub fn level_debt(store: &Store, slot: &GraphSlot, now: f64) -> Debt {
-    let events = slot
-        .slug
-        .as_deref()
-        .map(|slug| ToolEvents::load(&store.layout().tool_events(slug)));
-    let extra: Vec<f64> = events.iter().flat_map(|e| e.last_seen()).collect();
-    store.with_graph(slot, |g| compute_debt(g, false, extra, now))
-}
-
 /// The graphs of a session: the user graph and, when the session has a project, its
 /// graph (a project graph that fails to load renders empty, as a full read must still
 /// show the user level).
@@ -193,8 +181,8 @@ pub fn render_session(
     now: f64,
 ) -> crate::render::ReadRender {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = level_debt(store, &user, now).line();
-    let project_debt = project.as_ref().map(|p| level_debt(store, p, now).line());
+    let user_debt = store.level_debt(&user, now).line();
+    let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
     let empty = crate::graph::Graph::default();
     let opts = ReadOptions {
         kind,
@@ -229,12 +217,16 @@ pub fn render_session(
 }
 
 fn full_read(store: &Store, sid: &str, now: f64) -> String {
-    let record = store.session(sid);
-    let preloaded: Option<HashSet<String>> = record
-        .as_ref()
-        .and_then(|r| r.preloaded_ids.clone())
-        .map(|ids| ids.into_iter().collect());
-    let first = record.as_ref().is_none_or(|r| r.full_read_ts.is_none());
+    let (preloaded, first) = store.with_sessions(|sessions| match sessions.lookup(sid) {
+        Some(r) => {
+            let preloaded: Option<HashSet<String>> = r
+                .preloaded_ids
+                .as_ref()
+                .map(|ids| ids.iter().cloned().collect());
+            (preloaded, r.full_read_ts.is_none())
+        }
+        None => (None, true),
+    });
     let rendered = render_session(
         store,
         sid,
@@ -315,12 +307,23 @@ pub struct PutNodeArgs {
     pub touches: Option<Vec<String>>,
 }
 
-pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
-    // The identifier is judged before the session, as the reference does.
-    if let Err(message) = validate_ident(IdentKind::NodeId, &args.id) {
-        return ToolText::error(&StoreError::Invalid(message));
+/// Judge the identifiers (in order), then count the call against the session: the
+/// order in which the reference reports errors.
+fn admit(
+    store: &Store,
+    session_id: &str,
+    idents: &[(IdentKind, &str)],
+    now: f64,
+) -> Result<(), StoreError> {
+    for &(kind, value) in idents {
+        validate_ident(kind, value).map_err(StoreError::Invalid)?;
     }
-    if let Err(e) = store.count_op(&args.session_id, now) {
+    store.count_op(session_id, now)
+}
+
+pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
+    let idents = [(IdentKind::NodeId, args.id.as_str())];
+    if let Err(e) = admit(store, &args.session_id, &idents, now) {
         return ToolText::error(&e);
     }
     let target = Target::session(args.level, &args.session_id);
@@ -356,18 +359,12 @@ pub struct PutEdgeArgs {
 }
 
 pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
-    // Identifiers are judged before the session, as the reference does: from, to, rel.
     let idents = [
-        (IdentKind::EdgeRef, &args.from),
-        (IdentKind::EdgeRef, &args.to),
-        (IdentKind::Rel, &args.rel),
+        (IdentKind::EdgeRef, args.from.as_str()),
+        (IdentKind::EdgeRef, args.to.as_str()),
+        (IdentKind::Rel, args.rel.as_str()),
     ];
-    for (kind, value) in idents {
-        if let Err(message) = validate_ident(kind, value) {
-            return ToolText::error(&StoreError::Invalid(message));
-        }
-    }
-    if let Err(e) = store.count_op(&args.session_id, now) {
+    if let Err(e) = admit(store, &args.session_id, &idents, now) {
         return ToolText::error(&e);
     }
     let target = Target::session(args.level, &args.session_id);
@@ -391,12 +388,9 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
 }
 
 pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
-    if let Err(e) = store.count_op(session_id, now) {
-        return ToolText::error(&e);
-    }
     answer(
-        store
-            .delete_node(None, Some(session_id), id, now)
+        admit(store, session_id, &[], now)
+            .and_then(|()| store.delete_node(None, Some(session_id), id, now))
             .map(|(level, n)| {
                 format!("Deleted node '{id}' and {n} connected edges from {level} graph")
             }),
@@ -404,12 +398,9 @@ pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> To
 }
 
 pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) -> ToolText {
-    if let Err(e) = store.count_op(session_id, now) {
-        return ToolText::error(&e);
-    }
     answer(
-        store
-            .delete_edge(None, Some(session_id), key, now)
+        admit(store, session_id, &[], now)
+            .and_then(|()| store.delete_edge(None, Some(session_id), key, now))
             .map(|found| match found {
                 Some(_) => format!("Edge deleted: {key}"),
                 None => format!("Edge not found: {key}"),
@@ -418,21 +409,19 @@ pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) 
 }
 
 pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> ToolText {
-    if let Err(e) = store.count_op(session_id, now) {
-        return ToolText::error(&e);
-    }
     answer(
-        store
-            .useful(session_id, ids, now)
+        admit(store, session_id, &[], now)
+            .and_then(|()| store.useful(session_id, ids, now))
             .map(|likes| likes_text(&likes)),
     )
 }
 
 pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {
-    if let Err(e) = store.count_op(session_id, now) {
-        return ToolText::error(&e);
-    }
-    answer(store.sync(session_id, now).map(|report| sync_text(&report)))
+    answer(
+        admit(store, session_id, &[], now)
+            .and_then(|()| store.sync(session_id, now))
+            .map(|report| sync_text(&report)),
+    )
 }
 
 pub fn kg_progress(
@@ -443,7 +432,7 @@ pub fn kg_progress(
     level: Level,
     now: f64,
 ) -> ToolText {
-    if let Err(e) = store.count_op(session_id, now) {
+    if let Err(e) = admit(store, session_id, &[], now) {
         return ToolText::error(&e);
     }
     answer(match state {

@@ -16,11 +16,11 @@
 //! the size of the big project graph of phase (f)), `KG_BENCH_DIR` (where the
 //! temporary home goes; default `target/`), `KG_BENCH_KEEP` (keep that home).
 
+use kg_test_support::http::{self, KeepAlive};
+use kg_test_support::serve::{Serve, ServerProcess};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -41,100 +41,31 @@ fn knob(name: &str, default: usize) -> usize {
 // ---------------------------------------------------------------------------------
 // The server process
 
-struct Server {
-    child: Child,
-    port: u16,
+/// Spawn `kg-memory serve` (saving every 30 s), its log appended to `log` if given;
+/// not waited for.
+fn spawn(home: &Path, storage: &Path, env: &[(&str, &str)], log: Option<&Path>) -> ServerProcess {
+    let mut serve = Serve::new(BIN, home, storage)
+        .env("KG_SAVE_INTERVAL", "30")
+        .envs(env);
+    if let Some(path) = log {
+        serve = serve.log(path);
+    }
+    serve.spawn()
 }
 
-impl Server {
-    /// Spawn `kg-memory serve`; returns the server and the instant just before spawn.
-    fn spawn(
-        home: &Path,
-        storage: &Path,
-        env: &[(&str, &str)],
-        log: Option<&Path>,
-    ) -> (Server, Instant) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
-        let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--port", &port.to_string()])
-            .env("HOME", home)
-            .env("KG_STORAGE_ROOT", storage)
-            .env("KG_SAVE_INTERVAL", "30")
-            .env("KG_AUTOCOMMIT_INTERVAL", "0")
-            .env_remove("KG_HTTP_PORT")
-            .env_remove("KG_HTTP_HOST")
-            .env_remove("KG_CLOCK_FILE")
-            .env_remove("KG_GRACE_PERIOD_DAYS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
-        match log {
-            Some(path) => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .expect("log file");
-                cmd.stderr(file);
-            }
-            None => {
-                cmd.stderr(Stdio::null());
-            }
-        }
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let start = Instant::now();
-        let child = cmd.spawn().expect("spawn kg-memory serve");
-        (Server { child, port }, start)
-    }
-
-    /// Poll `/health` (fresh connection each try) until it answers 200; returns the
-    /// time since `start`.
-    fn wait_healthy(&mut self, start: Instant) -> Duration {
-        loop {
-            if let Ok(mut c) = Conn::connect(self.port, false)
-                && let Ok((200, _)) = c.request("GET", "/health", None)
-            {
-                return start.elapsed();
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("kg-memory serve exited early: {status}");
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "server never became healthy"
-            );
-            std::thread::sleep(Duration::from_micros(200));
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Graceful stop (SIGTERM flushes everything); returns how long it took.
-    fn stop(mut self) -> Duration {
-        let start = Instant::now();
-        // SAFETY: signalling our own child by its pid.
-        unsafe {
-            libc::kill(self.child.id() as i32, libc::SIGTERM);
-        }
-        let status = self.child.wait().expect("wait for server");
-        assert!(status.success(), "graceful shutdown failed: {status}");
-        start.elapsed()
-    }
+/// Poll `/health` (fresh connection each try, every 200 µs) until it answers 200;
+/// returns the time since the spawn.
+fn wait_healthy(server: &mut ServerProcess) -> Duration {
+    server.wait_healthy(Duration::from_secs(30), Duration::from_micros(200))
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+/// Graceful stop (SIGTERM flushes everything); returns how long it took.
+fn stop(mut server: ServerProcess) -> Duration {
+    let start = Instant::now();
+    server.signal(libc::SIGTERM);
+    let status = server.child.wait().expect("wait for server");
+    assert!(status.success(), "graceful shutdown failed: {status}");
+    start.elapsed()
 }
 
 /// (VmRSS, VmHWM) of a process, in KiB.
@@ -228,12 +159,13 @@ fn cpu_time(pid: &str) -> Duration {
 }
 
 // ---------------------------------------------------------------------------------
-// A minimal HTTP/1.1 client over std TcpStream
+// One client's HTTP/1.1 connection (kg-test-support's), reopened when the server
+// closed it
 
 struct Conn {
     port: u16,
     keep_alive: bool,
-    reader: Option<BufReader<TcpStream>>,
+    conn: Option<KeepAlive>,
     /// Requests sent on the current connection.
     uses: u64,
 }
@@ -243,7 +175,7 @@ impl Conn {
         let mut c = Conn {
             port,
             keep_alive,
-            reader: None,
+            conn: None,
             uses: 0,
         };
         c.open()?;
@@ -251,10 +183,7 @@ impl Conn {
     }
 
     fn open(&mut self) -> std::io::Result<()> {
-        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-        self.reader = Some(BufReader::with_capacity(64 * 1024, stream));
+        self.conn = Some(KeepAlive::connect(self.port, Duration::from_secs(60))?);
         self.uses = 0;
         Ok(())
     }
@@ -266,7 +195,7 @@ impl Conn {
         path: &str,
         body: Option<&str>,
     ) -> std::io::Result<(u16, String)> {
-        if self.reader.is_none() {
+        if self.conn.is_none() {
             self.open()?;
         }
         let reused = self.uses > 0;
@@ -279,7 +208,7 @@ impl Conn {
                 self.exchange(method, path, body)
             }
             Err(e) => {
-                self.reader = None;
+                self.conn = None;
                 Err(e)
             }
         }
@@ -292,106 +221,32 @@ impl Conn {
         body: Option<&str>,
     ) -> std::io::Result<(u16, String)> {
         let eof = || std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed");
-        let reader = self.reader.as_mut().ok_or_else(eof)?;
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: {}\r\n",
-            self.port,
-            if self.keep_alive {
-                "keep-alive"
-            } else {
-                "close"
-            }
-        );
-        if let Some(b) = body {
-            head.push_str(&format!(
-                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-                b.len()
-            ));
-        }
-        head.push_str("\r\n");
-        if let Some(b) = body {
-            head.push_str(b);
-        }
-        reader.get_mut().write_all(head.as_bytes())?;
-        self.uses += 1;
-
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(eof());
-        }
-        let status: u16 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let mut length: Option<usize> = None;
-        let mut chunked = false;
-        let mut close = !self.keep_alive;
-        loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
-                return Err(eof());
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = l.split_once(':') {
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
-                match k.as_str() {
-                    "content-length" => length = v.parse().ok(),
-                    "transfer-encoding" => chunked = v.contains("chunked"),
-                    "connection" => close |= v == "close",
-                    _ => {}
-                }
-            }
-        }
-        let mut raw = Vec::new();
-        if chunked {
-            loop {
-                line.clear();
-                reader.read_line(&mut line)?;
-                let size = usize::from_str_radix(line.trim(), 16)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-                if size == 0 {
-                    // Trailers end with an empty line.
-                    loop {
-                        line.clear();
-                        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-                            break;
-                        }
-                    }
-                    break;
-                }
-                let at = raw.len();
-                raw.resize(at + size, 0);
-                reader.read_exact(&mut raw[at..])?;
-                let mut crlf = [0u8; 2];
-                reader.read_exact(&mut crlf)?;
-            }
-        } else if let Some(n) = length {
-            raw.resize(n, 0);
-            reader.read_exact(&mut raw)?;
+        let conn = self.conn.as_mut().ok_or_else(eof)?;
+        let connection = if self.keep_alive {
+            "keep-alive"
         } else {
-            reader.read_to_end(&mut raw)?;
-            close = true;
+            "close"
+        };
+        let mut headers = vec![("Connection", connection)];
+        if body.is_some() {
+            headers.extend(http::MCP_HEADERS);
         }
-        if close {
-            self.reader = None;
+        self.uses += 1;
+        let (status, _, raw) = conn.exchange(method, path, &headers, body.map(str::as_bytes))?;
+        if conn.closed() || !self.keep_alive {
+            self.conn = None;
         }
         Ok((status, String::from_utf8_lossy(&raw).into_owned()))
     }
 
     /// The Claude-Code-style MCP handshake (initialize, then the notification).
     fn initialize(&mut self) {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "kg-load", "version": "1"}}});
+        let init = http::mcp_initialize("kg-load");
         let (status, body) = self
             .request("POST", "/", Some(&init.to_string()))
             .expect("initialize");
         assert_eq!(status, 200, "initialize: {body}");
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let note = http::mcp_initialized();
         let (status, _) = self
             .request("POST", "/", Some(&note.to_string()))
             .expect("initialized");
@@ -400,23 +255,14 @@ impl Conn {
 
     /// One `tools/call`; Err on transport or protocol failure, Ok((text, isError)).
     fn tool(&mut self, name: &str, args: &Value) -> Result<(String, bool), String> {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": args}})
-        .to_string();
+        let body = http::tools_call(name, args).to_string();
         let (status, body) = self
             .request("POST", "/", Some(&body))
             .map_err(|e| format!("{name}: {e}"))?;
         if status != 200 {
             return Err(format!("{name}: HTTP {status}: {body}"));
         }
-        let v: Value = serde_json::from_str(&body).map_err(|e| format!("{name}: {e}"))?;
-        let text = v["result"]["content"][0]["text"]
-            .as_str()
-            .ok_or_else(|| format!("{name}: {body}"))?;
-        Ok((
-            text.to_string(),
-            v["result"]["isError"].as_bool().unwrap_or(false),
-        ))
+        http::tool_result(&body).map_err(|e| format!("{name}: {e}"))
     }
 
     /// A tool call that must succeed.
@@ -431,11 +277,7 @@ impl Conn {
 }
 
 fn session_of(text: &str) -> String {
-    text.rsplit("Session: ")
-        .next()
-        .and_then(|t| t.get(..8))
-        .expect("Session footer")
-        .to_string()
+    http::session_of(text).expect("Session footer")
 }
 
 // ---------------------------------------------------------------------------------
@@ -809,7 +651,7 @@ fn mixed_client(
 /// Run `clients` threads for `secs` seconds; print throughput, latencies, CPU and
 /// RSS; return (peak sampled RSS, VmHWM) in KiB.
 fn mixed_phase(
-    server: &Server,
+    server: &ServerProcess,
     project: &str,
     ids: &Arc<Vec<(String, String)>>,
     clients: usize,
@@ -913,7 +755,7 @@ fn mixed_phase(
 /// (f) A second project whose graph stores `n` nodes (one edge each to an earlier
 /// node) behind the same 17,500-char budget: most end up archived or orphaned, as in
 /// a long-lived memory. Reads, searches and writes on it, sequentially.
-fn big_graph(server: &Server, home: &Path, n: usize) {
+fn big_graph(server: &ServerProcess, home: &Path, n: usize) {
     if n == 0 {
         return;
     }
@@ -1070,8 +912,8 @@ fn main() {
 
     // --- Seeding: grace 0 so every write compacts, a 1 s tick.
     let seed_env = [("KG_SAVE_INTERVAL", "1"), ("KG_GRACE_PERIOD_DAYS", "0")];
-    let (mut server, t0) = Server::spawn(&home, &storage, &seed_env, Some(&home.join("seed.log")));
-    server.wait_healthy(t0);
+    let mut server = spawn(&home, &storage, &seed_env, Some(&home.join("seed.log")));
+    wait_healthy(&mut server);
     let mut conn = Conn::connect(server.port, true).expect("connect");
     conn.initialize();
     let sid = session_of(&conn.ok("kg_read", &json!({"cwd": project_s})));
@@ -1086,7 +928,7 @@ fn main() {
     print_levels("         ", &read);
     println!("         full kg_read text: {} chars", read.chars().count());
     drop(conn);
-    let stop_seed = server.stop();
+    let stop_seed = stop(server);
     println!(
         "         graceful stop after seeding: {:.1} ms",
         stop_seed.as_secs_f64() * 1e3
@@ -1102,8 +944,8 @@ fn main() {
     // --- Measurement server on the seeded root. Grace 0 keeps compaction live
     // (a mature graph whose nodes are past grace); the tick is the default 30 s.
     let run_env = [("KG_GRACE_PERIOD_DAYS", "0")];
-    let (mut server, t0) = Server::spawn(&home, &storage, &run_env, Some(&home.join("run.log")));
-    let healthy = server.wait_healthy(t0);
+    let mut server = spawn(&home, &storage, &run_env, Some(&home.join("run.log")));
+    let healthy = wait_healthy(&mut server);
     let pid = server.pid();
     let (rss_start, _) = rss_kib(pid);
     let mut conn = Conn::connect(server.port, true).expect("connect");
@@ -1227,7 +1069,7 @@ fn main() {
     }
     mixed_phase(&server, &project_s, &ids, clients, secs.div_ceil(2), true);
     big_graph(&server, &home, nodes_big);
-    let stop_loaded = server.stop();
+    let stop_loaded = stop(server);
     println!(
         "    graceful stop after load: {:.1} ms",
         stop_loaded.as_secs_f64() * 1e3
@@ -1247,20 +1089,20 @@ fn main() {
     let mut empty_stop = Vec::new();
     for k in 0..starts {
         let root = home.join(format!("empty-{k}"));
-        let (mut s, t0) = Server::spawn(&home, &root, &[], None);
-        empty.push(s.wait_healthy(t0));
-        empty_stop.push(s.stop());
+        let mut s = spawn(&home, &root, &[], None);
+        empty.push(wait_healthy(&mut s));
+        empty_stop.push(stop(s));
     }
     let mut seeded = Vec::new();
     let mut seeded_stop = Vec::new();
     let mut seeded_first_read = Vec::new();
     for _ in 0..starts {
-        let (mut s, t0) = Server::spawn(&home, &storage, &[], None);
-        seeded.push(s.wait_healthy(t0));
+        let mut s = spawn(&home, &storage, &[], None);
+        seeded.push(wait_healthy(&mut s));
         let mut c = Conn::connect(s.port, true).expect("connect");
         seeded_first_read.push(time(|| c.ok("kg_read", &json!({"cwd": project_s}))).0);
         drop(c);
-        seeded_stop.push(s.stop());
+        seeded_stop.push(stop(s));
     }
     println!(
         "    spawn→healthy, empty root       {}",

@@ -17,11 +17,11 @@
 //! to measure; default this tree's).
 
 use kg_server::client;
+use kg_test_support::serve::{Serve, ServerProcess};
+use kg_test_support::{http, ws};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server under test: this tree's, or another build's (`KG_BENCH_BIN`), so the
@@ -38,71 +38,31 @@ fn knob(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-struct Server {
-    child: Child,
-    base: String,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(home: &Path) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port");
-    let log = std::fs::File::create(home.join("server.log")).expect("log");
-    let child = Command::new(server_binary())
-        .args(["serve", "--port", &port.to_string()])
-        .env("HOME", home)
-        .env("KG_STORAGE_ROOT", home.join("storage"))
-        .env("KG_SAVE_INTERVAL", "3600")
-        .env("KG_AUTOCOMMIT_INTERVAL", "0")
+fn spawn(home: &Path) -> ServerProcess {
+    let mut server = Serve::new(server_binary(), home, &home.join("storage"))
         .env("KG_LOG_LEVEL", "WARNING")
         .env("XDG_STATE_HOME", home.join(".state"))
-        .env_remove("KG_HTTP_PORT")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start kg-memory serve");
-    let server = Server {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-        port,
-    };
-    let start = Instant::now();
-    while get(&server, "/health").is_err() {
-        assert!(start.elapsed() < TIMEOUT, "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        .log(&home.join("server.log"))
+        .spawn();
+    server.wait_healthy(TIMEOUT, Duration::from_millis(20));
     server
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
+fn base(server: &ServerProcess) -> String {
+    format!("http://127.0.0.1:{}", server.port)
 }
 
-fn get(server: &Server, path: &str) -> Result<String, client::ClientError> {
-    runtime().block_on(client::get(&format!("{}{path}", server.base), TIMEOUT))
+fn get(server: &ServerProcess, path: &str) -> Result<String, client::ClientError> {
+    ws::runtime().block_on(client::get(&format!("{}{path}", base(server)), TIMEOUT))
 }
 
 /// One MCP tool call; returns the tool's text.
-fn call(server: &Server, tool: &str, args: Value) -> String {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": args}})
-    .to_string();
-    let answer = runtime()
+fn call(server: &ServerProcess, tool: &str, args: Value) -> String {
+    let body = http::tools_call(tool, &args).to_string();
+    let answer = ws::runtime()
         .block_on(client::request(
             "POST",
-            &format!("{}/", server.base),
+            &format!("{}/", base(server)),
             Some(&body),
             TIMEOUT,
         ))
@@ -133,7 +93,7 @@ struct Measure {
     rss_mib: f64,
 }
 
-fn measure(server: &Server, sid: &str, samples: usize) -> Measure {
+fn measure(server: &ServerProcess, sid: &str, samples: usize) -> Measure {
     let health = (0..samples)
         .map(|_| {
             let t = Instant::now();
@@ -154,7 +114,7 @@ fn measure(server: &Server, sid: &str, samples: usize) -> Measure {
         health: median(health),
         read: median(read),
         failed_reads,
-        rss_mib: rss_kib(server.child.id()) as f64 / 1024.0,
+        rss_mib: rss_kib(server.pid()) as f64 / 1024.0,
     }
 }
 
@@ -184,20 +144,6 @@ fn raise_file_limit() {
             libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
-}
-
-fn websocket(port: u16) -> TcpStream {
-    let mut socket = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    socket.set_read_timeout(Some(TIMEOUT)).expect("timeout");
-    write!(
-        socket,
-        "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    .expect("handshake");
-    let mut head = [0u8; 12];
-    socket.read_exact(&mut head).expect("handshake answer");
-    assert_eq!(&head, b"HTTP/1.1 101", "WebSocket upgraded");
-    socket
 }
 
 fn row(label: &str, m: &Measure, idle: &Measure) {
@@ -238,11 +184,7 @@ fn main() {
 
     // A small, realistic memory at both levels.
     let text = call(&server, "kg_read", json!({"cwd": project}));
-    let sid = text
-        .rsplit("Session: ")
-        .next()
-        .map(|s| s.chars().take(8).collect::<String>())
-        .expect("session");
+    let sid = http::session_of(&text).expect("session");
     for i in 0..40 {
         for level in ["user", "project"] {
             call(
@@ -318,7 +260,9 @@ fn main() {
     );
 
     let t = Instant::now();
-    let open: Vec<TcpStream> = (0..sockets).map(|_| websocket(server.port)).collect();
+    let open: Vec<TcpStream> = (0..sockets)
+        .map(|_| ws::upgrade_raw(server.port, TIMEOUT))
+        .collect();
     let opening = t.elapsed();
     let idle_sockets: Vec<TcpStream> = (0..idle_connections)
         .map(|_| TcpStream::connect(("127.0.0.1", server.port)).expect("idle connection"))

@@ -230,10 +230,7 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
 
 async fn not_found(request: Request<Body>) -> Response {
     if request.uri().path().starts_with("/api/") {
-        rest::json_response(
-            StatusCode::NOT_FOUND,
-            &serde_json::json!({"detail": "Not Found"}),
-        )
+        rest::ApiError::new(StatusCode::NOT_FOUND, "Not Found").into_response()
     } else {
         (
             StatusCode::NOT_FOUND,

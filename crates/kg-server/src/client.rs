@@ -1,9 +1,14 @@
 //! A minimal HTTP/1.1 client for talking to a KG Memory server on this machine
-//! (health probes, `kg-memory status`, hook couriers). Loopback only, so no TLS, no
-//! proxies, no redirects — and no dependency that would need them.
+//! (health probes, `kg-memory status`, hook couriers, the stdio bridge): one request
+//! per connection over hyper's HTTP/1 client, the same hyper the server runs on.
+//! Loopback only, so no TLS, no proxies, no redirects — and no dependency that would
+//! need them.
 
+use http_body_util::BodyExt;
+use hyper::client::conn::http1;
+use hyper::{Request, Uri, header};
+use hyper_util::rt::TokioIo;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A failed request, in words.
@@ -58,67 +63,73 @@ pub async fn request(
         .map_err(|_| ClientError::Timeout(url.to_string(), timeout))?
 }
 
+/// One request on its own connection (`Connection: close`), over hyper's HTTP/1
+/// client. The connection is driven here, not spawned, so a timeout that drops this
+/// future also closes the socket.
 async fn exchange(method: &str, url: &str, body: Option<&str>) -> Result<Answer, ClientError> {
     let (authority, path) = split(url)?;
-    let io = |e| ClientError::Io(url.to_string(), e);
-    let mut stream = TcpStream::connect(&authority).await.map_err(io)?;
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n"
-    );
+    let path = Uri::try_from(path).map_err(|_| ClientError::Url(url.to_string()))?;
+    let mut head = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, &authority)
+        .header(header::CONNECTION, "close")
+        .header(header::ACCEPT, "application/json, text/event-stream");
     if let Some(body) = body {
-        head.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            body.len()
-        ));
+        head = head
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_LENGTH, body.len());
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.map_err(io)?;
-    if let Some(body) = body {
-        stream.write_all(body.as_bytes()).await.map_err(io)?;
+    let request = head
+        .body(body.unwrap_or_default().to_string())
+        .map_err(|e| ClientError::Protocol(url.to_string(), e.to_string()))?;
+
+    let stream = TcpStream::connect(&authority)
+        .await
+        .map_err(|e| ClientError::Io(url.to_string(), e))?;
+    let (mut sender, connection) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| failure(url, e))?;
+    let answer = async {
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| failure(url, e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| failure(url, e))?
+            .to_bytes();
+        let body = String::from_utf8(Vec::from(body))
+            .map_err(|_| ClientError::Protocol(url.to_string(), "body is not UTF-8".to_string()))?;
+        Ok(Answer { status, body })
+    };
+    // The connection's own failure also reaches the request, so once it ends there
+    // is nothing left to wait for but the answer.
+    let drive = async {
+        let _ = connection.await;
+        std::future::pending().await
+    };
+    tokio::select! {
+        answer = answer => answer,
+        never = drive => never,
     }
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.map_err(io)?;
-    parse(url, &raw)
 }
 
-fn parse(url: &str, raw: &[u8]) -> Result<Answer, ClientError> {
-    let bad = |why: &str| ClientError::Protocol(url.to_string(), why.to_string());
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no header end"))?;
-    let head = std::str::from_utf8(&raw[..end]).map_err(|_| bad("header is not UTF-8"))?;
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad("no status line"))?;
-    let chunked = lines.any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let mut body = raw[end + 4..].to_vec();
-    if chunked {
-        body = dechunk(&body).ok_or_else(|| bad("broken chunked body"))?;
-    }
-    let body = String::from_utf8(body).map_err(|_| bad("body is not UTF-8"))?;
-    Ok(Answer { status, body })
-}
-
-fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = data.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&data[..line_end]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        data = &data[line_end + 2..];
-        if size == 0 {
-            return Some(out);
+/// A hyper error in words: an I/O failure underneath (a reset, a broken pipe) reads
+/// as one, anything else is a protocol error.
+fn failure(url: &str, e: hyper::Error) -> ClientError {
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            let io = std::io::Error::new(io.kind(), io.to_string());
+            return ClientError::Io(url.to_string(), io);
         }
-        out.extend_from_slice(data.get(..size)?);
-        data = data.get(size + 2..)?;
+        cause = c.source();
     }
+    ClientError::Protocol(url.to_string(), e.to_string())
 }
 
 /// GET a URL and return the body of a 2xx answer.
@@ -160,18 +171,150 @@ pub fn encode(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
 
-    #[test]
-    fn parses_plain_and_chunked_answers() {
-        let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
-        assert_eq!(
-            parse("u", plain).map(|a| a.body).ok().as_deref(),
-            Some("{}")
+    const WAIT: Duration = Duration::from_secs(5);
+
+    /// A one-shot server on 127.0.0.1: it reads one request (head and
+    /// `Content-Length` body), answers with `answer` byte for byte, and closes.
+    /// Returns its base URL and the request it saw.
+    async fn serve_once(answer: &'static [u8]) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("accept");
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 1024];
+            loop {
+                let n = socket.read(&mut buf).await.expect("read");
+                raw.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&raw);
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().to_string())
+                        })
+                        .map_or(0, |v| v.parse::<usize>().expect("length"));
+                    if raw.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                assert!(n > 0, "the client closed before its request was whole");
+            }
+            socket.write_all(answer).await.expect("write");
+            socket.shutdown().await.expect("shutdown");
+            String::from_utf8(raw).expect("UTF-8 request")
+        });
+        (base, seen)
+    }
+
+    #[tokio::test]
+    async fn reads_a_plain_answer_and_sends_a_json_post() {
+        let (base, seen) =
+            serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+                .await;
+        let url = format!("{base}/api/prompt_context?x=1");
+        let answer = request("POST", &url, Some(r#"{"a":1}"#), WAIT)
+            .await
+            .expect("answers");
+        assert_eq!((answer.status, answer.body.as_str()), (200, "{}"));
+        let seen = seen.await.expect("server").to_ascii_lowercase();
+        assert!(
+            seen.starts_with("post /api/prompt_context?x=1 http/1.1\r\n"),
+            "{seen}"
         );
-        let chunked = b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nNot \r\n5\r\nFound\r\n0\r\n\r\n";
-        let a = parse("u", chunked).expect("parses");
-        assert_eq!((a.status, a.body.as_str()), (404, "Not Found"));
-        assert!(parse("u", b"garbage").is_err());
+        for line in [
+            format!("host: {}", &base["http://".len()..]),
+            "connection: close".to_string(),
+            "accept: application/json, text/event-stream".to_string(),
+            "content-type: application/json".to_string(),
+            "content-length: 7".to_string(),
+        ] {
+            assert!(
+                seen.contains(&format!("\r\n{line}\r\n")),
+                "{line} missing in {seen}"
+            );
+        }
+        assert!(seen.ends_with("\r\n\r\n{\"a\":1}"), "{seen}");
+    }
+
+    #[tokio::test]
+    async fn reads_a_chunked_answer_and_sends_a_bare_get() {
+        let (base, seen) = serve_once(
+            b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nNot \r\n5\r\nFound\r\n0\r\n\r\n",
+        )
+        .await;
+        let answer = request("GET", &base, None, WAIT).await.expect("answers");
+        assert_eq!((answer.status, answer.body.as_str()), (404, "Not Found"));
+        let seen = seen.await.expect("server").to_ascii_lowercase();
+        assert!(seen.starts_with("get / http/1.1\r\n"), "{seen}");
+        assert!(
+            !seen.contains("content-length") && !seen.contains("content-type"),
+            "{seen}"
+        );
+        // `get` hands back a 2xx body only.
+        let (base, _) =
+            serve_once(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\nbusy").await;
+        let e = get(&format!("{base}/health"), WAIT)
+            .await
+            .expect_err("a 503");
+        assert!(
+            matches!(e, ClientError::Status { status: 503, ref body, .. } if body == "busy"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn reads_an_answer_that_ends_with_the_connection() {
+        let (base, _) =
+            serve_once(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end").await;
+        assert_eq!(get(&base, WAIT).await.expect("answers"), "until the end");
+    }
+
+    #[tokio::test]
+    async fn failures_in_words() {
+        let (base, _) = serve_once(b"garbage").await;
+        let e = get(&base, WAIT).await.expect_err("garbage");
+        assert!(matches!(e, ClientError::Protocol(..)), "{e}");
+        let (base, _) = serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n\xff\xfe").await;
+        let e = get(&base, WAIT).await.expect_err("not UTF-8");
+        assert_eq!(
+            e.to_string(),
+            format!("unexpected answer from {base}: body is not UTF-8")
+        );
+
+        for bad in ["https://127.0.0.1:1/", "http:///x", "127.0.0.1:1"] {
+            let e = get(bad, WAIT).await.expect_err("bad URL");
+            assert_eq!(
+                e.to_string(),
+                format!("{bad} is not an http://host:port URL")
+            );
+        }
+
+        // Nobody listening: a port that was just free.
+        let free = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/health", free.local_addr().expect("addr"));
+        drop(free);
+        let e = get(&url, WAIT).await.expect_err("refused");
+        assert!(matches!(e, ClientError::Io(..)), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("cannot reach {url}: ")),
+            "{e}"
+        );
+
+        // A server that accepts and never answers.
+        let silent = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/", silent.local_addr().expect("addr"));
+        let short = Duration::from_millis(200);
+        let e = get(&url, short).await.expect_err("timeout");
+        assert_eq!(
+            e.to_string(),
+            format!("no answer from {url} within {short:?}")
+        );
     }
 
     #[test]

@@ -35,7 +35,9 @@ impl Clock {
     }
 }
 
-/// `2026-11-20T12:00:00Z`-style UTC time.
+/// `2026-11-20T12:00:00Z`-style UTC time. Plain arithmetic rather than jiff: it prints
+/// every second an `f64` can name (a sessions file may hold any number), where jiff
+/// stops at the years -9999 and 9999.
 pub fn iso_utc(ts: f64) -> String {
     let secs = ts.floor() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
@@ -57,26 +59,30 @@ pub fn iso_utc(ts: f64) -> String {
     )
 }
 
-/// `YYYY-MM-DD HH:MM` in local time.
+/// `YYYY-MM-DD HH:MM` in local time: the zone `TZ` names, else the system's. A moment
+/// outside the years -9999 to 9999 is printed in UTC, marked `UTC`.
 pub fn local_minute(ts: f64) -> String {
-    #[cfg(unix)]
-    {
-        let t = ts as libc::time_t;
-        // SAFETY: localtime_r writes only into the `tm` we pass and reads `t`.
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        if !unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-            return format!(
+    minute_in(ts, &jiff::tz::TimeZone::system())
+}
+
+fn minute_in(ts: f64, zone: &jiff::tz::TimeZone) -> String {
+    match jiff::Timestamp::from_second(ts as i64) {
+        Ok(t) => {
+            let local = zone.to_datetime(t);
+            format!(
                 "{:04}-{:02}-{:02} {:02}:{:02}",
-                tm.tm_year + 1900,
-                tm.tm_mon + 1,
-                tm.tm_mday,
-                tm.tm_hour,
-                tm.tm_min
-            );
+                local.year(),
+                local.month(),
+                local.day(),
+                local.hour(),
+                local.minute()
+            )
+        }
+        Err(_) => {
+            let iso = iso_utc(ts);
+            format!("{} {} UTC", &iso[..10], &iso[11..16])
         }
     }
-    let iso = iso_utc(ts);
-    format!("{} {} UTC", &iso[..10], &iso[11..16])
 }
 
 #[cfg(test)]
@@ -95,5 +101,25 @@ mod tests {
         let s = local_minute(1_795_176_000.0);
         assert_eq!(&s[4..5], "-");
         assert_eq!(&s[13..14], ":");
+    }
+
+    #[test]
+    fn minute_stamp_in_a_zone_with_summer_time() {
+        let paris = jiff::tz::TimeZone::posix("CET-1CEST,M3.5.0,M10.5.0/3").expect("rule");
+        // 2026-11-20T12:00:00Z is winter (UTC+1), 2026-07-01T12:00:00Z summer (UTC+2).
+        assert_eq!(minute_in(1_795_176_000.0, &paris), "2026-11-20 13:00");
+        assert_eq!(minute_in(1_782_907_200.0, &paris), "2026-07-01 14:00");
+        assert_eq!(
+            minute_in(59.9, &jiff::tz::TimeZone::UTC),
+            "1970-01-01 00:00"
+        );
+        assert_eq!(
+            minute_in(-0.5, &jiff::tz::TimeZone::UTC),
+            "1970-01-01 00:00"
+        );
+        assert_eq!(
+            minute_in(-61.0, &jiff::tz::TimeZone::UTC),
+            "1969-12-31 23:58"
+        );
     }
 }

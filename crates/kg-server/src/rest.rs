@@ -3,12 +3,11 @@
 //!
 //! Bodies are compact JSON written exactly as the reference wrote them (key order,
 //! `1.0` floats, raw UTF-8); errors are `{"detail": …}` with a message that says what
-//! was wrong.
-
-// Handlers answer errors as ready responses; boxing them would only add noise.
-#![allow(clippy::result_large_err)]
+//! was wrong ([`ApiError`]). Request bodies are serde structs of this file, checked
+//! here and converted to store calls.
 
 use crate::app::{AppState, MAX_BODY_BYTES, VERSION};
+use crate::payload::{self, EdgeDeleteAnswer, EdgePutAnswer, NodeDeleteAnswer, NodePutAnswer};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -17,11 +16,14 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_core::ambient::{BootstrapRequest, session_bootstrap};
+use kg_core::catalogue::neediest_first;
 use kg_core::model::{Level, float_value};
 use kg_core::namespace::PathError;
 use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::store::{GraphSlot, NodeRead};
 use kg_core::{EdgeKey, Store, StoreError, Target};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,8 +31,11 @@ use std::sync::Arc;
 type Shared = State<Arc<AppState>>;
 type Params = Query<HashMap<String, String>>;
 
+/// What a REST handler answers.
+pub type ApiResult = Result<Answer, ApiError>;
+
 /// A compact JSON response.
-pub fn json_response(status: StatusCode, body: &Value) -> Response {
+fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -39,46 +44,99 @@ pub fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-pub(crate) fn ok(body: Value) -> Response {
-    json_response(StatusCode::OK, &body)
-}
-
-pub(crate) fn detail(status: StatusCode, message: impl Into<String>) -> Response {
-    json_response(status, &json!({"detail": message.into()}))
-}
-
-/// A store error as an HTTP answer: the request's fault → 400 (404 for a missing
-/// node), the server's → 500.
-pub(crate) fn store_error(e: &StoreError) -> Response {
-    let status = match e {
-        StoreError::NodeNotFound { .. }
-        | StoreError::UnknownSession(_)
-        | StoreError::Path(PathError::NoSuchProject(_)) => StatusCode::NOT_FOUND,
-        e if e.is_client_error() => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    detail(status, e.to_string())
-}
-
-/// One field problem, in the validation-error list shape clients know.
-fn field_problem(location: &str, field: &str, message: &str) -> Value {
-    json!({"loc": [location, field], "msg": message, "type": "value_error"})
-}
-
-fn unprocessable(problems: Vec<Value>) -> Response {
-    json_response(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        &json!({"detail": problems}),
-    )
-}
-
-/// A JSON object body, refused with a clear message when it is too big, not JSON,
-/// or not an object.
+/// A successful answer: 200 with a compact JSON body.
 #[derive(Debug)]
-pub struct JsonObject(pub Map<String, Value>);
+pub struct Answer(pub Value);
 
-impl<S: Send + Sync> FromRequest<S> for JsonObject {
-    type Rejection = Response;
+impl IntoResponse for Answer {
+    fn into_response(self) -> Response {
+        json_response(StatusCode::OK, &self.0)
+    }
+}
+
+/// Every error answer of the REST API and the view's routes: a status and a
+/// `{"detail": …}` body.
+#[derive(Debug)]
+pub enum ApiError {
+    /// `{"detail": "<message>"}` with this status.
+    Detail(StatusCode, String),
+    /// 422 `{"detail": [{"loc", "msg", "type"}, …]}`: every problem with the
+    /// request's fields, in the validation-error list shape clients know.
+    Fields(Vec<FieldProblem>),
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError::Detail(status, message.into())
+    }
+
+    /// The caller's mistake (400), such as an invalid level or identifier.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+/// The request's fault → 400 (404 for what does not exist), the server's → 500.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        let status = match &e {
+            StoreError::NodeNotFound { .. }
+            | StoreError::UnknownSession(_)
+            | StoreError::Path(PathError::NoSuchProject(_)) => StatusCode::NOT_FOUND,
+            e if e.is_client_error() => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, detail) = match self {
+            ApiError::Detail(status, message) => (status, Value::String(message)),
+            ApiError::Fields(problems) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                problems.iter().map(FieldProblem::to_value).collect(),
+            ),
+        };
+        json_response(status, &json!({"detail": detail}))
+    }
+}
+
+/// One field problem: where (`body` or `query`), which field, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    pub location: &'static str,
+    pub field: &'static str,
+    pub message: &'static str,
+}
+
+impl FieldProblem {
+    fn to_value(&self) -> Value {
+        json!({"loc": [self.location, self.field], "msg": self.message, "type": "value_error"})
+    }
+}
+
+/// A query parameter that must be given and is not.
+fn missing_query(field: &'static str) -> ApiError {
+    ApiError::Fields(vec![FieldProblem {
+        location: "query",
+        field,
+        message: "Field required",
+    }])
+}
+
+/// A JSON object body read into `T`, refused with a clear message when it is too big,
+/// not JSON, or not an object.
+///
+/// The body is parsed as a JSON value first and only then read into `T`: malformed
+/// JSON and a non-object keep their own answers, and a repeated key keeps the last
+/// value, where serde's derive would refuse it.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let is_json = req
@@ -91,7 +149,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
                     .starts_with("application/json")
             });
         if !is_json {
-            return Err(detail(
+            return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Send the body as JSON with Content-Type: application/json",
             ));
@@ -100,7 +158,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
             BytesRejection::FailedToBufferBody(_)
                 if e.status() == StatusCode::PAYLOAD_TOO_LARGE =>
             {
-                detail(
+                ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!(
                         "Request body is larger than the {} MiB limit",
@@ -108,92 +166,184 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
                     ),
                 )
             }
-            other => detail(
+            other => ApiError::new(
                 other.status(),
                 format!("Cannot read the request body: {other}"),
             ),
         })?;
         match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => Ok(JsonObject(map)),
-            Ok(_) => Err(unprocessable(vec![field_problem(
-                "body",
-                "",
-                "the body must be a JSON object",
-            )])),
-            Err(e) => Err(detail(
-                StatusCode::BAD_REQUEST,
-                format!("Malformed JSON body: {e}"),
-            )),
+            Ok(object @ Value::Object(_)) => serde_json::from_value(object)
+                .map(JsonBody)
+                // The bodies here read every field as a `Field`, which takes any value.
+                .map_err(|e| {
+                    ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("Cannot read the request body: {e}"),
+                    )
+                }),
+            Ok(_) => Err(ApiError::Fields(vec![FieldProblem {
+                location: "body",
+                field: "",
+                message: "the body must be a JSON object",
+            }])),
+            Err(e) => Err(ApiError::bad_request(format!("Malformed JSON body: {e}"))),
         }
     }
 }
 
-/// Typed access to a body's fields, collecting every problem before answering 422.
-struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    problems: Vec<Value>,
+/// One body field as the client sent it. The checks below word their own messages
+/// (those clients know) and report every field's problem at once; serde's derive
+/// would stop at the first, in its own words.
+#[derive(Debug, Default)]
+pub(crate) enum Field<T> {
+    /// Missing, or `null`.
+    #[default]
+    Absent,
+    Given(T),
+    /// Present but not a `T`.
+    Mistyped,
 }
 
-impl<'a> Fields<'a> {
-    fn new(map: &'a Map<String, Value>) -> Self {
-        Fields {
-            map,
-            problems: Vec::new(),
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Null => Field::Absent,
+            value => serde_json::from_value(value).map_or(Field::Mistyped, Field::Given),
+        })
+    }
+}
+
+impl Field<String> {
+    /// The text when given and not empty; anything else counts as not given (the
+    /// view's lenient reading).
+    pub(crate) fn text(self) -> Option<String> {
+        match self {
+            Field::Given(s) if !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What a field's type must look like, in the words clients know.
+trait Expected {
+    const MISTYPED: &'static str;
+}
+
+impl Expected for String {
+    const MISTYPED: &'static str = "Input should be a valid string";
+}
+
+impl Expected for Vec<String> {
+    const MISTYPED: &'static str = "Input should be a list of strings";
+}
+
+/// A body field in which every value counts, `null` included: only a missing key is
+/// `None`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// The problems found in one body, in the order its fields are checked.
+#[derive(Debug, Default)]
+struct Problems(Vec<FieldProblem>);
+
+impl Problems {
+    fn push(&mut self, field: &'static str, message: &'static str) {
+        self.0.push(FieldProblem {
+            location: "body",
+            field,
+            message,
+        });
+    }
+
+    /// A field that must be given. When it is not, the problem is recorded and a
+    /// placeholder returned, which [`Problems::finish`] never lets through.
+    fn required<T: Expected + Default>(&mut self, field: &'static str, value: Field<T>) -> T {
+        match value {
+            Field::Given(v) => v,
+            Field::Absent => {
+                self.push(field, "Field required");
+                T::default()
+            }
+            Field::Mistyped => {
+                self.push(field, T::MISTYPED);
+                T::default()
+            }
         }
     }
 
-    fn text(&mut self, key: &str, required: bool) -> Option<String> {
-        match self.map.get(key) {
-            Some(Value::String(s)) => Some(s.clone()),
-            None | Some(Value::Null) => {
-                if required {
-                    self.problems
-                        .push(field_problem("body", key, "Field required"));
-                }
-                None
-            }
-            Some(_) => {
-                self.problems
-                    .push(field_problem("body", key, "Input should be a valid string"));
+    fn optional<T: Expected>(&mut self, field: &'static str, value: Field<T>) -> Option<T> {
+        match value {
+            Field::Given(v) => Some(v),
+            Field::Absent => None,
+            Field::Mistyped => {
+                self.push(field, T::MISTYPED);
                 None
             }
         }
     }
 
-    fn strings(&mut self, key: &str) -> Option<Vec<String>> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(items)) if items.iter().all(Value::is_string) => Some(
-                items
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-            ),
-            Some(_) => {
-                self.problems.push(field_problem(
-                    "body",
-                    key,
-                    "Input should be a list of strings",
-                ));
-                None
-            }
-        }
+    /// A field of any value (see [`present`]) that must be given.
+    fn any(&mut self, field: &'static str, value: Option<Value>) -> Value {
+        value.unwrap_or_else(|| {
+            self.push(field, "Field required");
+            Value::Null
+        })
     }
 
-    fn done(self) -> Result<(), Response> {
-        if self.problems.is_empty() {
+    /// 422 with every problem, if there is one.
+    fn finish(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
             Ok(())
         } else {
-            Err(unprocessable(self.problems))
+            Err(ApiError::Fields(self.0))
         }
     }
 }
 
-fn parse_level(text: &str) -> Result<Level, Response> {
-    Level::parse(text).map_err(|m| detail(StatusCode::BAD_REQUEST, m))
+/// `POST /api/nodes`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PutNodeBody {
+    level: Field<String>,
+    id: Field<String>,
+    gist: Field<String>,
+    notes: Field<Vec<String>>,
+    touches: Field<Vec<String>>,
+    session_id: Field<String>,
+    project_path: Field<String>,
 }
 
-fn param<'a>(params: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
+/// `POST /api/edges`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PutEdgeBody {
+    level: Field<String>,
+    from: Field<String>,
+    to: Field<String>,
+    rel: Field<String>,
+    notes: Field<Vec<String>>,
+    session_id: Field<String>,
+    project_path: Field<String>,
+}
+
+/// `POST /api/progress`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ProgressBody {
+    task_id: Field<String>,
+    level: Field<String>,
+    session_id: Field<String>,
+    #[serde(deserialize_with = "present")]
+    state: Option<Value>,
+}
+
+fn parse_level(text: &str) -> Result<Level, ApiError> {
+    Level::parse(text).map_err(ApiError::bad_request)
+}
+
+/// A query parameter; an empty one counts as not given.
+pub(crate) fn param<'a>(params: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
     params
         .get(key)
         .map(String::as_str)
@@ -223,8 +373,8 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/progress/{task_id}", get(progress_get))
 }
 
-async fn health(State(state): Shared) -> Response {
-    ok(health_body(&state))
+async fn health(State(state): Shared) -> Answer {
+    Answer(health_body(&state))
 }
 
 pub fn health_body(state: &AppState) -> Value {
@@ -245,7 +395,7 @@ fn graph_json(state: &AppState, slot: &GraphSlot) -> Value {
     })
 }
 
-async fn graph_read(State(state): Shared, Query(params): Params) -> Response {
+async fn graph_read(State(state): Shared, Query(params): Params) -> ApiResult {
     state
         .blocking(move |state, now| {
             let store = &state.store;
@@ -265,7 +415,7 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> Response {
                     Some(path) => match store.existing_project_slot(path, now) {
                         Ok(slot) => Some(slot),
                         Err(e @ (StoreError::Path(_) | StoreError::Invalid(_))) => {
-                            return store_error(&e);
+                            return Err(e.into());
                         }
                         Err(e) => {
                             log::warn!("graph read: project unavailable: {e}");
@@ -279,46 +429,38 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> Response {
                 let mut slots = vec![store.user_slot().clone()];
                 slots.extend(project.clone());
                 for slot in slots {
-                    if let Err(e) = store.reload(&slot, now) {
-                        return store_error(&e);
-                    }
+                    store.reload(&slot, now)?;
                 }
             }
             let empty = json!({"nodes": [], "edges": []});
-            ok(json!({
+            Ok(Answer(json!({
                 "user": graph_json(state, store.user_slot()),
                 "project": project.map_or(empty, |p| graph_json(state, &p)),
-            }))
+            })))
         })
         .await
 }
 
-async fn register(State(state): Shared, Query(params): Params) -> Response {
+async fn register(State(state): Shared, Query(params): Params) -> ApiResult {
     state
         .blocking(move |state, now| {
-            match state
+            let sid = state
                 .store
-                .register_session(param(&params, "project_path"), None, now)
-            {
-                Ok(sid) => {
-                    let start = state.store.session(&sid).map_or(now, |r| r.start_ts);
-                    ok(json!({"session_id": sid, "start_ts": float_value(start)}))
-                }
-                Err(e) => store_error(&e),
-            }
+                .register_session(param(&params, "project_path"), None, now)?;
+            let start = state.store.session(&sid).map_or(now, |r| r.start_ts);
+            Ok(Answer(
+                json!({"session_id": sid, "start_ts": float_value(start)}),
+            ))
         })
         .await
 }
 
-async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> Response {
+async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> ApiResult {
     state
         .blocking(move |state, now| {
             let store = &state.store;
             // A read: an unknown id is answered, never created.
-            let record = match store.touch_session(&sid, now) {
-                Ok(record) => record,
-                Err(e) => return store_error(&e),
-            };
+            let record = store.touch_session(&sid, now)?;
             let counts = |slot: &GraphSlot| {
                 store.with_graph(
                     slot,
@@ -332,26 +474,22 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> Respons
             {
                 graphs.insert("project".into(), counts(&slot));
             }
-            ok(json!({
+            Ok(Answer(json!({
                 "session_id": sid,
                 "duration_seconds": float_value(now - record.start_ts),
                 "op_count": record.op_count,
                 "project_path": record.project_path,
                 "started_at": crate::clock::iso_utc(record.start_ts),
                 "graphs": graphs,
-            }))
+            })))
         })
         .await
 }
 
-async fn bootstrap(State(state): Shared, Query(params): Params) -> Response {
-    let Some(project_path) = param(&params, "project_path").map(str::to_string) else {
-        return unprocessable(vec![field_problem(
-            "query",
-            "project_path",
-            "Field required",
-        )]);
-    };
+async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
+    let project_path = param(&params, "project_path")
+        .map(str::to_string)
+        .ok_or_else(|| missing_query("project_path"))?;
     let request = BootstrapRequest {
         project_path,
         claude_session_id: param(&params, "claude_session_id").map(str::to_string),
@@ -360,73 +498,88 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> Response {
     };
     state
         .blocking(move |state, now| {
-            match session_bootstrap(
+            let b = session_bootstrap(
                 &state.store,
                 &request,
                 &kg_core::wording::preload_header,
                 now,
-            ) {
-                Ok(b) => ok(json!({
-                    "session_id": b.session_id,
-                    "reused": b.reused,
-                    "context": b.context,
-                    "text": b.text,
-                    "stats": b.stats.map_or(json!({}), |s| json!({
-                        "user_active": s.user_active,
-                        "project_active": s.project_active,
-                        "shown_gists": s.shown_gists,
-                    })),
-                })),
-                Err(e @ StoreError::Path(_)) => store_error(&e),
-                Err(e) => {
+            )
+            .map_err(|e| match e {
+                e @ StoreError::Path(_) => ApiError::from(e),
+                e => {
                     log::error!("bootstrap failed: {e}");
-                    detail(
+                    ApiError::new(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         format!("bootstrap failed: {e}"),
                     )
                 }
-            }
+            })?;
+            Ok(Answer(json!({
+                "session_id": b.session_id,
+                "reused": b.reused,
+                "context": b.context,
+                "text": b.text,
+                "stats": b.stats.map_or(json!({}), |s| json!({
+                    "user_active": s.user_active,
+                    "project_active": s.project_active,
+                    "shown_gists": s.shown_gists,
+                })),
+            })))
         })
         .await
 }
 
-async fn session_state(State(state): Shared, Query(params): Params) -> Response {
-    let Some(path) = param(&params, "project_path").map(str::to_string) else {
-        return unprocessable(vec![field_problem(
-            "query",
-            "project_path",
-            "Field required",
-        )]);
-    };
+async fn session_state(State(state): Shared, Query(params): Params) -> ApiResult {
+    let path = param(&params, "project_path")
+        .map(str::to_string)
+        .ok_or_else(|| missing_query("project_path"))?;
     state
         .blocking(move |state, _now| {
             let store = &state.store;
-            match store
+            let found = store
                 .find_by_project_path(&path)
-                .and_then(|sid| store.session(&sid).map(|r| (sid, r)))
-            {
-                Some((sid, record)) => ok(json!({
+                .and_then(|sid| store.session(&sid).map(|r| (sid, r)));
+            Ok(Answer(match found {
+                Some((sid, record)) => json!({
                     "found": true,
                     "session_id": sid,
                     "full_read_done": record.full_read_ts.is_some(),
                     "preloaded_count": record.preloaded_ids.as_ref().map_or(0, Vec::len),
-                })),
-                None => ok(json!({"found": false})),
-            }
+                }),
+                None => json!({"found": false}),
+            }))
         })
         .await
 }
 
-async fn maintenance_debt(State(state): Shared) -> Response {
+async fn maintenance_debt(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
-            let rows = kg_core::debt::survey(state.store.layout(), now);
-            ok(json!({"graphs": rows.iter().map(|r| Value::Object(r.to_object())).collect::<Vec<_>>()}))
+            // The disk survey (interfaces.md §8): file figures only, neediest first.
+            let catalogue = state.store.catalogue(now);
+            let rows: Vec<Value> = neediest_first(&catalogue, |g| g.file_debt.as_ref())
+                .into_iter()
+                .map(|(g, debt)| {
+                    let mut row = Map::new();
+                    row.insert("graph".into(), Value::String(g.name.clone()));
+                    row.insert("level".into(), Value::String(g.level.as_str().into()));
+                    if g.level == Level::Project {
+                        let path = g.project_path.clone().map_or(Value::Null, Value::String);
+                        row.insert("project_path".into(), path);
+                    }
+                    row.insert("debt".into(), Value::Object(debt.to_object()));
+                    Value::Object(row)
+                })
+                .collect();
+            Answer(json!({ "graphs": rows }))
         })
         .await
 }
 
-async fn prompt_context(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
+/// A hook's payload: Claude Code's hook input, read by kg-core as it comes.
+type HookBody = Result<JsonBody<Map<String, Value>>, ApiError>;
+
+async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
     hook_answer(
         state,
         body,
@@ -436,26 +589,26 @@ async fn prompt_context(State(state): Shared, body: Result<JsonObject, Response>
     .await
 }
 
-async fn tool_event(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
+async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
     hook_answer(state, body, "PostToolUse", kg_core::ambient::tool_event).await
 }
 
 /// One hook's answer: the decision's text wrapped as that hook's output, or `{}`.
 async fn hook_answer(
     state: Arc<AppState>,
-    body: Result<JsonObject, Response>,
+    body: HookBody,
     hook_event: &'static str,
     decide: fn(&Store, &Value, f64) -> Option<String>,
-) -> Response {
+) -> Answer {
     // A hook never breaks a session: anything unusable is simply silence.
-    let Ok(JsonObject(payload)) = body else {
-        return ok(json!({}));
+    let Ok(JsonBody(payload)) = body else {
+        return Answer(json!({}));
     };
     state
         .blocking(
             move |state, now| match decide(&state.store, &Value::Object(payload), now) {
-                Some(text) => ok(kg_core::ambient::hook_output(hook_event, text)),
-                None => ok(json!({})),
+                Some(text) => Answer(kg_core::ambient::hook_output(hook_event, text)),
+                None => Answer(json!({})),
             },
         )
         .await
@@ -474,40 +627,28 @@ fn target<'a>(level: Level, session: Option<&'a str>, project_path: Option<&'a s
     }
 }
 
-async fn put_node(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
-    let JsonObject(body) = match body {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let mut f = Fields::new(&body);
-    let level = f.text("level", true);
-    let id = f.text("id", true);
-    let gist = f.text("gist", true);
-    let notes = f.strings("notes");
-    let touches = f.strings("touches");
-    let session = f.text("session_id", false);
-    let project_path = f.text("project_path", false);
-    if let Err(r) = f.done() {
-        return r;
-    }
-    let (Some(level), Some(id), Some(gist)) = (level, id, gist) else {
-        return detail(StatusCode::BAD_REQUEST, "level, id and gist are required");
-    };
+async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -> ApiResult {
+    let mut problems = Problems::default();
+    let level = problems.required("level", body.level);
+    let id = problems.required("id", body.id);
+    let gist = problems.required("gist", body.gist);
+    let notes = problems.optional("notes", body.notes);
+    let touches = problems.optional("touches", body.touches);
+    let session = problems.optional("session_id", body.session_id);
+    let project_path = problems.optional("project_path", body.project_path);
+    problems.finish()?;
     state
         .blocking(move |state, now| {
             // The identifier is checked before the level, as the tools do.
-            if let Err(m) = kg_core::model::validate_ident(kg_core::model::IdentKind::NodeId, &id) {
-                return detail(StatusCode::BAD_REQUEST, m);
-            }
-            let level = match parse_level(&level) {
-                Ok(l) => l,
-                Err(r) => return r,
-            };
+            kg_core::model::validate_ident(kg_core::model::IdentKind::NodeId, &id)
+                .map_err(ApiError::bad_request)?;
+            let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
-            match state.store.put_node(t, &id, &gist, notes, touches, now) {
-                Ok(put) => ok(json!({"node": put.node, "level": put.level.as_str()})),
-                Err(e) => store_error(&e),
-            }
+            let put = state.store.put_node(t, &id, &gist, notes, touches, now)?;
+            Ok(Answer(payload::value(&NodePutAnswer {
+                node: put.node,
+                level: put.level.into(),
+            })))
         })
         .await
 }
@@ -525,19 +666,14 @@ async fn read_node(
     State(state): Shared,
     Path((level, id)): Path<(String, String)>,
     Query(params): Params,
-) -> Response {
-    let level = match parse_level(&level) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
+) -> ApiResult {
+    let level = parse_level(&level)?;
     state
         .blocking(move |state, now| {
             let session = param(&params, "session_id");
             let t = target(level, session, param(&params, "project_path"));
-            match state.store.read_node(Some(t), session, &id, now) {
-                Ok(read) => ok(node_read_body(&read)),
-                Err(e) => store_error(&e),
-            }
+            let read = state.store.read_node(Some(t), session, &id, now)?;
+            Ok(Answer(node_read_body(&read)))
         })
         .await
 }
@@ -546,47 +682,32 @@ async fn delete_node(
     State(state): Shared,
     Path((level, id)): Path<(String, String)>,
     Query(params): Params,
-) -> Response {
-    let level = match parse_level(&level) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
+) -> ApiResult {
+    let level = parse_level(&level)?;
     state
         .blocking(move |state, now| {
             let session = param(&params, "session_id");
             let t = target(level, session, param(&params, "project_path"));
-            match state.store.delete_node(Some(t), session, &id, now) {
-                Ok((level, n)) => {
-                    ok(json!({"deleted": id, "level": level.as_str(), "edges_deleted": n}))
-                }
-                Err(e) => store_error(&e),
-            }
+            let (level, n) = state.store.delete_node(Some(t), session, &id, now)?;
+            Ok(Answer(payload::value(&NodeDeleteAnswer {
+                deleted: id,
+                level: level.into(),
+                edges_deleted: n,
+            })))
         })
         .await
 }
 
-async fn put_edge(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
-    let JsonObject(body) = match body {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let mut f = Fields::new(&body);
-    let level = f.text("level", true);
-    let from = f.text("from", true);
-    let to = f.text("to", true);
-    let rel = f.text("rel", true);
-    let notes = f.strings("notes");
-    let session = f.text("session_id", false);
-    let project_path = f.text("project_path", false);
-    if let Err(r) = f.done() {
-        return r;
-    }
-    let (Some(level), Some(from), Some(to), Some(rel)) = (level, from, to, rel) else {
-        return detail(
-            StatusCode::BAD_REQUEST,
-            "level, from, to and rel are required",
-        );
-    };
+async fn put_edge(State(state): Shared, JsonBody(body): JsonBody<PutEdgeBody>) -> ApiResult {
+    let mut problems = Problems::default();
+    let level = problems.required("level", body.level);
+    let from = problems.required("from", body.from);
+    let to = problems.required("to", body.to);
+    let rel = problems.required("rel", body.rel);
+    let notes = problems.optional("notes", body.notes);
+    let session = problems.optional("session_id", body.session_id);
+    let project_path = problems.optional("project_path", body.project_path);
+    problems.finish()?;
     state
         .blocking(move |state, now| {
             for (kind, value) in [
@@ -594,19 +715,15 @@ async fn put_edge(State(state): Shared, body: Result<JsonObject, Response>) -> R
                 (kg_core::model::IdentKind::EdgeRef, &to),
                 (kg_core::model::IdentKind::Rel, &rel),
             ] {
-                if let Err(m) = kg_core::model::validate_ident(kind, value) {
-                    return detail(StatusCode::BAD_REQUEST, m);
-                }
+                kg_core::model::validate_ident(kind, value).map_err(ApiError::bad_request)?;
             }
-            let level = match parse_level(&level) {
-                Ok(l) => l,
-                Err(r) => return r,
-            };
+            let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
-            match state.store.put_edge(t, &from, &to, &rel, notes, now) {
-                Ok((level, edge)) => ok(json!({"edge": edge, "level": level.as_str()})),
-                Err(e) => store_error(&e),
-            }
+            let (level, edge) = state.store.put_edge(t, &from, &to, &rel, notes, now)?;
+            Ok(Answer(payload::value(&EdgePutAnswer {
+                edge,
+                level: level.into(),
+            })))
         })
         .await
 }
@@ -615,22 +732,20 @@ async fn delete_edge(
     State(state): Shared,
     Path((level, from, to, rel)): Path<(String, String, String, String)>,
     Query(params): Params,
-) -> Response {
-    let level = match parse_level(&level) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
+) -> ApiResult {
+    let level = parse_level(&level)?;
     state
         .blocking(move |state, now| {
             let session = param(&params, "session_id");
             let t = target(level, session, param(&params, "project_path"));
-            match state
-                .store
-                .delete_edge(Some(t), session, &EdgeKey::new(&from, &to, &rel), now)
-            {
-                Ok(found) => ok(json!({"deleted": found.is_some(), "level": level.as_str()})),
-                Err(e) => store_error(&e),
-            }
+            let found =
+                state
+                    .store
+                    .delete_edge(Some(t), session, &EdgeKey::new(&from, &to, &rel), now)?;
+            Ok(Answer(payload::value(&EdgeDeleteAnswer {
+                deleted: found.is_some(),
+                level: level.into(),
+            })))
         })
         .await
 }
@@ -639,7 +754,7 @@ async fn progress_get(
     State(state): Shared,
     Path(task_id): Path<String>,
     Query(params): Params,
-) -> Response {
+) -> ApiResult {
     let level = if param(&params, "level") == Some("project") {
         Level::Project
     } else {
@@ -647,37 +762,22 @@ async fn progress_get(
     };
     state
         .blocking(move |state, now| {
-            match state
-                .store
-                .progress_get(param(&params, "session_id"), &task_id, level, now)
-            {
-                Ok(value) => ok(value.unwrap_or_else(|| json!({}))),
-                Err(e) => store_error(&e),
-            }
+            let value =
+                state
+                    .store
+                    .progress_get(param(&params, "session_id"), &task_id, level, now)?;
+            Ok(Answer(value.unwrap_or_else(|| json!({}))))
         })
         .await
 }
 
-async fn progress_set(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
-    let JsonObject(body) = match body {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let mut f = Fields::new(&body);
-    let task_id = f.text("task_id", true);
-    let level = f.text("level", false);
-    let session = f.text("session_id", false);
-    let value = body.get("state").cloned();
-    if value.is_none() {
-        f.problems
-            .push(field_problem("body", "state", "Field required"));
-    }
-    if let Err(r) = f.done() {
-        return r;
-    }
-    let (Some(task_id), Some(value)) = (task_id, value) else {
-        return detail(StatusCode::BAD_REQUEST, "task_id and state are required");
-    };
+async fn progress_set(State(state): Shared, JsonBody(body): JsonBody<ProgressBody>) -> ApiResult {
+    let mut problems = Problems::default();
+    let task_id = problems.required("task_id", body.task_id);
+    let level = problems.optional("level", body.level);
+    let session = problems.optional("session_id", body.session_id);
+    let value = problems.any("state", body.state);
+    problems.finish()?;
     let level = if level.as_deref() == Some("project") {
         Level::Project
     } else {
@@ -685,13 +785,10 @@ async fn progress_set(State(state): Shared, body: Result<JsonObject, Response>) 
     };
     state
         .blocking(move |state, now| {
-            match state
+            state
                 .store
-                .progress_set(session.as_deref(), &task_id, value, level, now)
-            {
-                Ok(()) => ok(json!({"task_id": task_id, "stored": true})),
-                Err(e) => store_error(&e),
-            }
+                .progress_set(session.as_deref(), &task_id, value, level, now)?;
+            Ok(Answer(json!({"task_id": task_id, "stored": true})))
         })
         .await
 }

@@ -15,24 +15,23 @@
 //! Nothing here reads a node the way an agent does: looking at a node in the view never
 //! promotes it; only an explicit move does.
 
-// Handlers answer errors as ready responses; boxing them would only add noise.
-#![allow(clippy::result_large_err)]
-
 use crate::app::AppState;
-use crate::rest::{JsonObject, detail, ok, store_error};
+use crate::payload::{
+    self, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health, LevelData, NodeRow, PathEdge,
+    Rebalanced, SearchAnswer, SearchHit, TierMoveAnswer,
+};
+use crate::rest::{Answer, ApiError, ApiResult, Field, JsonBody, param};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use kg_core::inspect::{self, InspectConfig, LevelInspection};
-use kg_core::model::{Graph, Level, Tier};
-use kg_core::pyfmt::round_to;
+use kg_core::model::{Level, Tier};
 use kg_core::search::{query_terms, search};
 use kg_core::store::GraphSlot;
-use kg_core::tool_events::ToolEvents;
-use kg_core::{StoreError, Target};
-use serde_json::{Map, Value, json};
+use kg_core::{Graph, StoreError, Target};
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -177,59 +176,26 @@ async fn asset(Path(path): Path<String>, request: HeaderMap) -> Response {
 
 // ----- helpers ----------------------------------------------------------------------
 
-fn param<'a>(params: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
-    params
-        .get(key)
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-}
-
-fn num(x: f64, digits: usize) -> Value {
-    kg_core::model::float_value(round_to(x, digits))
-}
-
 /// The graph a view request names: the user graph, or a project by its path.
 fn slot_of(
     state: &AppState,
     level: Level,
     project_path: Option<&str>,
     now: f64,
-) -> Result<Arc<GraphSlot>, Response> {
+) -> Result<Arc<GraphSlot>, ApiError> {
     match level {
         Level::User => Ok(state.store.user_slot().clone()),
         Level::Project => {
-            let Some(path) = project_path else {
-                return Err(detail(
-                    StatusCode::BAD_REQUEST,
-                    "project_path is required for the project level",
-                ));
-            };
-            state
-                .store
-                .existing_project_slot(path, now)
-                .map_err(|e| store_error(&e))
+            let path = project_path.ok_or_else(|| {
+                ApiError::bad_request("project_path is required for the project level")
+            })?;
+            Ok(state.store.existing_project_slot(path, now)?)
         }
     }
 }
 
-fn parse_level(text: Option<&str>) -> Result<Level, Response> {
-    Level::parse(text.unwrap_or("user")).map_err(|m| detail(StatusCode::BAD_REQUEST, m))
-}
-
-fn counts_json((active, archived, orphaned): (usize, usize, usize)) -> Value {
-    json!({"active": active, "archived": archived, "orphaned": orphaned})
-}
-
-/// Tool-event stamps of a project (they count as activity in its debt).
-fn extra_activity(state: &AppState, slot: &GraphSlot) -> Vec<f64> {
-    slot.slug
-        .as_deref()
-        .map(|slug| {
-            ToolEvents::load(&state.store.layout().tool_events(slug))
-                .last_seen()
-                .collect()
-        })
-        .unwrap_or_default()
+fn parse_level(text: Option<&str>) -> Result<Level, ApiError> {
+    Level::parse(text.unwrap_or("user")).map_err(ApiError::bad_request)
 }
 
 fn inspect_config(state: &AppState) -> InspectConfig {
@@ -239,204 +205,108 @@ fn inspect_config(state: &AppState) -> InspectConfig {
     }
 }
 
-fn budget_json(b: &inspect::Budget) -> Value {
-    json!({
-        "chars": b.chars,
-        "budget": b.budget,
-        "fill_line": b.fill_line,
-        "fill_ratio": num(b.fill_line as f64 / b.budget as f64, 2),
-        "anchor_chars": b.anchor_chars,
-        "anchor_budget": b.anchor_budget,
-        "state": b.state.as_str(),
-    })
-}
-
-fn why_json(w: &inspect::TierWhy) -> Value {
-    let s = w.score;
-    json!({
-        "score": s.map(|s| num(s.score, 4)),
-        "recency": s.map(|s| num(s.recency, 4)),
-        "connectedness": s.map(|s| num(s.connectedness, 4)),
-        "usefulness": s.map(|s| num(s.usefulness, 4)),
-        "pool": w.pool.map(|p| p.as_str()),
-        "rank": w.rank,
-        "rank_of": w.rank_of,
-        "grace_left_days": w.grace_left_days.map(|d| num(d, 1)),
-        "cost": w.cost,
-        "traces": w.traces,
-        "deleted_at": w.deleted_at.map(kg_core::model::float_value),
-        "reason": w.reason,
-    })
-}
-
-fn level_json(
+fn level_data<'a>(
     level: Level,
-    slot: &GraphSlot,
-    graph: &Graph,
-    inspection: &LevelInspection,
-) -> Value {
-    let nodes: Vec<Value> = graph
-        .nodes
-        .values()
-        .zip(&inspection.nodes)
-        .map(|(node, why)| {
-            json!({
-                "node": node,
-                "tier": why.tier.as_str(),
-                "why": why_json(why),
-            })
-        })
-        .collect();
-    let edges: Vec<Value> = graph
-        .edges
-        .values()
-        .zip(&inspection.live_edges)
-        .map(|(edge, live)| json!({"edge": edge.as_object(), "live": live}))
-        .collect();
-    let d = &inspection.debt;
-    let mut debt = d.debt.to_object();
-    debt.insert("staleness".into(), num(d.staleness, 3));
-    debt.insert("activity".into(), num(d.activity, 3));
-    debt.insert("deficit".into(), num(d.deficit, 3));
-    debt.insert("line".into(), Value::String(d.line.clone()));
+    slot: &'a GraphSlot,
+    graph: &'a Graph,
+    inspection: &'a LevelInspection,
+) -> LevelData<'a> {
     let h = &inspection.health;
-    json!({
-        "level": level.as_str(),
-        "project_path": slot.project_root(),
-        "graph": slot.slug.clone().unwrap_or_else(|| "user".into()),
-        "counts": counts_json(inspection.counts),
-        "budget": budget_json(&inspection.budget),
-        "health": {
-            "nodes": h.nodes, "edges": h.edges, "orphans": h.orphans,
-            "orphan_pct": h.orphan_pct, "avg_edges": kg_core::model::float_value(h.avg_edges),
-            "line": h.line,
+    LevelData {
+        level: level.into(),
+        project_path: slot.project_root(),
+        graph: slot.slug.as_deref().unwrap_or("user"),
+        counts: inspection.counts.into(),
+        budget: (&inspection.budget).into(),
+        health: Health {
+            nodes: h.nodes,
+            edges: h.edges,
+            orphans: h.orphans,
+            orphan_pct: h.orphan_pct,
+            avg_edges: h.avg_edges,
+            line: &h.line,
         },
-        "debt": debt,
-        "debt_items": inspection.debt_items.iter().map(|i| json!({
-            "kind": i.kind.as_str(), "id": i.id, "gist_chars": i.gist_chars,
-        })).collect::<Vec<_>>(),
-        "nodes": nodes,
-        "edges": edges,
-    })
+        debt: (&inspection.debt).into(),
+        debt_items: inspection
+            .debt_items
+            .iter()
+            .map(|i| DebtItem {
+                kind: i.kind.into(),
+                id: &i.id,
+                gist_chars: i.gist_chars,
+            })
+            .collect(),
+        nodes: graph
+            .nodes
+            .values()
+            .zip(&inspection.nodes)
+            .map(|(node, why)| NodeRow {
+                node,
+                tier: why.tier.into(),
+                why: why.into(),
+            })
+            .collect(),
+        edges: graph
+            .edges
+            .values()
+            .zip(&inspection.live_edges)
+            .map(|(edge, &live)| EdgeRow {
+                edge: edge.as_object(),
+                live,
+            })
+            .collect(),
+    }
 }
 
 // ----- routes -----------------------------------------------------------------------
 
-/// `GET /api/view/graphs`: the user graph, then every project graph on disk (storage
-/// folder order) plus projects loaded in memory but not yet saved.
+/// `GET /api/view/graphs`: the store's catalogue: the user graph, then every project
+/// graph on disk (storage folder order), then projects loaded in memory but not yet
+/// saved.
 ///
-/// `{"graphs":[{"graph","level","project_path","loaded","counts":{active,archived,
-/// orphaned},"debt":{…}|null}]}`. Loaded graphs report memory; others their file.
-async fn graphs(State(state): Shared) -> Response {
+/// A [`GraphList`]. Loaded graphs report memory; others their file.
+async fn graphs(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
-            let store = &state.store;
-            let debts: HashMap<String, Value> = kg_core::debt::survey(store.layout(), now)
+            let graphs = state
+                .store
+                .catalogue(now)
                 .into_iter()
-                .map(|r| (r.graph.clone(), Value::Object(r.debt.to_object())))
-                .collect();
-            let loaded = store.loaded_projects();
-            let mut rows = Vec::new();
-            let user = store.user_slot();
-            let user_counts = store.with_graph(user, kg_core::render::tier_counts);
-            let user_debt = kg_core::tools::level_debt(store, user, now).to_object();
-            rows.push(json!({
-                "graph": "user", "level": "user", "project_path": null, "loaded": true,
-                "counts": counts_json(user_counts), "debt": user_debt,
-            }));
-            let mut seen = std::collections::HashSet::new();
-            let mut dirs: Vec<String> = std::fs::read_dir(store.layout().projects_dir())
-                .map(|it| {
-                    it.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|d| kg_core::namespace::validate_slug(d).is_ok())
-                        .collect()
+                .map(|g| GraphRow {
+                    graph: g.name,
+                    level: g.level.into(),
+                    project_path: g.project_path,
+                    loaded: g.loaded,
+                    counts: g.counts.into(),
+                    debt: (&g.debt).into(),
                 })
-                .unwrap_or_default();
-            dirs.sort();
-            for dir in dirs {
-                let in_memory = loaded.iter().find(|s| s.slug.as_deref() == Some(&dir));
-                let (project_path, counts, is_loaded) = match in_memory {
-                    Some(slot) => (
-                        slot.project_root().map(str::to_string),
-                        store.with_graph(slot, kg_core::render::tier_counts),
-                        true,
-                    ),
-                    None => {
-                        let Ok(bytes) = std::fs::read(store.layout().project_graph(&dir)) else {
-                            continue;
-                        };
-                        let Ok(file) = kg_core::persist::parse_graph(&bytes) else {
-                            continue;
-                        };
-                        (
-                            file.project_path,
-                            kg_core::render::tier_counts(&file.graph),
-                            false,
-                        )
-                    }
-                };
-                seen.insert(dir.clone());
-                let debt = match in_memory {
-                    Some(slot) => {
-                        Value::Object(kg_core::tools::level_debt(store, slot, now).to_object())
-                    }
-                    None => debts.get(&dir).cloned().unwrap_or(Value::Null),
-                };
-                rows.push(json!({
-                    "graph": dir, "level": "project", "project_path": project_path,
-                    "loaded": is_loaded, "counts": counts_json(counts), "debt": debt,
-                }));
-            }
-            for slot in loaded {
-                let Some(slug) = slot.slug.clone() else {
-                    continue;
-                };
-                if seen.contains(&slug) {
-                    continue;
-                }
-                let counts = store.with_graph(&slot, kg_core::render::tier_counts);
-                rows.push(json!({
-                    "graph": slug, "level": "project", "project_path": slot.project_root(),
-                    "loaded": true, "counts": counts_json(counts),
-                    "debt": kg_core::tools::level_debt(store, &slot, now).to_object(),
-                }));
-            }
-            ok(json!({"graphs": rows}))
+                .collect();
+            Answer(payload::value(&GraphList { graphs }))
         })
         .await
 }
 
 /// `GET /api/view/level?level=user|project&project_path=…`: everything the view draws
-/// for one level (see [`level_json`] for the shape).
-async fn level(State(state): Shared, Query(params): Params) -> Response {
-    let level = match parse_level(param(&params, "level")) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
+/// for one level: a [`LevelData`].
+async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
+    let level = parse_level(param(&params, "level"))?;
     state
         .blocking(move |state, now| {
-            let slot = match slot_of(state, level, param(&params, "project_path"), now) {
-                Ok(s) => s,
-                Err(r) => return r,
-            };
-            let extra = extra_activity(state, &slot);
+            let slot = slot_of(state, level, param(&params, "project_path"), now)?;
             let config = inspect_config(state);
-            let body = state.store.with_graph(&slot, |g| {
-                let inspection = inspect::inspect_level(g, extra, config, now);
-                level_json(level, &slot, g, &inspection)
+            let body = state.store.with_graph_activity(&slot, |g, activity| {
+                let inspection = inspect::inspect_level(g, activity.iter().copied(), config, now);
+                payload::value(&level_data(level, &slot, g, &inspection))
             });
-            ok(body)
+            Ok(Answer(body))
         })
         .await
 }
 
 /// `GET /api/view/search?q=…&levels=user,project&project_path=…`: the server's
-/// ranking over the levels on screen, as data. No session: nothing is marked seen.
-///
-/// `{"query","total","hits":[{"level","id","gist","tier","score","top"}],
-/// "path_edges":[{"from","to","rel"}],"connectors":[{"level","id","gist"}]}`.
-async fn search_route(State(state): Shared, Query(params): Params) -> Response {
+/// ranking over the levels on screen, as data (a [`SearchAnswer`]). No session:
+/// nothing is marked seen.
+async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult {
     let query = param(&params, "q").unwrap_or("").to_string();
     let levels = param(&params, "levels")
         .unwrap_or("user,project")
@@ -445,23 +315,17 @@ async fn search_route(State(state): Shared, Query(params): Params) -> Response {
         .blocking(move |state, now| {
             let mut slots = Vec::new();
             for name in levels.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let level = match Level::parse(name) {
-                    Ok(l) => l,
-                    Err(m) => return detail(StatusCode::BAD_REQUEST, m),
-                };
+                let level = Level::parse(name).map_err(ApiError::bad_request)?;
                 if level == Level::Project && param(&params, "project_path").is_none() {
                     continue; // no project on screen
                 }
-                match slot_of(state, level, param(&params, "project_path"), now) {
-                    Ok(s) => slots.push(s),
-                    Err(r) => return r,
-                }
+                slots.push(slot_of(state, level, param(&params, "project_path"), now)?);
             }
             let terms = query_terms(&query);
             let result = state
                 .store
                 .with_graphs(&slots, |graphs| search(graphs, &terms, None));
-            let hit = |h: &kg_core::search::Hit, top: bool| {
+            fn hit(h: &kg_core::search::Hit, top: bool) -> SearchHit<'_> {
                 let tier = if h.orphaned {
                     Tier::Orphaned
                 } else if h.archived {
@@ -469,26 +333,49 @@ async fn search_route(State(state): Shared, Query(params): Params) -> Response {
                 } else {
                     Tier::Active
                 };
-                json!({
-                    "level": h.level.as_str(), "id": h.id, "gist": h.gist,
-                    "tier": tier.as_str(), "score": kg_core::model::float_value(h.score), "top": top,
-                })
-            };
-            let hits: Vec<Value> = result
-                .top
-                .iter()
-                .map(|h| hit(h, true))
-                .chain(result.more.iter().map(|h| hit(h, false)))
-                .collect();
-            ok(json!({
-                "query": query,
-                "total": result.total,
-                "hits": hits,
-                "path_edges": result.path_edges.iter().map(|k| json!({"from": k.from(), "to": k.to(), "rel": k.rel()})).collect::<Vec<_>>(),
-                "connectors": result.connectors.iter().map(|c| json!({"level": c.level.as_str(), "id": c.id, "gist": c.gist})).collect::<Vec<_>>(),
-            }))
+                SearchHit {
+                    level: h.level.into(),
+                    id: &h.id,
+                    gist: &h.gist,
+                    tier: tier.into(),
+                    score: h.score,
+                    top,
+                }
+            }
+            Ok(Answer(payload::value(&SearchAnswer {
+                query: &query,
+                total: result.total,
+                hits: result
+                    .top
+                    .iter()
+                    .map(|h| hit(h, true))
+                    .chain(result.more.iter().map(|h| hit(h, false)))
+                    .collect(),
+                path_edges: result.path_edges.iter().map(PathEdge::from).collect(),
+                connectors: result
+                    .connectors
+                    .iter()
+                    .map(|c| Connector {
+                        level: c.level.into(),
+                        id: &c.id,
+                        gist: &c.gist,
+                    })
+                    .collect(),
+            })))
         })
         .await
+}
+
+/// `POST /api/view/tier`. Read leniently: a field that is not a non-empty string
+/// counts as not given.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TierBody {
+    id: Field<String>,
+    tier: Field<String>,
+    level: Field<String>,
+    project_path: Field<String>,
+    session_id: Field<String>,
 }
 
 fn tiers_of(state: &AppState, slot: &GraphSlot) -> HashMap<String, Tier> {
@@ -509,69 +396,49 @@ fn tiers_of(state: &AppState, slot: &GraphSlot) -> HashMap<String, Tier> {
 /// next tick's refill may restore archived nodes, which the view reports as it
 /// happens.
 ///
-/// `{"id","level","from","to","node":{…},"rescued":[…],"rebalanced":{"archived",
-/// "restored","orphaned","reason"}|null,"budget":{…}}`.
-async fn tier(State(state): Shared, body: Result<JsonObject, Response>) -> Response {
-    let JsonObject(body) = match body {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let text = |k: &str| {
-        body.get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
-    let (Some(id), Some(tier_name)) = (text("id"), text("tier")) else {
-        return detail(
+/// Answers a [`TierMoveAnswer`].
+async fn tier(State(state): Shared, JsonBody(body): JsonBody<TierBody>) -> ApiResult {
+    let (Some(id), Some(tier_name)) = (body.id.text(), body.tier.text()) else {
+        return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "id and tier (\"active\" or \"archived\") are required",
-        );
+        ));
     };
-    let level = match parse_level(text("level").as_deref()) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
+    let level = parse_level(body.level.text().as_deref())?;
     let to = match tier_name.as_str() {
         "active" => Tier::Active,
         "archived" => Tier::Archived,
         other => {
-            return detail(
-                StatusCode::BAD_REQUEST,
-                format!("Invalid tier '{other}': move a node to \"active\" or \"archived\""),
-            );
+            return Err(ApiError::bad_request(format!(
+                "Invalid tier '{other}': move a node to \"active\" or \"archived\""
+            )));
         }
     };
-    let project_path = text("project_path");
-    let session = text("session_id");
+    let project_path = body.project_path.text();
+    let session = body.session_id.text();
     state
         .blocking(move |state, now| {
-            let slot = match slot_of(state, level, project_path.as_deref(), now) {
-                Ok(s) => s,
-                Err(r) => return r,
-            };
+            let slot = slot_of(state, level, project_path.as_deref(), now)?;
             let before = tiers_of(state, &slot);
             let Some(from) = before.get(&id).copied() else {
-                return store_error(&StoreError::NodeNotFound {
+                return Err(StoreError::NodeNotFound {
                     id: id.clone(),
                     level: level.as_str().into(),
-                });
+                }
+                .into());
             };
             if from == Tier::Orphaned && to == Tier::Archived {
-                return detail(
+                return Err(ApiError::new(
                     StatusCode::CONFLICT,
                     format!("'{id}' is orphaned: drag it to the active area to promote it (an orphan cannot be archived by hand)"),
-                );
+                ));
             }
             let target = Target {
                 level,
                 session: session.as_deref(),
                 project_path: slot.project_root(),
             };
-            let read = match state.store.set_tier(target, &id, to, now) {
-                Ok(r) => r,
-                Err(e) => return store_error(&e),
-            };
+            let read = state.store.set_tier(target, &id, to, now)?;
             let over = state.store.with_graph(&slot, |g| {
                 kg_core::render::level_chars(g) > kg_core::compact::LEVEL_BUDGET
             });
@@ -585,12 +452,12 @@ async fn tier(State(state): Shared, body: Result<JsonObject, Response>) -> Respo
                     ids.sort();
                     ids
                 };
-                json!({
-                    "archived": sorted(moves.archived),
-                    "restored": sorted(moves.restored),
-                    "orphaned": sorted(moves.orphaned),
-                    "reason": "the promotion took the level over its 17,500-character budget, so the maintenance pass archived the lowest-scored active nodes",
-                })
+                Rebalanced {
+                    archived: sorted(moves.archived),
+                    restored: sorted(moves.restored),
+                    orphaned: sorted(moves.orphaned),
+                    reason: "the promotion took the level over its 17,500-character budget, so the maintenance pass archived the lowest-scored active nodes",
+                }
             });
             let node = state
                 .store
@@ -601,19 +468,16 @@ async fn tier(State(state): Shared, body: Result<JsonObject, Response>) -> Respo
                 .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.tier()))
                 .unwrap_or(to);
             let budget = state.store.with_graph(&slot, inspect::level_budget);
-            let mut out = Map::new();
-            out.insert("id".into(), Value::String(id));
-            out.insert("level".into(), Value::String(level.as_str().into()));
-            out.insert("from".into(), Value::String(from.as_str().into()));
-            out.insert("to".into(), Value::String(now_tier.as_str().into()));
-            out.insert("node".into(), Value::Object(node));
-            out.insert(
-                "rescued".into(),
-                Value::Array(read.rescued.into_iter().map(Value::String).collect()),
-            );
-            out.insert("rebalanced".into(), rebalanced.unwrap_or(Value::Null));
-            out.insert("budget".into(), budget_json(&budget));
-            ok(Value::Object(out))
+            Ok(Answer(payload::value(&TierMoveAnswer {
+                id,
+                level: level.into(),
+                from: from.into(),
+                to: now_tier.into(),
+                node,
+                rescued: read.rescued,
+                rebalanced,
+                budget: (&budget).into(),
+            })))
         })
         .await
 }

@@ -7,14 +7,14 @@
 //! `?project_path=`.
 
 use crate::app::AppState;
+use crate::payload::{self, LiveMessage};
 use axum::Router;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use axum::routing::get;
 use kg_core::pyfmt::{JsonStyle, to_json};
-use kg_core::{Change, ChangeKind, Level};
-use serde_json::{Value, json};
+use kg_core::{Change, Level};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -125,8 +125,11 @@ async fn send(socket: &mut WebSocket, message: Message) -> bool {
     )
 }
 
-fn send_text(value: &Value) -> Message {
-    Message::Text(Utf8Bytes::from(to_json(value, JsonStyle::WIRE)))
+fn send_text(message: &LiveMessage) -> Message {
+    Message::Text(Utf8Bytes::from(to_json(
+        &payload::value(message),
+        JsonStyle::WIRE,
+    )))
 }
 
 async fn connection(
@@ -144,7 +147,7 @@ async fn connection(
     let mut changes = state.changes.subscribe();
     if !send(
         &mut socket,
-        send_text(&json!({"type": "connected", "session_id": sid})),
+        send_text(&LiveMessage::Connected { session_id: &sid }),
     )
     .await
     {
@@ -156,7 +159,7 @@ async fn connection(
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     if text.as_str().trim() == "ping"
-                        && !send(&mut socket, send_text(&json!({"type": "pong"}))).await
+                        && !send(&mut socket, send_text(&LiveMessage::Pong)).await
                     {
                         break;
                     }
@@ -179,7 +182,7 @@ async fn connection(
                 }
                 Err(RecvError::Lagged(missed)) => {
                     // Too slow to keep up: tell the client to reload rather than drift.
-                    let hint = json!({"type": "resync", "missed": missed});
+                    let hint = LiveMessage::Resync { missed };
                     if !send(&mut socket, send_text(&hint)).await {
                         break;
                     }
@@ -196,12 +199,12 @@ async fn connection(
 }
 
 /// The message a connection gets for a change, if any.
-pub fn message_for(
-    change: &Change,
+pub fn message_for<'a>(
+    change: &'a Change,
     sid: &str,
     session_project: Option<&str>,
     subscription: &Subscription,
-) -> Option<Value> {
+) -> Option<LiveMessage<'a>> {
     if change.source_session.as_deref() == Some(sid) {
         return None;
     }
@@ -216,51 +219,5 @@ pub fn message_for(
             return None;
         }
     }
-    let level = change.level.as_str();
-    let source = &change.source_session;
-    let mut message = match &change.kind {
-        ChangeKind::NodeUpdated { node } => {
-            json!({"type": "node_updated", "level": level, "node": node, "source_session": source})
-        }
-        ChangeKind::EdgeUpdated { edge } => {
-            json!({"type": "edge_updated", "level": level, "edge": edge, "source_session": source})
-        }
-        ChangeKind::NodeDeleted { id } => {
-            json!({"type": "node_deleted", "level": level, "node_id": id, "source_session": source})
-        }
-        ChangeKind::EdgeDeleted { key } => json!({
-            "type": "edge_deleted", "level": level, "from": key.from(), "to": key.to(), "rel": key.rel(),
-            "source_session": source,
-        }),
-        ChangeKind::NodeRecalled { node, rescued } => json!({
-            "type": "node_recalled", "level": level, "node": node, "rescued_from_orphan": rescued,
-            "source_session": source,
-        }),
-        ChangeKind::TiersMoved(moves) => json!({
-            "type": "tiers_moved", "level": level, "archived": moves.archived, "restored": moves.restored,
-            "orphaned": moves.orphaned, "deleted": moves.deleted, "reason": moves.reason,
-            "source_session": source,
-        }),
-        ChangeKind::NodeLiked { id } => {
-            json!({"type": "node_liked", "level": level, "node_id": id, "source_session": source})
-        }
-        ChangeKind::ProgressSaved { task_id } => {
-            json!({"type": "progress_saved", "level": level, "task_id": task_id, "source_session": source})
-        }
-        ChangeKind::DebtChanged { from, to, score } => json!({
-            "type": "debt_changed", "level": level, "from": from, "to": to, "score": score,
-        }),
-        ChangeKind::Quarantined {
-            path,
-            moved_to,
-            recovered_from_prev,
-        } => json!({
-            "type": "quarantined", "level": level, "path": path.display().to_string(),
-            "moved_to": moved_to.display().to_string(), "recovered_from_prev": recovered_from_prev,
-        }),
-    };
-    if let (Some(obj), Some(project)) = (message.as_object_mut(), &change.project_path) {
-        obj.insert("project_path".into(), Value::String(project.clone()));
-    }
-    Some(message)
+    Some(LiveMessage::change(change))
 }

@@ -84,17 +84,18 @@ fn file_needle(file_path: &str, cwd: &str) -> Option<String> {
 
 /// Does any node of the graph mention the (lowercased) needle in a touch, its gist
 /// or a note? Every tier counts.
-fn covered(slot: &GraphSlot, needle: &str) -> bool {
-    let state = slot.lock();
-    state.graph.nodes.values().any(|node| {
-        node.touches()
-            .iter()
-            .any(|t| t.to_lowercase().contains(needle))
-            || node.gist().to_lowercase().contains(needle)
-            || node
-                .notes()
+fn covered(store: &Store, slot: &GraphSlot, needle: &str) -> bool {
+    store.with_graph(slot, |graph| {
+        graph.nodes.values().any(|node| {
+            node.touches()
                 .iter()
-                .any(|n| n.to_lowercase().contains(needle))
+                .any(|t| t.to_lowercase().contains(needle))
+                || node.gist().to_lowercase().contains(needle)
+                || node
+                    .notes()
+                    .iter()
+                    .any(|n| n.to_lowercase().contains(needle))
+        })
     })
 }
 
@@ -166,6 +167,7 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
         log::warn!("tool events of {slug} not saved: {e}");
         return None;
     }
+    store.note_activity(&project, events.last_seen().collect());
     nudge
 }
 
@@ -221,7 +223,7 @@ fn decide(
         log::debug!("graphs of session {sid} not loaded: {e}");
     }
     let lowered = needle.to_lowercase();
-    if covered(store.user_slot(), &lowered) || covered(project, &lowered) {
+    if covered(store, store.user_slot(), &lowered) || covered(store, project, &lowered) {
         return None;
     }
     let throttle = events.throttle.get(&sid).cloned().unwrap_or_default();

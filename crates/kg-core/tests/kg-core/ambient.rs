@@ -3,8 +3,6 @@
 //! §12.10–§12.11 (interfaces.md §13 E–G, I).
 
 use crate::golden::replay;
-use crate::golden_match::fixtures;
-use crate::support::{T, TempHome, open_store};
 use kg_core::ambient::{
     POST_TOOL_USE, RECALL_BUDGET, RECALL_HEADER, USER_PROMPT_SUBMIT, hook_output, hook_response,
     prompt_context, tool_event,
@@ -12,6 +10,8 @@ use kg_core::ambient::{
 use kg_core::search::{SearchGraph, search};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs};
 use kg_core::{Level, Store};
+use kg_test_support::golden::{case_files, read_case};
+use kg_test_support::{T, TempHome, open_store};
 use serde_json::{Value, json};
 use std::fs;
 use std::sync::Arc;
@@ -19,20 +19,14 @@ use std::sync::Arc;
 #[test]
 fn goldens_046_to_063_match_through_kg_core() {
     let mut checked = 0;
-    for entry in fs::read_dir(fixtures().join("cases"))
-        .expect("cases")
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for name in case_files() {
         let Some(number) = name.get(..3).and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
         if !(46..=63).contains(&number) {
             continue;
         }
-        let case: Value =
-            serde_json::from_str(&fs::read_to_string(entry.path()).expect("read")).expect("json");
-        match replay(&name, case) {
+        match replay(&name, read_case(&name)) {
             Ok(None) => checked += 1,
             Ok(Some(why)) => panic!("{name} was skipped: {why}"),
             Err(e) => panic!("{e}"),

@@ -2,9 +2,9 @@
 //! store must move exactly the nodes the reference moved, tick by tick, and leave
 //! graph files identical to the reference's.
 
-use crate::golden_match::fixtures;
-use crate::support::{T, TempHome, open_store};
 use kg_core::{Graph, Store, Tier};
+use kg_test_support::golden::fixtures;
+use kg_test_support::{T, TempHome, open_store};
 use serde_json::Value;
 use std::fs;
 
@@ -107,7 +107,7 @@ fn maintenance_reaches_the_reference_fixed_point() {
             .replace("<HOME>", &home_text);
         let got = fs::read_to_string(home.storage().join(file)).expect("our file");
         if want != got {
-            let diff = crate::golden_match::first_difference(&want, &got);
+            let diff = kg_test_support::golden::first_difference(&want, &got);
             panic!("{file} differs from the reference after maintenance:\n{diff}");
         }
     }

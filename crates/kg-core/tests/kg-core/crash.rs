@@ -2,36 +2,34 @@
 //! acknowledged write on a pipe; it is killed with SIGKILL at random moments. After
 //! every kill the graph file must parse and hold every acknowledged write.
 
-use crate::support::{T, TempHome, open_store};
 use kg_core::{Level, Target};
+use kg_test_support::{T, TempHome, open_store};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "KG_CRASH_CHILD_STORAGE";
 const KILLS: usize = 200;
 
-/// The child side of `killed_writers_never_lose_acknowledged_writes`, which runs it
-/// (as an ignored test) in a re-executed test binary and kills it.
-#[test]
-#[ignore = "the child process of killed_writers_never_lose_acknowledged_writes, which runs it (so --include-ignored fails it)"]
-fn crash_child() {
-    let storage = std::env::var(CHILD_ENV)
-        .expect("run by killed_writers_never_lose_acknowledged_writes, which sets the storage");
+/// The writer: run by `killed_writers_never_lose_acknowledged_writes` in a child copy
+/// of this test binary, writing until it is killed.
+fn write_until_killed(storage: &str) -> ! {
     let home = std::env::var("KG_CRASH_CHILD_HOME").expect("home");
     let round: u64 = std::env::var("KG_CRASH_CHILD_ROUND")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(0);
-    let store = kg_core::Store::open(kg_core::StoreConfig::new(&storage, &home), T).expect("open");
+    let store = kg_core::Store::open(kg_core::StoreConfig::new(storage, &home), T).expect("open");
     let user = Target {
         level: Level::User,
         session: None,
         project_path: None,
     };
     let mut out = std::io::stdout();
-    for k in 0.. {
+    let mut k: u64 = 0;
+    loop {
         // A bounded id space: new nodes at first, then rewrites, so "the last
         // acknowledged value" matters and the graph stays a realistic size.
         let id = format!("n{}", (round * 41 + k) % 400);
@@ -49,11 +47,18 @@ fn crash_child() {
                 .put_edge(user, &id, "src/lib.rs", "touches", None, T + k as f64)
                 .expect("edge");
         }
+        k += 1;
     }
 }
 
+/// Runs itself as the writer in a child process (the same test, selected with
+/// `--exact`, with the storage in `KG_CRASH_CHILD_STORAGE`) and kills it with SIGKILL
+/// at random moments; every writer must end by that kill, not by itself.
 #[test]
 fn killed_writers_never_lose_acknowledged_writes() {
+    if let Ok(storage) = std::env::var(CHILD_ENV) {
+        write_until_killed(&storage);
+    }
     let home = TempHome::new();
     let exe = std::env::current_exe().expect("test binary");
     let mut acked: HashMap<String, String> = HashMap::new();
@@ -64,8 +69,7 @@ fn killed_writers_never_lose_acknowledged_writes() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash::crash_child",
-                "--ignored",
+                "crash::killed_writers_never_lose_acknowledged_writes",
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -73,7 +77,7 @@ fn killed_writers_never_lose_acknowledged_writes() {
             .env("KG_CRASH_CHILD_HOME", &home.path)
             .env("KG_CRASH_CHILD_ROUND", round.to_string())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn child");
         let stdout = child.stdout.take().expect("pipe");
@@ -106,10 +110,15 @@ fn killed_writers_never_lose_acknowledged_writes() {
                 killed = true;
             }
         }
-        if !killed {
-            let _ = child.kill();
+        let mut why = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            let _ = stderr.read_to_string(&mut why);
         }
-        let _ = child.wait();
+        let status = child.wait().expect("reap the writer");
+        assert!(
+            killed && status.signal() == Some(libc::SIGKILL),
+            "round {round}: the writer ended by itself ({status}), not by the kill:\n{why}"
+        );
         let graph = home.storage().join("user.json");
         if !graph.exists() {
             assert!(

@@ -17,7 +17,6 @@
 //! ticks). Each input type prints compactly so a shrunk counterexample reads as a
 //! short list of nodes, edges and steps.
 
-use crate::support::{T, TempHome, open_store};
 use kg_core::compact::{ANCHOR_BUDGET, FILL_CEILING, LEVEL_BUDGET, compact_graph, prune_orphans};
 use kg_core::model::{Edge, field, float_value, truthy};
 use kg_core::plan::{LevelIndex, Mode, Plan};
@@ -26,6 +25,7 @@ use kg_core::store::GraphSlot;
 use kg_core::{
     EdgeKey, Graph, Level, Node, Store, StoreConfig, StoreError, Target, Tier, TierMoves,
 };
+use kg_test_support::{T, TempHome, open_store};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
@@ -1177,8 +1177,7 @@ fn settle_store(w: &World, now: f64) -> Check {
 /// (c) end to end: the read the `kg_read` tool renders for the session is the one
 /// whose level bodies equal the plans' charge.
 fn check_store_read(w: &World, graphs: &[Graph; 2], now: f64) -> Check {
-    let debts =
-        [false, true].map(|p| kg_core::tools::level_debt(&w.store, &w.slot(p, now), now).line());
+    let debts = [false, true].map(|p| w.store.level_debt(&w.slot(p, now), now).line());
     check_render(
         [
             (&graphs[0], Some(debts[0].as_str())),

@@ -1,8 +1,8 @@
 //! Existing users' files survive a load–save round trip: every graph written by the
 //! Python implementation is loaded, saved and compared as JSON values.
 
-use crate::golden_match::fixtures;
-use crate::support::{T, TempHome, open_store};
+use kg_test_support::golden::fixtures;
+use kg_test_support::{T, TempHome, open_store};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::fs;

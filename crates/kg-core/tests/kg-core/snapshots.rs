@@ -6,13 +6,13 @@
 //! regenerate with `INSTA_UPDATE=always cargo test -p kg-core --test kg-core snapshots`
 //! and review every changed file against the spec before committing.
 
-use crate::support::{T, TempHome, open_store};
 use kg_core::ambient::{BootstrapRequest, prompt_context, session_bootstrap, tool_event};
 use kg_core::debt::compute_debt;
 use kg_core::model::{Edge, field, float_value};
 use kg_core::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use kg_core::tools::{self, ReadArgs};
 use kg_core::{EdgeKey, Graph, Level, Node, Store, Target, Tier};
+use kg_test_support::{T, TempHome, open_store};
 use serde_json::{Value, json};
 use std::fs;
 

@@ -1,8 +1,8 @@
 //! Bad files, bad identifiers, bad paths: refused or quarantined, nothing lost.
 
-use crate::support::{T, TempHome, open_store};
 use kg_core::store::SyncItem;
 use kg_core::{ChangeKind, Level, StoreError, Target};
+use kg_test_support::{T, TempHome, open_store};
 use std::fs;
 
 const GOOD: &str = r#"{"nodes": {"kept": {"id": "kept", "gist": "from the backup"}}, "edges": {}}"#;

@@ -1,11 +1,11 @@
 //! The store's side of the trust boundary: multi-graph locking, bounded memory,
 //! namesake projects, session ids and text sizes.
 
-use crate::support::{T, TempHome, open_store};
 use kg_core::ambient::prompt_context;
 use kg_core::store::{MAX_LOADED_PROJECTS, StoreError};
 use kg_core::tools::{kg_search, search_slots};
 use kg_core::{Level, Store, Target};
+use kg_test_support::{T, TempHome, open_store};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,93 +1,139 @@
 //! `kg-memory`: run the memory server headless and talk to a running one.
 
 use anyhow::Context;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use kg_server::{AppState, Settings, VERSION};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-const USAGE: &str = "\
-KG Memory — persistent, bounded memory for coding agents
-
-Usage:
-  kg-memory serve [--host <addr>] [--port <n>] [--storage <dir>]
-      Run the memory server in the foreground (MCP at http://<host>:<port>/,
-      REST under /api, live changes at /ws). Stops cleanly on Ctrl-C or SIGTERM.
-  kg-memory status [--host <addr>] [--port <n>]
-      Is a server up? Its version, sessions and graphs, and which server holds
-      the storage root.
-  kg-memory hook session-start|prompt-submit|post-tool
-      Claude Code hook courier: posts the hook's stdin to the server and prints
-      the answer; prints nothing on any failure (a hook never breaks a session).
-  kg-memory stdio
-      MCP over stdio, relayed to the server (starts one if none answers), for
-      clients that only speak stdio such as Claude Desktop.
-  kg-memory install claude-code|claude-desktop [--dry-run]
-      Register the MCP server (and, for Claude Code, the hooks) in Claude's
-      configuration, merging with what is there; each changed file is backed up.
-  kg-memory uninstall claude-code|claude-desktop [--dry-run]
-      Remove exactly what install added.
-  kg-memory --version
-
+/// KG Memory — persistent, bounded memory for coding agents
+#[derive(Debug, Parser)]
+#[command(
+    name = "kg-memory",
+    version = VERSION,
+    // A flag given twice: the last one counts.
+    args_override_self = true,
+    after_help = "\
 Environment (flags win): KG_HTTP_HOST, KG_HTTP_PORT, KG_STORAGE_ROOT,
 KG_SAVE_INTERVAL, KG_AUTOCOMMIT_INTERVAL, KG_GRACE_PERIOD_DAYS,
-KG_ORPHAN_GRACE_DAYS, KG_LOG_LEVEL.
-";
+KG_ORPHAN_GRACE_DAYS, KG_LOG_LEVEL."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the memory server in the foreground
+    ///
+    /// MCP at http://<host>:<port>/, REST under /api, live changes at /ws. Stops
+    /// cleanly on Ctrl-C or SIGTERM.
+    Serve(Where),
+    /// Is a server up? Its version, sessions and graphs, and which server holds the
+    /// storage root
+    Status(Where),
+    /// Claude Code hook courier: posts the hook's stdin to the server and prints the
+    /// answer
+    ///
+    /// Prints nothing on any failure and always exits 0 (a hook never breaks a
+    /// session).
+    Hook(HookArgs),
+    /// MCP over stdio, relayed to the server (starts one if none answers)
+    ///
+    /// For clients that only speak stdio, such as Claude Desktop.
+    Stdio,
+    /// Register the MCP server (and, for Claude Code, the hooks) in Claude's
+    /// configuration
+    ///
+    /// Merges with what is there; each changed file is backed up.
+    Install(InstallArgs),
+    /// Remove exactly what install added
+    Uninstall(InstallArgs),
+    /// Print a completion script for a shell
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the version (as --version does)
+    #[command(hide = true)]
+    Version,
+}
+
+/// Where the server listens, or where to find it: on top of the environment.
+#[derive(Debug, Args)]
+struct Where {
+    /// Address to listen on or ask [env: KG_HTTP_HOST]
+    #[arg(long, value_name = "ADDR")]
+    host: Option<String>,
+    /// Port to listen on or ask [env: KG_HTTP_PORT]
+    #[arg(long, value_name = "N", value_parser = port)]
+    port: Option<u16>,
+    /// Storage root [env: KG_STORAGE_ROOT]
+    #[arg(long, value_name = "DIR")]
+    storage: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct HookArgs {
+    /// session-start, prompt-submit or post-tool
+    ///
+    /// Any other event, or none, makes the hook print nothing and exit 0.
+    #[arg(value_name = "EVENT", allow_hyphen_values = true)]
+    event: Option<OsString>,
+    /// Further arguments are ignored: a hook never fails on its command line.
+    #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    _ignored: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    /// Which client's configuration to change
+    client: ClientName,
+    /// Show what would change, and change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ClientName {
+    ClaudeCode,
+    ClaudeDesktop,
+}
+
+impl From<ClientName> for kg_server::install::Client {
+    fn from(name: ClientName) -> Self {
+        match name {
+            ClientName::ClaudeCode => Self::ClaudeCode,
+            ClientName::ClaudeDesktop => Self::ClaudeDesktop,
+        }
+    }
+}
+
+fn port(v: &str) -> Result<u16, String> {
+    v.parse()
+        .map_err(|_| "not a port number (1-65535)".to_string())
+}
 
 /// Apply `--host`, `--port` and `--storage` on top of the environment.
-fn settings(args: &[String]) -> anyhow::Result<Settings> {
+fn settings(flags: Where) -> anyhow::Result<Settings> {
     let mut settings = Settings::from_env()?;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .with_context(|| format!("{name} needs a value"))
-        };
-        match arg.as_str() {
-            "--host" => settings.host = value("--host")?,
-            "--port" => {
-                let v = value("--port")?;
-                settings.port = v
-                    .parse()
-                    .with_context(|| format!("--port {v:?} is not a port number (1-65535)"))?;
-            }
-            "--storage" => settings.storage_root = value("--storage")?.into(),
-            other => anyhow::bail!("unknown option {other:?}\n\n{USAGE}"),
-        }
+    if let Some(host) = flags.host {
+        settings.host = host;
+    }
+    if let Some(port) = flags.port {
+        settings.port = port;
+    }
+    if let Some(storage) = flags.storage {
+        settings.storage_root = storage;
     }
     Ok(settings)
 }
 
-fn init_logging() {
-    let level = std::env::var("KG_LOG_LEVEL").unwrap_or_else(|_| "info".into());
-    let filter = match level.to_ascii_lowercase().as_str() {
-        "debug" => log::LevelFilter::Debug,
-        "trace" => log::LevelFilter::Trace,
-        "warning" | "warn" => log::LevelFilter::Warn,
-        "error" | "critical" => log::LevelFilter::Error,
-        _ => log::LevelFilter::Info,
-    };
-    log::set_max_level(filter);
-    let _ = log::set_logger(&StderrLogger);
-}
-
-/// Logs go to stderr, one line each.
-struct StderrLogger;
-
-impl log::Log for StderrLogger {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
-    }
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) && record.target().starts_with("kg_") {
-            eprintln!("{} {}", record.level(), record.args());
-        }
-    }
-    fn flush(&self) {}
-}
-
-async fn serve(args: &[String]) -> anyhow::Result<()> {
-    let mut settings = settings(args)?;
+async fn serve(flags: Where) -> anyhow::Result<()> {
+    let mut settings = settings(flags)?;
     let listener = kg_server::bind(&settings).await?;
     // The root's lock records the port clients should use: the one actually bound.
     settings.port = listener
@@ -108,7 +154,7 @@ async fn stop_on_signal(shutdown: CancellationToken) {
             signal(SignalKind::terminate()),
             signal(SignalKind::interrupt()),
         ) else {
-            log::warn!("cannot listen for signals; stop with the process manager");
+            tracing::warn!("cannot listen for signals; stop with the process manager");
             return;
         };
         tokio::select! {
@@ -120,12 +166,12 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    log::info!("stopping: finishing requests and saving");
+    tracing::info!("stopping: finishing requests and saving");
     shutdown.cancel();
 }
 
-async fn status(args: &[String]) -> anyhow::Result<()> {
-    let settings = settings(args)?;
+async fn status(flags: Where) -> anyhow::Result<()> {
+    let settings = settings(flags)?;
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
@@ -189,14 +235,14 @@ async fn status(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn hook(args: &[String]) -> anyhow::Result<()> {
+async fn hook(event: Option<OsString>) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
     use std::io::Write;
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     // Whatever happens, a hook exits 0 and prints nothing unless it has an answer.
     let answer = async {
-        let event = args.first().and_then(|a| HookEvent::parse(a))?;
+        let event = HookEvent::parse(event?.to_str()?)?;
         let settings = Settings::from_env().ok()?;
         let stdin = read_stdin(deadline)?;
         run(event, &stdin, &settings, deadline).await
@@ -216,13 +262,10 @@ async fn hook(args: &[String]) -> anyhow::Result<()> {
     std::process::exit(0)
 }
 
-fn install(args: &[String], remove: bool) -> anyhow::Result<()> {
+fn install(args: InstallArgs, remove: bool) -> anyhow::Result<()> {
     use kg_server::install::{Client, Setup, apply, describe, plan_install, plan_uninstall};
-    let client = args
-        .first()
-        .and_then(|a| Client::parse(a))
-        .with_context(|| format!("say which client: claude-code or claude-desktop\n\n{USAGE}"))?;
-    let dry_run = args.iter().any(|a| a == "--dry-run");
+    let client = Client::from(args.client);
+    let dry_run = args.dry_run;
     let settings = Settings::from_env()?;
     let setup = Setup {
         home: settings.home.clone(),
@@ -247,8 +290,39 @@ fn install(args: &[String], remove: bool) -> anyhow::Result<()> {
 }
 
 fn main() {
-    init_logging();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    kg_server::logging::init();
+    let command = match Cli::try_parse() {
+        Ok(Cli {
+            command: Some(command),
+        }) => command,
+        // No command: the help, as `--help` prints it.
+        Ok(Cli { command: None }) => {
+            let _ = Cli::command().print_long_help();
+            return;
+        }
+        Err(e) => {
+            // Help and version go to stdout and exit 0; a usage error goes to stderr
+            // and exits 1, as every other failure of this program.
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
+    match command {
+        Command::Version => {
+            println!("kg-memory {VERSION}");
+            return;
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "kg-memory",
+                &mut std::io::stdout(),
+            );
+            return;
+        }
+        _ => {}
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -260,25 +334,17 @@ fn main() {
         }
     };
     let result = runtime.block_on(async {
-        match args.first().map(String::as_str) {
-            Some("serve") => serve(&args[1..]).await,
-            Some("status") => status(&args[1..]).await,
-            Some("hook") => hook(&args[1..]).await,
-            Some("stdio") => match Settings::from_env() {
+        match command {
+            Command::Serve(flags) => serve(flags).await,
+            Command::Status(flags) => status(flags).await,
+            Command::Hook(args) => hook(args.event).await,
+            Command::Stdio => match Settings::from_env() {
                 Ok(settings) => kg_server::stdio::run(&settings).await,
                 Err(e) => Err(e.into()),
             },
-            Some("install") => install(&args[1..], false),
-            Some("uninstall") => install(&args[1..], true),
-            Some("--version" | "-V" | "version") => {
-                println!("kg-memory {VERSION}");
-                Ok(())
-            }
-            Some("--help" | "-h" | "help") | None => {
-                print!("{USAGE}");
-                Ok(())
-            }
-            Some(other) => Err(anyhow::anyhow!("unknown command {other:?}\n\n{USAGE}")),
+            Command::Install(args) => install(args, false),
+            Command::Uninstall(args) => install(args, true),
+            Command::Version | Command::Completions { .. } => Ok(()),
         }
     });
     if let Err(e) = result {

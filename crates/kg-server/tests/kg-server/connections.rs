@@ -7,9 +7,11 @@
 //! (`axum::serve`, `src/listener.rs` absent), run with the same test code: each
 //! comment says how.
 
-use crate::concurrency::wire::{self, Proc};
-use crate::server::{free_port, temp_home};
-use serde_json::{Value, json};
+use crate::server::{ServerProcess, free_port, logged, serve, temp_home};
+use crate::wire;
+use kg_test_support::http::{KeepAlive, header, request_head};
+use kg_test_support::ws;
+use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -28,26 +30,12 @@ static FLOODING: Mutex<()> = Mutex::new(());
 
 /// `kg-memory serve` started with `RLIMIT_NOFILE` = (soft, hard), as a login shell
 /// with the common default limits would start it.
-fn start_limited(home: &Path, soft: u64, hard: u64) -> Proc {
+fn start_limited(home: &Path, soft: u64, hard: u64) -> ServerProcess {
     use std::os::unix::process::CommandExt;
-    let log = home.join("server.log");
-    let port = free_port();
-    let err = std::fs::File::create(&log).expect("server log");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
-    cmd.args(["serve", "--port", &port.to_string()])
-        .env("HOME", home)
-        .env("KG_STORAGE_ROOT", home.join("storage"))
-        .env("KG_SAVE_INTERVAL", "3600")
-        .env("KG_AUTOCOMMIT_INTERVAL", "0")
-        .env("XDG_STATE_HOME", home.join(".state"))
-        .env_remove("KG_HTTP_PORT")
-        .env_remove("KG_HTTP_HOST")
-        .env_remove("KG_CLOCK_FILE")
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(err));
+    let mut serve = logged(home, &home.join("storage"));
     // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
     unsafe {
-        cmd.pre_exec(move || {
+        serve.command().pre_exec(move || {
             let limit = libc::rlimit {
                 rlim_cur: soft,
                 rlim_max: hard,
@@ -58,26 +46,14 @@ fn start_limited(home: &Path, soft: u64, hard: u64) -> Proc {
             Ok(())
         });
     }
-    let child = cmd.spawn().expect("start kg-memory serve");
-    let mut proc = Proc { child, port, log };
-    let start = Instant::now();
-    while !matches!(get(port, "/health", Duration::from_secs(5)), Ok((200, _))) {
-        if let Ok(Some(status)) = proc.child.try_wait() {
-            panic!("kg-memory serve exited ({status}):\n{}", proc.log_tail());
-        }
-        assert!(
-            start.elapsed() < LIVENESS,
-            "not healthy:\n{}",
-            proc.log_tail()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    proc
+    let mut server = serve.spawn();
+    server.wait_healthy(LIVENESS, Duration::from_millis(20));
+    server
 }
 
 /// A plain server, default limits.
-fn plain_server(home: &Path) -> Proc {
-    Proc::start(home, &home.join("storage"), &[])
+fn plain_server(home: &Path) -> ServerProcess {
+    serve(home, &home.join("storage"), &[])
 }
 
 /// This test process needs more than 1,024 sockets for a flood.
@@ -117,6 +93,7 @@ fn get(port: u16, path: &str, timeout: Duration) -> std::io::Result<(u16, String
         .map(|(status, _, body)| (status, String::from_utf8_lossy(&body).into_owned()))
 }
 
+/// A raw connection, for writing by hand.
 fn connect(port: u16) -> TcpStream {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
@@ -125,46 +102,23 @@ fn connect(port: u16) -> TcpStream {
     stream
 }
 
-/// Send one request on a kept-alive connection and read its answer: (status, body).
-fn exchange(
-    stream: &mut TcpStream,
-    port: u16,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> (u16, String) {
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
+/// A connection kept alive across [`exchange`]s.
+fn keep_alive(port: u16) -> KeepAlive {
+    KeepAlive::connect(port, LIVENESS).expect("connect")
+}
+
+/// Send one JSON request on a kept-alive connection and read its answer: (status,
+/// body).
+fn exchange(conn: &mut KeepAlive, method: &str, path: &str, body: &str) -> (u16, String) {
+    let headers = [("Content-Type", "application/json")];
+    let (status, head, body) = conn
+        .exchange(method, path, &headers, Some(body.as_bytes()))
+        .unwrap_or_else(|e| panic!("no answer to {method} {path} in time: {e}"));
+    assert!(
+        header(&head, "content-length").is_some(),
+        "{method} {path}: no content-length in {head}"
     );
-    stream
-        .write_all(format!("{head}{body}").as_bytes())
-        .expect("send");
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).expect("an answer in time");
-        assert!(n > 0, "closed before answering {method} {path}");
-        raw.extend_from_slice(&buf[..n]);
-        let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
-            continue;
-        };
-        let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("a content-length");
-        if raw.len() >= split + 4 + length {
-            let status = head
-                .split_whitespace()
-                .nth(1)
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            let body = String::from_utf8_lossy(&raw[split + 4..split + 4 + length]);
-            return (status, body.into_owned());
-        }
-    }
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// Has the server closed `stream` within `limit`? Whatever it still sends is read
@@ -186,10 +140,10 @@ fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     false
 }
 
-/// Write a user-level node through REST on `stream`, then find it in `user.json`.
-fn write_and_find_node(stream: &mut TcpStream, port: u16, home: &Path, id: &str) {
+/// Write a user-level node through REST on `conn`, then find it in `user.json`.
+fn write_and_find_node(conn: &mut KeepAlive, home: &Path, id: &str) {
     let body = json!({"level": "user", "id": id, "gist": "saved while flooded"}).to_string();
-    let (status, answer) = exchange(stream, port, "POST", "/api/nodes", &body);
+    let (status, answer) = exchange(conn, "POST", "/api/nodes", &body);
     assert_eq!(status, 200, "the write was refused: {answer}");
     let saved = std::fs::read_to_string(home.join("storage/user.json")).expect("user.json");
     assert!(saved.contains(id), "{id} is not on disk");
@@ -223,13 +177,10 @@ fn headers_that_never_end_are_cut_off() {
 fn idle_keep_alive_connections_are_closed() {
     let (_dir, home) = temp_home();
     let server = plain_server(&home);
-    let mut idle = connect(server.port);
-    assert_eq!(
-        exchange(&mut idle, server.port, "GET", "/health", "").0,
-        200
-    );
+    let mut idle = keep_alive(server.port);
+    assert_eq!(exchange(&mut idle, "GET", "/health", "").0, 200);
     assert!(
-        closed_within(&mut idle, LIVENESS),
+        closed_within(idle.stream(), LIVENESS),
         "an idle keep-alive connection is still open"
     );
     // A connection that never sends anything goes the same way.
@@ -247,11 +198,11 @@ fn a_body_that_stops_arriving_is_cut_off() {
     let (_dir, home) = temp_home();
     let server = plain_server(&home);
     let mut stalled = connect(server.port);
-    let head = format!(
-        "POST /api/nodes HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"level\": ",
-        server.port
-    );
-    stalled.write_all(head.as_bytes()).expect("send");
+    let headers = [("Content-Type", "application/json")];
+    let head = request_head(server.port, "POST", "/api/nodes", &headers, Some(200));
+    stalled
+        .write_all(format!("{head}{{\"level\": ").as_bytes())
+        .expect("send");
     assert!(
         closed_within(&mut stalled, LIVENESS),
         "a connection whose body stopped is still open"
@@ -273,8 +224,8 @@ fn more_idle_connections_than_the_default_file_limit_leave_the_server_working() 
         "/health with {FLOOD} idle connections: {health:?}\n{}",
         server.log_tail()
     );
-    let mut writer = connect(server.port);
-    write_and_find_node(&mut writer, server.port, &home, "saved-past-1024");
+    let mut writer = keep_alive(server.port);
+    write_and_find_node(&mut writer, &home, "saved-past-1024");
     drop(held);
 }
 
@@ -285,18 +236,15 @@ fn at_the_cap_new_connections_get_503_and_saving_still_works() {
     let _one = FLOODING.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, home) = temp_home();
     let server = start_limited(&home, 1024, 1024);
-    let mut early = connect(server.port);
-    assert_eq!(
-        exchange(&mut early, server.port, "GET", "/health", "").0,
-        200
-    );
+    let mut early = keep_alive(server.port);
+    assert_eq!(exchange(&mut early, "GET", "/health", "").0, 200);
     let held = flood(server.port);
     let refused = wire::request(server.port, "GET", "/health", &[], b"", LIVENESS);
     let (status, head, _) = refused.expect("an answer at the cap");
     assert_eq!(status, 503, "{head}");
     assert!(head.to_ascii_lowercase().contains("retry-after"), "{head}");
     // Connections already open still work, and the file handles to save are there.
-    write_and_find_node(&mut early, server.port, &home, "saved-at-the-cap");
+    write_and_find_node(&mut early, &home, "saved-at-the-cap");
     // The idle ones are closed in time, and the server takes new connections again.
     let start = Instant::now();
     while !matches!(
@@ -317,36 +265,22 @@ fn at_the_cap_new_connections_get_503_and_saving_still_works() {
 // while the WebSocket waited (no `/health` within 40 s).
 #[test]
 fn websockets_outlive_the_idle_timeout_while_idle_connections_are_closed() {
-    use futures_util::{SinkExt, StreamExt};
+    use futures_util::SinkExt;
     use tokio_tungstenite::tungstenite::Message;
     let _one = FLOODING.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, home) = temp_home();
     let server = start_limited(&home, 1024, 1024);
     let port = server.port;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let next_json = |ws: &mut tokio_tungstenite::WebSocketStream<_>| {
-        runtime.block_on(async {
-            loop {
-                let message = tokio::time::timeout(LIVENESS, ws.next())
-                    .await
-                    .expect("a message in time")
-                    .expect("still open")
-                    .expect("a frame");
-                if let Message::Text(text) = message {
-                    return serde_json::from_str::<Value>(text.as_str()).expect("json");
-                }
-            }
-        })
+    let runtime = ws::runtime();
+    let next_json = |socket: &mut ws::Socket| {
+        runtime
+            .block_on(ws::next_json(socket, LIVENESS))
+            .expect("a message in time")
     };
-    let (mut ws, _) = runtime
-        .block_on(tokio_tungstenite::connect_async(format!(
-            "ws://127.0.0.1:{port}/ws"
-        )))
+    let mut socket = runtime
+        .block_on(ws::connect(port, "", &[], LIVENESS))
         .expect("websocket");
-    assert_eq!(next_json(&mut ws)["type"], "connected");
+    assert_eq!(next_json(&mut socket)["type"], "connected");
     let opened = Instant::now();
     // Like the graph view, the socket now says nothing while the server fills up.
     let held = flood(port);
@@ -364,12 +298,12 @@ fn websockets_outlive_the_idle_timeout_while_idle_connections_are_closed() {
             .saturating_sub(opened.elapsed()),
     );
     runtime
-        .block_on(ws.send(Message::Text("ping".into())))
+        .block_on(socket.send(Message::Text("ping".into())))
         .expect("ping");
-    assert_eq!(next_json(&mut ws), json!({"type": "pong"}));
-    let mut writer = connect(port);
-    write_and_find_node(&mut writer, port, &home, "heard-live");
-    let change = next_json(&mut ws);
+    assert_eq!(next_json(&mut socket), json!({"type": "pong"}));
+    let mut writer = keep_alive(port);
+    write_and_find_node(&mut writer, &home, "heard-live");
+    let change = next_json(&mut socket);
     assert_eq!(
         (change["type"].as_str(), change["node"]["id"].as_str()),
         (Some("node_updated"), Some("heard-live")),

@@ -12,7 +12,8 @@
 //! Bounded here (`KG_CRASH_KILLS`, default 50); `scripts/reliability.sh` runs 500.
 //! `KG_CRASH_SEED` replays a run.
 
-use crate::concurrency::wire::{self, Rng};
+use crate::server::serve;
+use crate::wire::{self, Rng};
 use kg_core::persist::parse_graph;
 use kg_core::{EdgeKey, Graph};
 use serde_json::{Value, json};
@@ -605,7 +606,7 @@ fn sigkill_under_load_never_loses_an_acknowledged_write() {
     const MCP_CLIENTS: usize = 3;
     for round_no in 0..kills {
         let context = format!("seed {seed:#x}, round {round_no}");
-        let mut server = wire::Proc::start(&home, &storage, &[("KG_SAVE_INTERVAL", "1")]);
+        let mut server = serve(&home, &storage, &[("KG_SAVE_INTERVAL", "1")]);
         let round = Arc::new(Round {
             port: server.port,
             project: project.clone(),
@@ -775,7 +776,7 @@ fn sigkill_under_load_never_loses_an_acknowledged_write() {
         drop(server);
     }
     // A last start: the server loads what the kills left and shows exactly the model.
-    let mut server = wire::Proc::start(&home, &storage, &[]);
+    let mut server = serve(&home, &storage, &[]);
     let q = format!(
         "/api/graph/read?project_path={}",
         kg_server::client::encode(&project)
@@ -850,7 +851,7 @@ fn concurrent_registrations_survive_a_sigkill() {
     let mut total = 0;
     for round in 0..wire::env_usize("KG_CRASH_SESSION_ROUNDS", 6) {
         let storage = home.join(format!("storage-{round}"));
-        let mut server = wire::Proc::start(&home, &storage, &[("KG_SAVE_INTERVAL", "1")]);
+        let mut server = serve(&home, &storage, &[("KG_SAVE_INTERVAL", "1")]);
         let port = server.port;
         let acks = Arc::new(Mutex::new(Vec::new()));
         let handles: Vec<_> = (0..8)

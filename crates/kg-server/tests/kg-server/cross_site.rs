@@ -9,8 +9,10 @@
 //! a cross-site `GET /health` was answered 200, a cross-site WebSocket handshake was
 //! accepted, and `/ui` carried no CSP or X-Frame-Options.
 
-use crate::concurrency::wire;
 use crate::server::Server;
+use crate::wire;
+use kg_test_support::http::header;
+use kg_test_support::ws;
 use serde_json::json;
 use std::time::Duration;
 
@@ -157,28 +159,13 @@ fn every_route_refuses_other_sites_and_answers_everyone_else() {
 
 #[test]
 fn websocket_handshakes_from_other_sites_are_refused() {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    use tokio_tungstenite::tungstenite::http::HeaderValue;
     let server = Server::fresh();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = ws::runtime();
     let connect = |site: Option<&str>| {
-        let mut request = format!("ws://127.0.0.1:{}/ws", server.port)
-            .into_client_request()
-            .expect("request");
-        if let Some(site) = site {
-            let value = HeaderValue::from_str(site).expect("header");
-            request.headers_mut().insert("Sec-Fetch-Site", value);
-        }
-        runtime.block_on(async {
-            tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(request))
-                .await
-                .expect("no hang")
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        let headers: Vec<(&str, &str)> = site.map(|s| ("Sec-Fetch-Site", s)).into_iter().collect();
+        runtime
+            .block_on(ws::connect(server.port, "", &headers, TIMEOUT))
+            .map(drop)
     };
     for site in ["cross-site", "same-site"] {
         let err = connect(Some(site)).expect_err(site);
@@ -187,14 +174,6 @@ fn websocket_handshakes_from_other_sites_are_refused() {
     for site in [Some("same-origin"), Some("none"), None] {
         connect(site).unwrap_or_else(|e| panic!("{site:?}: {e}"));
     }
-}
-
-/// The header named `name` in a response head, if any.
-fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
-    head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-    })
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! Golden parity over the wire: every reference case is replayed against the real
 //! server (started on a copy of the fixture storage with the case's frozen clock) and
-//! compared byte for byte outside the marked prose spans.
+//! compared byte for byte outside the marked prose spans, one test per case
+//! (`cargo test -p kg-server --test kg-server golden_wire::reference_042`).
 
-use crate::golden_match::{Placeholders, Span, fixtures, matches_with_prose};
-use crate::server::{Server, query, temp_home};
+use crate::server::{Server, query};
+use kg_test_support::golden::{Placeholders, Span, matches_with_prose, read_case};
+use kg_test_support::{T, TempHome};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -20,24 +22,11 @@ fn expected_with_divergences(name: &str, raw: &str) -> String {
     raw.to_string()
 }
 
-fn copy_storage(from: &Path, to: &Path, home: &str) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_storage(&entry.path(), &target, home);
-        } else {
-            let text = fs::read_to_string(entry.path()).expect("text");
-            fs::write(target, text.replace("<HOME>", home)).expect("write");
-        }
-    }
-}
-
 fn step_now(step: &Value, case: &Value) -> f64 {
     step.get("now")
         .or_else(|| case.get("now"))
         .and_then(Value::as_f64)
-        .unwrap_or(1_795_176_000.0)
+        .unwrap_or(T)
 }
 
 struct Wire {
@@ -157,22 +146,9 @@ impl Wire {
 }
 
 fn replay(name: &str, case: &Value) -> Result<(), String> {
-    let (_dir, home) = temp_home();
-    let home_text = home.to_string_lossy().into_owned();
-    copy_storage(
-        &fixtures().join("storage"),
-        &home.join("storage"),
-        &home_text,
-    );
-    for p in ["kgfix/alpha", "kgfix/beta", "kgfix/transcripts"] {
-        fs::create_dir_all(home.join(p)).map_err(|e| e.to_string())?;
-    }
-    let server = Server::start_in(
-        &home,
-        &home.join("storage"),
-        Some(step_now(case, case)),
-        &[],
-    );
+    let home = TempHome::named("kg-server-test-").with_fixture_storage("storage");
+    let home_text = home.path.to_string_lossy().into_owned();
+    let server = Server::start_in(&home.path, &home.storage(), Some(step_now(case, case)), &[]);
     let single = case["sid_placeholders"]
         .as_array()
         .is_some_and(|a| a.len() <= 1);
@@ -196,34 +172,10 @@ fn replay(name: &str, case: &Value) -> Result<(), String> {
         .map_err(|e| format!("{name}: {e}"))
 }
 
-#[test]
-fn every_golden_case_matches_over_the_wire() {
-    let mut names: Vec<_> = fs::read_dir(fixtures().join("cases"))
-        .expect("cases")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    let mut failures = Vec::new();
-    for name in &names {
-        let case: Value = serde_json::from_str(
-            &fs::read_to_string(fixtures().join("cases").join(name)).expect("read"),
-        )
-        .expect("case");
-        if let Err(e) = replay(name, &case) {
-            failures.push(e);
-        }
+fn check(file: &str) {
+    if let Err(e) = replay(file, &read_case(file)) {
+        panic!("{e}");
     }
-    println!(
-        "{} of {} cases match over the wire",
-        names.len() - failures.len(),
-        names.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} case(s) differ:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
 }
+
+kg_test_support::reference_cases!(check);

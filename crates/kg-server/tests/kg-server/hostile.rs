@@ -2,8 +2,10 @@
 //! input at a running server, checks the answer, and then checks that the server is
 //! still healthy (health, MCP full read) and that the stored graphs did not change.
 
-use crate::concurrency::wire;
-use crate::server::temp_home;
+use crate::server::{ServerProcess, serve, temp_home};
+use crate::wire;
+use kg_test_support::http::{MCP_HEADERS, request_head};
+use kg_test_support::ws;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,7 @@ struct Fixture {
     home: PathBuf,
     storage: PathBuf,
     project: String,
-    server: wire::Proc,
+    server: ServerProcess,
     sid: String,
 }
 
@@ -31,7 +33,7 @@ impl Fixture {
         let project = home.join("proj");
         std::fs::create_dir_all(&project).expect("project");
         let storage = home.join("storage");
-        let server = wire::Proc::start(&home, &storage, env);
+        let server = serve(&home, &storage, env);
         let mut f = Fixture {
             _dir: dir,
             home,
@@ -143,16 +145,17 @@ impl Fixture {
         );
     }
 
+    /// The size of the server's log so far.
+    fn log_len(&self) -> u64 {
+        let log = self.server.log.as_ref().expect("the server logs to a file");
+        std::fs::metadata(log).map_or(0, |m| m.len())
+    }
+
     fn server_alive(&self) -> bool {
         // SAFETY: signal 0 only checks that our child exists.
         unsafe { libc::kill(self.server.child.id() as i32, 0) == 0 }
     }
 }
-
-const RPC_HEADERS: &[(&str, &str)] = &[
-    ("Content-Type", "application/json"),
-    ("Accept", "application/json, text/event-stream"),
-];
 
 fn rpc_error_code(body: &str) -> Option<i64> {
     serde_json::from_str::<Value>(body).ok()?["error"]["code"].as_i64()
@@ -241,7 +244,7 @@ fn malformed_json_rpc_gets_protocol_errors() {
         call.as_bytes(),
     );
     assert_eq!(status, 406);
-    let (status, _) = f.http("DELETE", "/", RPC_HEADERS, b"");
+    let (status, _) = f.http("DELETE", "/", &MCP_HEADERS, b"");
     assert_eq!(status, 405);
     f.still_healthy_and_unchanged(&before);
 }
@@ -370,8 +373,13 @@ fn ten_megabyte_bodies_are_refused_with_413() {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(("127.0.0.1", f.port())).expect("connect");
         s.set_read_timeout(Some(TIMEOUT)).expect("timeout");
-        let head = "POST /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let headers = [
+            ("Host", "127.0.0.1"),
+            ("Connection", "close"),
+            ("Content-Type", "application/json"),
+            ("Transfer-Encoding", "chunked"),
+        ];
+        let head = request_head(f.port(), "POST", "/api/nodes", &headers, None);
         let _ = s.write_all(head.as_bytes());
         let chunk = format!("{:x}\r\n{}\r\n", 1 << 16, "y".repeat(1 << 16));
         for _ in 0..(10 << 4) {
@@ -507,7 +515,7 @@ fn a_stored_progress_state_always_loads_again() {
         }
     }
     assert!(f.server.stop().success());
-    f.server = wire::Proc::start(&f.home, &f.storage, &[]);
+    f.server = serve(&f.home, &f.storage, &[]);
     let text = f.ok("kg_read", json!({"session_id": f.sid}));
     assert!(
         text.contains("  anchor: a stored user fact"),
@@ -941,42 +949,18 @@ fn dns_rebinding_hosts_are_refused_on_every_route() {
     f.still_healthy_and_unchanged(&before);
 }
 
-/// A runtime for a test that speaks WebSocket to the server.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 #[test]
 fn foreign_websocket_origins_cannot_subscribe() {
     let f = Fixture::new();
     let before = f.graph_files();
-    let runtime = runtime();
+    let runtime = ws::runtime();
     let connect = |origin: Option<&str>, host: Option<&str>| {
-        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-        use tokio_tungstenite::tungstenite::http::HeaderValue;
-        let mut request = format!("ws://127.0.0.1:{}/ws", f.port())
-            .into_client_request()
-            .expect("request");
-        if let Some(o) = origin {
-            request
-                .headers_mut()
-                .insert("Origin", HeaderValue::from_str(o).expect("origin"));
-        }
-        if let Some(h) = host {
-            request
-                .headers_mut()
-                .insert("Host", HeaderValue::from_str(h).expect("host"));
-        }
-        runtime.block_on(async {
-            tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(request))
-                .await
-                .expect("no hang")
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        let mut headers = Vec::new();
+        headers.extend(origin.map(|o| ("Origin", o)));
+        headers.extend(host.map(|h| ("Host", h)));
+        runtime
+            .block_on(ws::connect(f.port(), "", &headers, TIMEOUT))
+            .map(drop)
     };
     for origin in [
         "http://evil.example",
@@ -1019,15 +1003,11 @@ fn oversized_websocket_messages_close_only_their_connection() {
     use tokio_tungstenite::tungstenite::Message;
     let f = Fixture::new();
     let before = f.graph_files();
-    let runtime = runtime();
-    let url = format!("ws://127.0.0.1:{}/ws", f.port());
+    let runtime = ws::runtime();
     runtime.block_on(async {
-        let (mut flooder, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .expect("connect");
-        let (mut neighbour, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .expect("connect");
+        let connect = || ws::connect(f.port(), "", &[], TIMEOUT);
+        let mut flooder = connect().await.expect("connect");
+        let mut neighbour = connect().await.expect("connect");
         // Two megabytes of text: the server refuses to buffer it and hangs up. (The
         // send itself may already fail once the server has closed.)
         let _ = flooder
@@ -1294,7 +1274,7 @@ fn timestamps_from_the_future_do_not_break_maintenance() {
     let project = home.join("proj");
     std::fs::create_dir_all(&project).expect("project");
     let clock_env = clock.to_string_lossy().into_owned();
-    let mut server = wire::Proc::start(
+    let mut server = serve(
         &home,
         &storage,
         &[
@@ -1411,7 +1391,7 @@ fn duplicated_and_reversed_level_lists_cannot_hang_the_server() {
 #[test]
 fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
     let f = Fixture::new();
-    let log_before = std::fs::metadata(&f.server.log).map_or(0, |m| m.len());
+    let log_before = f.log_len();
     let long_tail = "x".repeat(3_000);
     for k in 0..150 {
         let ghost =
@@ -1436,7 +1416,7 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
         health["loaded_graphs"], 2,
         "made-up projects loaded: {health}"
     );
-    let logged = std::fs::metadata(&f.server.log).map_or(0, |m| m.len()) - log_before;
+    let logged = f.log_len() - log_before;
     assert!(
         logged < 150 * 3 * 400,
         "{logged} bytes of log for 450 requests"
@@ -1501,7 +1481,7 @@ fn namesake_projects_never_share_a_graph_file() {
             .expect("read")
             .0
     };
-    let mut server = wire::Proc::start(&home, &storage, &[]);
+    let mut server = serve(&home, &storage, &[]);
     write(server.port, &d, "node-of-d");
     write(server.port, &a, "node-of-a");
     write(server.port, &b, "node-of-b");
@@ -1529,7 +1509,7 @@ fn namesake_projects_never_share_a_graph_file() {
             .iter()
             .any(|t| t.contains("node-of-b") && t.contains("node-of-d"))
     );
-    let server = wire::Proc::start(&home, &storage, &[]);
+    let server = serve(&home, &storage, &[]);
     for (dir, mine, theirs) in [
         (&b, "node-of-b", "node-of-d"),
         (&d, "node-of-d-again", "node-of-b"),
@@ -1623,25 +1603,13 @@ fn gists_notes_and_touches_are_bounded_on_every_route() {
 /// gets an id of its own and the registry does not change.
 #[test]
 fn websocket_connections_register_no_sessions() {
-    use std::io::{Read, Write};
     let f = Fixture::new();
     let (_, health) = f.json("GET", "/health", None);
     let sessions_before = health["active_sessions"].clone();
     let registry_before = std::fs::read(f.storage.join("sessions.json")).expect("sessions.json");
     let mut open = Vec::new();
     for _ in 0..300 {
-        let mut socket = std::net::TcpStream::connect(("127.0.0.1", f.port())).expect("connect");
-        socket.set_read_timeout(Some(TIMEOUT)).expect("timeout");
-        write!(
-            socket,
-            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-            f.port()
-        )
-        .expect("handshake");
-        let mut head = [0u8; 12];
-        socket.read_exact(&mut head).expect("answer");
-        assert_eq!(&head, b"HTTP/1.1 101", "upgraded");
-        open.push(socket);
+        open.push(ws::upgrade_raw(f.port(), TIMEOUT));
     }
     let (_, health) = f.json("GET", "/health", None);
     assert_eq!(health["active_sessions"], sessions_before, "{health}");

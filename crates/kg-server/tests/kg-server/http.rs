@@ -1,10 +1,11 @@
 //! REST, guards, malformed input and WebSocket behaviour against the real server.
 
 use crate::server::Server;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
+use kg_test_support::ws;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest, http::HeaderValue};
+use tokio_tungstenite::tungstenite::Message;
 
 fn project(server: &Server, name: &str) -> String {
     let dir = server.home.join(name);
@@ -245,39 +246,15 @@ async fn ws_connect(
     server: &Server,
     query: &str,
     origin: Option<&str>,
-) -> Result<
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
-    String,
-> {
-    let mut request = format!("ws://127.0.0.1:{}/ws{query}", server.port)
-        .into_client_request()
-        .map_err(|e| e.to_string())?;
-    if let Some(o) = origin {
-        request.headers_mut().insert(
-            "Origin",
-            HeaderValue::from_str(o).map_err(|e| e.to_string())?,
-        );
-    }
-    tokio_tungstenite::connect_async(request)
-        .await
-        .map(|(s, _)| s)
-        .map_err(|e| e.to_string())
+) -> Result<ws::Socket, String> {
+    let headers: Vec<(&str, &str)> = origin.map(|o| ("Origin", o)).into_iter().collect();
+    ws::connect(server.port, query, &headers, Duration::from_secs(30)).await
 }
 
-async fn next_json<S>(ws: &mut S) -> Value
-where
-    S: StreamExt<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
-{
-    loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("open")
-            .expect("frame");
-        if let Message::Text(t) = msg {
-            return serde_json::from_str(t.as_str()).expect("json");
-        }
-    }
+async fn next_json(socket: &mut ws::Socket) -> Value {
+    ws::next_json(socket, Duration::from_secs(10))
+        .await
+        .expect("a message within 10 s")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -328,7 +305,7 @@ async fn websocket_pushes_other_sessions_changes_and_guards_origin() {
     let proj2 = proj.clone();
     let (server2, sid) = tokio::task::spawn_blocking(move || {
         let (text, _) = server.call("kg_read", &json!({"cwd": proj2}));
-        let sid = text.rsplit("Session: ").next().unwrap_or_default()[..8].to_string();
+        let sid = kg_test_support::http::session_of(&text).expect("session id");
         server.call(
             "kg_put_node",
             &json!({"session_id": sid, "level": "user", "id": "u1", "gist": "user fact"}),

@@ -6,39 +6,14 @@ use crate::server::{Server, temp_home};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 const CLIENTS: usize = 16;
 const CALLS: usize = 2_000;
 
 /// One MCP call over its own HTTP connection, as Claude Code sends it.
 fn call(port: u16, tool: &str, args: &Value) -> Result<(String, bool), String> {
-    use std::io::{Read, Write};
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}})
-        .to_string();
-    let mut stream =
-        std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    let request = format!(
-        "POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).map_err(|e| e.to_string())?;
-    let (head, payload) = raw.split_once("\r\n\r\n").ok_or("no header end")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!("{tool}: {head}"));
-    }
-    let v: Value = serde_json::from_str(payload).map_err(|e| format!("{tool}: {e}: {payload}"))?;
-    let text = v["result"]["content"][0]["text"]
-        .as_str()
-        .ok_or_else(|| format!("{tool}: {payload}"))?;
-    Ok((
-        text.to_string(),
-        v["result"]["isError"].as_bool().unwrap_or(false),
-    ))
+    kg_test_support::http::mcp_call(port, tool, args, Duration::from_secs(60))
 }
 
 /// What one client was told was stored: node id → last acknowledged gist (`None`
@@ -47,12 +22,7 @@ type Acks = HashMap<(String, String), Option<String>>;
 
 fn client(port: u16, project: &str, me: usize) -> Result<Acks, String> {
     let (text, _) = call(port, "kg_read", &json!({"cwd": project}))?;
-    let sid = text
-        .rsplit("Session: ")
-        .next()
-        .and_then(|t| t.get(..8))
-        .ok_or("no session id")?
-        .to_string();
+    let sid = kg_test_support::http::session_of(&text).ok_or("no session id")?;
     let mut acks = Acks::new();
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (me as u64 + 1);
     for k in 0..CALLS {

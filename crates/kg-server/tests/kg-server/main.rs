@@ -5,8 +5,6 @@ mod connections;
 mod crash;
 mod cross_site;
 mod faults;
-#[path = "../../../kg-core/tests/kg-core/golden_match.rs"]
-mod golden_match;
 mod golden_wire;
 mod hooks;
 mod hostile;
@@ -14,4 +12,6 @@ mod http;
 mod load;
 mod rmcp_client;
 mod root_lock;
+mod router;
 mod server;
+mod wire;

@@ -6,6 +6,7 @@
 //! and the bridge each started a server of their own on their port.
 
 use crate::server::{Server, free_port, temp_home};
+use kg_test_support::http::session_of;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -100,12 +101,7 @@ impl Drop for Stray {
 /// Open a KG session through `server` and put a user-level node; returns the session.
 fn put_user_node(server: &mut Server, project: &Path, id: &str) -> String {
     let (text, _) = server.call("kg_read", &json!({"cwd": project}));
-    let sid = text
-        .rsplit("Session: ")
-        .next()
-        .and_then(|t| t.get(..8))
-        .expect("session id")
-        .to_string();
+    let sid = session_of(&text).expect("session id");
     let (text, is_error) = server.call(
         "kg_put_node",
         &json!({"session_id": sid, "level": "user", "id": id, "gist": format!("Fact {id} for the lock test")}),
@@ -324,12 +320,7 @@ fn the_stdio_bridge_with_another_port_talks_to_the_holder() {
     };
     let read = text(ask(call(1, "kg_read", json!({"cwd": project}))));
     assert!(read.contains("before-bridge"), "{read}");
-    let sid = read
-        .rsplit("Session: ")
-        .next()
-        .and_then(|t| t.get(..8))
-        .expect("session id")
-        .to_string();
+    let sid = session_of(&read).expect("session id");
     let put = text(ask(call(
         2,
         "kg_put_node",

@@ -1,44 +1,62 @@
 //! The real `kg-memory serve` in a child process, on a free port, with a temporary
-//! home and storage root, and a file-driven clock.
+//! home and storage root: plain ([`serve`]), or with a file-driven clock and the
+//! exchanges the tests make ([`Server`]).
 
 #![allow(dead_code)]
 
-use serde_json::{Value, json};
+use kg_test_support::http::{self, MCP_HEADERS};
+use kg_test_support::serve::Serve;
+pub use kg_test_support::serve::{ServerProcess, free_port};
+use serde_json::Value;
 use std::fs;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
 
 /// A temporary home outside `/tmp` (tool-event logic treats `/tmp/` as noise).
 pub fn temp_home() -> (tempfile::TempDir, PathBuf) {
-    let shm = Path::new("/dev/shm");
-    let dir = if shm.is_dir() {
-        tempfile::Builder::new()
-            .prefix("kg-server-test-")
-            .tempdir_in(shm)
-    } else {
-        tempfile::Builder::new().prefix("kg-server-test-").tempdir()
-    }
-    .expect("temporary home");
-    let path = fs::canonicalize(dir.path()).expect("canonical");
-    (dir, path)
+    kg_test_support::temp_home("kg-server-test-")
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+/// `kg-memory serve` on `storage` under `home`, its log appended to
+/// `<home>/server.log` and its state in `<home>/.state`.
+pub fn logged(home: &Path, storage: &Path) -> Serve {
+    Serve::new(BIN, home, storage)
+        .env("XDG_STATE_HOME", home.join(".state"))
+        .log(&home.join("server.log"))
 }
 
+/// [`logged`] with `env` on top, started and healthy.
+pub fn serve(home: &Path, storage: &Path, env: &[(&str, &str)]) -> ServerProcess {
+    logged(home, storage).envs(env).start()
+}
+
+/// A server on a home of the test's, its clock frozen by a file when asked, speaking
+/// HTTP and MCP as the tests need.
 pub struct Server {
-    pub child: Child,
-    pub port: u16,
+    process: ServerProcess,
     pub home: PathBuf,
     pub storage: PathBuf,
     pub clock: PathBuf,
     _dir: Option<tempfile::TempDir>,
     mcp_ready: bool,
+}
+
+/// The process: `port`, `child`, `stop()`.
+impl Deref for Server {
+    type Target = ServerProcess;
+    fn deref(&self) -> &ServerProcess {
+        &self.process
+    }
+}
+
+impl DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
 }
 
 impl Server {
@@ -49,39 +67,20 @@ impl Server {
         now: Option<f64>,
         extra_env: &[(&str, &str)],
     ) -> Server {
-        let port = free_port();
         let clock = home.join(".kg-clock");
+        let mut serve = Serve::new(BIN, home, storage);
         if let Some(now) = now {
             fs::write(&clock, now.to_string()).expect("clock");
+            serve = serve.env("KG_CLOCK_FILE", &clock);
         }
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
-        cmd.args(["serve", "--port", &port.to_string()])
-            .env("HOME", home)
-            .env("KG_STORAGE_ROOT", storage)
-            .env("KG_SAVE_INTERVAL", "3600")
-            .env("KG_AUTOCOMMIT_INTERVAL", "0")
-            .env_remove("KG_HTTP_PORT")
-            .env_remove("KG_HTTP_HOST")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if now.is_some() {
-            cmd.env("KG_CLOCK_FILE", &clock);
-        }
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        let child = cmd.spawn().expect("start kg-memory serve");
-        let mut server = Server {
-            child,
-            port,
+        Server {
+            process: serve.envs(extra_env).start(),
             home: home.to_path_buf(),
             storage: storage.to_path_buf(),
             clock,
             _dir: None,
             mcp_ready: false,
-        };
-        server.wait_healthy();
-        server
+        }
     }
 
     /// A server on a fresh, empty home.
@@ -112,29 +111,14 @@ impl Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    fn wait_healthy(&mut self) {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(20) {
-            if let Ok(a) = self.http("GET", "/health", None, &[])
-                && a.0 == 200
-            {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("kg-memory serve exited early: {status}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("kg-memory serve did not become healthy");
-    }
-
     pub fn set_now(&self, now: f64) {
         let tmp = self.clock.with_extension("tmp");
         fs::write(&tmp, now.to_string()).expect("clock");
         fs::rename(&tmp, &self.clock).expect("clock");
     }
 
-    /// One HTTP/1.1 exchange; returns (status, content-type, body).
+    /// One HTTP/1.1 exchange on its own connection; returns (status, content-type,
+    /// body).
     pub fn http(
         &self,
         method: &str,
@@ -142,50 +126,15 @@ impl Server {
         body: Option<&str>,
         headers: &[(&str, &str)],
     ) -> std::io::Result<(u16, String, String)> {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-        let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-            head.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
-        }
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        if let Some(b) = body {
-            head.push_str(&format!("Content-Length: {}\r\n", b.len()));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes())?;
-        if let Some(b) = body {
-            stream.write_all(b.as_bytes())?;
-        }
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw)?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let content_type = head
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-type")
-                    .then(|| v.trim().to_string())
-            })
-            .unwrap_or_default();
-        let chunked = head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked");
-        let body = if chunked {
-            dechunk(body)
-        } else {
-            body.to_string()
-        };
-        Ok((status, content_type, body))
+        let body = body.unwrap_or_default().as_bytes();
+        let timeout = Duration::from_secs(60);
+        let (status, head, body) = http::request(self.port, method, path, headers, body, timeout)?;
+        let content_type = http::header(&head, "content-type").unwrap_or_default();
+        Ok((
+            status,
+            content_type.to_string(),
+            String::from_utf8_lossy(&body).into_owned(),
+        ))
     }
 
     pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
@@ -207,15 +156,7 @@ impl Server {
     /// POST one JSON-RPC message to `/` exactly as Claude Code does (no session header).
     pub fn rpc(&self, message: &Value) -> (u16, String) {
         let (status, _, body) = self
-            .http(
-                "POST",
-                "/",
-                Some(&message.to_string()),
-                &[
-                    ("Content-Type", "application/json"),
-                    ("Accept", "application/json, text/event-stream"),
-                ],
-            )
+            .http("POST", "/", Some(&message.to_string()), &MCP_HEADERS)
             .expect("rpc");
         (status, body)
     }
@@ -223,17 +164,12 @@ impl Server {
     /// Initialise once, then call a tool; returns (text, isError).
     pub fn call(&mut self, tool: &str, args: &Value) -> (String, bool) {
         if !self.mcp_ready {
-            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "kg-test", "version": "1"}}});
-            assert_eq!(self.rpc(&init).0, 200);
-            let (status, _) =
-                self.rpc(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+            assert_eq!(self.rpc(&http::mcp_initialize("kg-test")).0, 200);
+            let (status, _) = self.rpc(&http::mcp_initialized());
             assert_eq!(status, 202);
             self.mcp_ready = true;
         }
-        let (status, body) = self.rpc(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": args}}));
+        let (status, body) = self.rpc(&http::tools_call(tool, args));
         assert_eq!(status, 200, "tools/call {tool}: {body}");
         let v: Value = serde_json::from_str(&body).expect("json-rpc answer");
         let result = &v["result"];
@@ -244,26 +180,6 @@ impl Server {
                 .to_string(),
             result["isError"].as_bool().unwrap_or(false),
         )
-    }
-
-    /// Stop with SIGTERM and wait (a graceful shutdown flushes everything).
-    pub fn stop(&mut self) -> std::process::ExitStatus {
-        #[cfg(unix)]
-        unsafe {
-            // SAFETY: signalling our own child by its pid.
-            libc::kill(self.child.id() as i32, libc::SIGTERM);
-        }
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status;
-            }
-            if start.elapsed() > Duration::from_secs(30) {
-                let _ = self.child.kill();
-                return self.child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
     }
 }
 
@@ -308,30 +224,6 @@ impl Remote {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn dechunk(mut data: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = data.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        data = rest[n..].trim_start_matches("\r\n");
-    }
-    out
 }
 
 /// Percent-encode a query string.

@@ -1,10 +1,11 @@
-//! The graphs the memory benchmarks and the pass-instruction example share.
+//! The graphs kg-core's memory benchmarks and its pass-instruction example share.
 
-use kg_core::model::{Edge, EdgeKey, Node, field, float_value};
 use kg_core::graph::Graph;
+use kg_core::model::{Edge, EdgeKey, Node, field, float_value};
 use serde_json::Value;
 
-pub const NOW: f64 = 1_795_176_000.0;
+/// The instant the graphs are built for: the fixtures' frozen clock, [`crate::T`].
+pub const NOW: f64 = crate::T;
 const DAY: f64 = 86_400.0;
 
 /// `n` active nodes past grace, three edges each, realistic gist lengths.

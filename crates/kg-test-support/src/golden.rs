@@ -1,11 +1,12 @@
-//! Comparing our outputs with the reference's golden outputs.
+//! The reference fixtures (`tests/fixtures/reference`) and the comparison of our
+//! outputs with the reference's golden outputs, shared by kg-core's replay and the
+//! server's over-the-wire replay.
 //!
 //! Byte-exact everywhere except the reference's own prose, which each case marks as a
 //! span: there our wording stands, and it must contain the span's markers (and begin
 //! with its `starts_with`). See tests/fixtures/reference/README.md, "Prose and wording".
-//! Shared by the kg-core replay and the server's over-the-wire replay.
-
-#![allow(dead_code)]
+//!
+//! [`reference_cases!`](crate::reference_cases) makes one test per case.
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -13,6 +14,159 @@ use std::path::PathBuf;
 /// The fixture folder copied into the repository.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/reference")
+}
+
+/// The file names of the reference cases (`NNN-what.json`), sorted.
+pub fn case_files() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("cases"))
+        .expect("the reference cases folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// One reference case, parsed.
+pub fn read_case(file: &str) -> Value {
+    let path = fixtures().join("cases").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The test named for a case file: `042-bootstrap-x.json` → `reference_042_bootstrap_x`.
+pub fn test_name(file: &str) -> String {
+    format!(
+        "reference_{}",
+        file.trim_end_matches(".json").replace('-', "_")
+    )
+}
+
+/// The case file a test of [`reference_cases!`](crate::reference_cases) replays.
+pub fn case_file(test_name: &str) -> String {
+    let slug = test_name.strip_prefix("reference_").unwrap_or(test_name);
+    format!("{}.json", slug.replace('_', "-"))
+}
+
+/// The tests [`reference_cases!`](crate::reference_cases) makes are exactly the cases
+/// in the fixture folder: a new case fails here until it is listed.
+pub fn assert_every_case_listed(listed: &[&str]) {
+    let wanted: Vec<String> = case_files().iter().map(|f| test_name(f)).collect();
+    let missing: Vec<&String> = wanted
+        .iter()
+        .filter(|w| !listed.contains(&w.as_str()))
+        .collect();
+    let stale: Vec<&&str> = listed
+        .iter()
+        .filter(|l| !wanted.iter().any(|w| w == *l))
+        .collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "the list of reference_cases! in crates/kg-test-support/src/golden.rs differs from \
+         the files in tests/fixtures/reference/cases:\n\
+         add (one test per case): {missing:?}\nremove (no such case): {stale:?}"
+    );
+    assert_eq!(listed.len(), wanted.len(), "a case is listed twice");
+}
+
+/// One `#[test]` per reference case, named `reference_NNN_what` after its file, each
+/// calling `$check(file_name)`; and `every_reference_case_has_a_test`, which fails
+/// when the fixture folder holds a case this list lacks (or the list one it lacks).
+///
+/// ```text
+/// fn check(file: &str) { /* replay kg_test_support::golden::read_case(file) */ }
+/// kg_test_support::reference_cases!(check);
+/// ```
+/// Run one: `cargo test -p kg-core --test kg-core golden::reference_042`. A new case in
+/// the fixture folder: add its `reference_NNN_what` line below.
+#[macro_export]
+macro_rules! reference_cases {
+    ($check:path) => {
+        $crate::reference_cases!(@tests $check;
+            reference_001_health_fresh,
+            reference_002_kg_read_full_alpha_first,
+            reference_003_kg_read_full_alpha_second,
+            reference_004_kg_read_full_beta_first,
+            reference_005_kg_read_full_after_preload,
+            reference_006_kg_read_ids_active,
+            reference_007_kg_read_id_archived_chain_rescue,
+            reference_008_kg_read_full_after_promotion,
+            reference_009_kg_read_id_orphaned,
+            reference_010_kg_read_ids_missing_and_user_level,
+            reference_011_kg_read_no_cwd_no_session,
+            reference_012_kg_search_rare_term,
+            reference_013_kg_search_common_term,
+            reference_014_kg_search_multi_term,
+            reference_015_kg_search_no_hit_with_session,
+            reference_016_kg_search_no_hit_no_session,
+            reference_017_kg_search_file_path,
+            reference_018_kg_search_zephyr_no_session_fresh,
+            reference_019_kg_search_zephyr_no_session_loaded,
+            reference_020_kg_search_zephyr_fresh_session,
+            reference_021_put_node_new_project,
+            reference_022_put_node_new_then_full_read,
+            reference_023_put_node_update_archived,
+            reference_024_put_node_oversized_gist,
+            reference_025_put_node_invalid_id,
+            reference_026_put_node_missing_required_arg,
+            reference_027_put_node_project_pathless_session,
+            reference_028_put_edge_to_file_path,
+            reference_029_put_edge_invalid_rel,
+            reference_030_delete_edge_existing,
+            reference_031_delete_edge_missing,
+            reference_032_delete_node_existing,
+            reference_033_delete_node_missing,
+            reference_034_kg_sync_after_other_session,
+            reference_035_kg_sync_nothing_new,
+            reference_036_kg_useful_mixed,
+            reference_037_kg_progress_get_existing_project,
+            reference_038_kg_progress_set_then_get,
+            reference_039_kg_progress_get_missing,
+            reference_040_bootstrap_fresh_alpha,
+            reference_041_bootstrap_fresh_beta,
+            reference_042_bootstrap_resume_same_claude_sid,
+            reference_043_bootstrap_compact_same_claude_sid,
+            reference_044_bootstrap_resume_via_transcript,
+            reference_045_bootstrap_clear_starts_fresh,
+            reference_046_prompt_before_full_read_nudge,
+            reference_047_prompt_generic_silent,
+            reference_048_prompt_notification_silent,
+            reference_049_prompt_image_path_silent,
+            reference_050_prompt_rare_term_inject,
+            reference_051_prompt_repeat_silent,
+            reference_052_prompt_file_path_inject,
+            reference_053_prompt_multi_term_connections,
+            reference_054_prompt_new_node_other_session,
+            reference_055_prompt_no_session_silent,
+            reference_056_tool_event_first_read_silent,
+            reference_057_tool_event_second_session_nudge,
+            reference_058_tool_event_noise_path_silent,
+            reference_059_tool_event_covered_by_touches_silent,
+            reference_060_tool_event_webfetch_twice_nudge,
+            reference_061_tool_event_throttled_within_600s,
+            reference_062_tool_event_after_600s_nudge,
+            reference_063_tool_event_snapshot_target_renudge,
+            reference_064_maintenance_debt_survey,
+            reference_065_session_state_after_bootstrap,
+            reference_066_rest_node_read_archived_promotes,
+            reference_067_rest_create_node_invalid_id,
+            reference_068_rest_graph_read_beta,
+        );
+    };
+    (@tests $check:path; $($name:ident,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $check(&$crate::golden::case_file(stringify!($name)));
+            }
+        )*
+
+        #[test]
+        fn every_reference_case_has_a_test() {
+            $crate::golden::assert_every_case_listed(&[$(stringify!($name)),*]);
+        }
+    };
 }
 
 /// A prose span of one output.
@@ -273,42 +427,57 @@ impl Placeholders {
     }
 }
 
-#[test]
-fn comparator_accepts_rewording_with_markers_and_rejects_damage() {
-    let span = Span {
-        kind: "k".into(),
-        span: "Say hello to Bob.".into(),
-        where_: "text".into(),
-        markers: vec!["Bob".into()],
-        starts_with: Some("Say".into()),
-    };
-    let expected = "A\nSay hello to Bob.\nZ";
-    let spans = [span];
-    assert!(matches_with_prose(expected, "A\nSay hi, Bob!\nZ", &spans, false).is_ok());
-    assert!(
-        matches_with_prose(expected, "A\nSay hi!\nZ", &spans, false).is_err(),
-        "marker missing"
-    );
-    assert!(
-        matches_with_prose(expected, "A\nHi Bob\nZ", &spans, false).is_err(),
-        "starts_with"
-    );
-    assert!(
-        matches_with_prose(expected, "B\nSay hi, Bob!\nZ", &spans, false).is_err(),
-        "outside"
-    );
-    assert!(
-        matches_with_prose(expected, "A\nSay Z Bob\nZ", &spans, false).is_ok(),
-        "backtracks"
-    );
-    let raw_expected = "{\"t\":\"x \\\"q\\\" Say hello to Bob.\"}";
-    assert!(
-        matches_with_prose(
-            raw_expected,
-            "{\"t\":\"x \\\"q\\\" Say \\\"yo\\\" Bob\"}",
-            &spans,
-            true
-        )
-        .is_ok()
-    );
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparator_accepts_rewording_with_markers_and_rejects_damage() {
+        let span = Span {
+            kind: "k".into(),
+            span: "Say hello to Bob.".into(),
+            where_: "text".into(),
+            markers: vec!["Bob".into()],
+            starts_with: Some("Say".into()),
+        };
+        let expected = "A\nSay hello to Bob.\nZ";
+        let spans = [span];
+        assert!(matches_with_prose(expected, "A\nSay hi, Bob!\nZ", &spans, false).is_ok());
+        assert!(
+            matches_with_prose(expected, "A\nSay hi!\nZ", &spans, false).is_err(),
+            "marker missing"
+        );
+        assert!(
+            matches_with_prose(expected, "A\nHi Bob\nZ", &spans, false).is_err(),
+            "starts_with"
+        );
+        assert!(
+            matches_with_prose(expected, "B\nSay hi, Bob!\nZ", &spans, false).is_err(),
+            "outside"
+        );
+        assert!(
+            matches_with_prose(expected, "A\nSay Z Bob\nZ", &spans, false).is_ok(),
+            "backtracks"
+        );
+        let raw_expected = "{\"t\":\"x \\\"q\\\" Say hello to Bob.\"}";
+        assert!(
+            matches_with_prose(
+                raw_expected,
+                "{\"t\":\"x \\\"q\\\" Say \\\"yo\\\" Bob\"}",
+                &spans,
+                true
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn test_names_and_case_files_correspond() {
+        let file = "042-bootstrap-resume-same-claude-sid.json";
+        assert_eq!(
+            test_name(file),
+            "reference_042_bootstrap_resume_same_claude_sid"
+        );
+        assert_eq!(case_file(&test_name(file)), file);
+    }
 }

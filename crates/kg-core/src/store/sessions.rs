@@ -1,0 +1,205 @@
+//! The session registry as the store exposes it, and `kg_sync`.
+
+use super::*;
+
+impl Store {
+    pub(crate) fn lock_sessions(&self) -> MutexGuard<'_, SessionRegistry> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on the session registry (a leaf lock: `f` must not call the store).
+    pub fn with_sessions<R>(&self, f: impl FnOnce(&mut SessionRegistry) -> R) -> R {
+        f(&mut self.lock_sessions())
+    }
+
+    /// A copy of one session record, without creating it.
+    pub fn session(&self, sid: &str) -> Option<SessionRecord> {
+        self.lock_sessions().lookup(sid).cloned()
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.lock_sessions().len()
+    }
+
+    /// Register a session for an optional project path; saved at once.
+    pub fn register_session(
+        &self,
+        project_path: Option<&str>,
+        claude_sid: Option<&str>,
+        now: f64,
+    ) -> Result<String, StoreError> {
+        let root = project_path.map(|p| self.resolve_root(p)).transpose()?;
+        let head = self.change_head();
+        let sid = self.lock_sessions().register(root, claude_sid, now, head);
+        self.save_sessions();
+        Ok(sid)
+    }
+
+    /// An id in the shape of a session id that no session holds, for a connection
+    /// that needs to tag its writes without being a session (the graph view's
+    /// WebSocket). Nothing is registered.
+    pub fn connection_id(&self) -> String {
+        self.lock_sessions().mint_id()
+    }
+
+    /// Count one tool operation for a session; an id that is malformed or unknown is
+    /// refused, with a message saying how to get a session.
+    pub fn count_op(&self, sid: &str, now: f64) -> Result<(), StoreError> {
+        if sid.is_empty() {
+            return Ok(()); // clients send "" for "no session"
+        }
+        known_session(&mut self.lock_sessions(), sid, now)?.op_count += 1;
+        Ok(())
+    }
+
+    /// Refresh a session's activity and return a copy of its record, without
+    /// creating one (session stats).
+    pub fn touch_session(&self, sid: &str, now: f64) -> Result<SessionRecord, StoreError> {
+        Ok(known_session(&mut self.lock_sessions(), sid, now)?.clone())
+    }
+
+    /// Bind a Claude session id to a KG session and save the registry.
+    pub fn bind_claude(&self, sid: &str, claude_sid: &str) {
+        self.lock_sessions().bind_claude(sid, claude_sid);
+        self.save_sessions();
+    }
+
+    /// Mark node ids as shown to a session (no-op for an unknown session).
+    pub fn mark_seen<'a>(&self, sid: &str, ids: impl IntoIterator<Item = &'a str>) {
+        if let Some(r) = self.lock_sessions().lookup_mut(sid) {
+            r.mark_seen(ids);
+        }
+    }
+
+    /// The newest session for a client path; `None` when none or outside home.
+    pub fn find_by_project_path(&self, path: &str) -> Option<String> {
+        let root = self.resolve_root(path).ok()?;
+        self.lock_sessions()
+            .find_by_project_path(&root)
+            .map(str::to_string)
+    }
+
+    /// Persist the session registry.
+    ///
+    /// Saves are committed in groups: a caller whose change an already finished
+    /// snapshot covers returns at once, so a flood of registrations costs a few
+    /// file writes, not one fsync'd rewrite of the whole registry each.
+    pub fn save_sessions(&self) {
+        // Taken after the caller's change, so any snapshot begun after this number was
+        // handed out contains that change.
+        let request = self.session_save_requests.fetch_add(1, Ordering::SeqCst) + 1;
+        // Two saves that overlap must not land out of order: a registration
+        // acknowledged after the later snapshot would vanish from disk.
+        let mut saved = self.sessions_file.lock().unwrap_or_else(|e| e.into_inner());
+        if *saved >= request {
+            return;
+        }
+        let covers = self.session_save_requests.load(Ordering::SeqCst);
+        let obj = self.lock_sessions().to_object();
+        match write_json_object(&self.layout.sessions(), &obj, 2, WriteMode::DURABLE) {
+            Ok(()) => *saved = covers,
+            Err(e) => log::error!("cannot save sessions: {e}"),
+        }
+    }
+
+    /// What other sessions changed since this session last synced (core.md §3.7).
+    ///
+    /// A session registered in this process reads the change log from its cursor, so
+    /// every change by someone else is reported however close in time to its own
+    /// writes; a session from before a restart falls back to the version timestamps.
+    pub fn sync(&self, sid: &str, now: f64) -> Result<SyncReport, StoreError> {
+        let head = self.change_head();
+        let (cursor, watermark, project_root) = {
+            let mut sessions = self.lock_sessions();
+            let record = known_session(&mut sessions, sid, now)?;
+            (
+                record.sync_seq,
+                record.sync_watermark(),
+                record.project_path.clone(),
+            )
+        };
+        let from_log: Option<HashSet<(Option<String>, String)>> = cursor.and_then(|c| {
+            let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+            log.since(c).map(|it| {
+                it.filter(|ch| ch.source_session.as_deref() != Some(sid))
+                    .filter_map(|ch| ch.version_key().map(|k| (ch.project_path.clone(), k)))
+                    .collect()
+            })
+        });
+        let select = |slot: &GraphSlot| -> Vec<SyncItem> {
+            let state = slot.lock();
+            let g = &state.graph;
+            let wanted = |key: &str, v: &Version| -> bool {
+                if v.session() == Some(sid) {
+                    return false;
+                }
+                match &from_log {
+                    Some(set) => {
+                        set.contains(&(slot.project_root().map(str::to_string), key.to_string()))
+                    }
+                    None => v.ts() > watermark,
+                }
+            };
+            let mut nodes = Vec::new();
+            let mut edges = Vec::new();
+            let edge_text: IndexMap<String, &EdgeKey> =
+                g.edges.keys().map(|k| (edge_version_key(k), k)).collect();
+            for (key, v) in &g.versions {
+                if !wanted(key, v) {
+                    continue;
+                }
+                if let Some(id) = key.strip_prefix("node:") {
+                    if let Some(n) = g.nodes.get(id) {
+                        nodes.push(SyncItem::Node {
+                            id: id.to_string(),
+                            archived: n.is_archived_flag(),
+                            gist: n.gist().chars().take(100).collect(),
+                        });
+                    }
+                } else if let Some(k) = edge_text.get(key) {
+                    edges.push(SyncItem::Edge((*k).clone()));
+                }
+            }
+            nodes.extend(edges);
+            nodes
+        };
+        let mut report = SyncReport {
+            user: select(&self.user),
+            project: Vec::new(),
+        };
+        // Loaded again if it was unloaded while idle; a project whose folder and
+        // graph are both gone has nothing to report.
+        if let Some(root) = project_root
+            && let Ok(slot) = self.existing_project_slot(&root, now)
+        {
+            report.project = select(&slot);
+        }
+        if let Some(r) = self.lock_sessions().lookup_mut(sid) {
+            r.last_synced_ts = Some(now);
+            r.sync_seq = Some(head);
+        }
+        Ok(report)
+    }
+
+    // ----- snapshots -------------------------------------------------------------------
+}
+
+/// The record of a client-supplied session id, its activity refreshed. Unknown and
+/// malformed ids are refused rather than created: a made-up id (of any length) must
+/// neither grow the registry nor evict a real session.
+pub(super) fn known_session<'r>(
+    sessions: &'r mut SessionRegistry,
+    sid: &str,
+    now: f64,
+) -> Result<&'r mut SessionRecord, StoreError> {
+    if !crate::session::is_session_id(sid) {
+        return Err(StoreError::MalformedSession(
+            limits::for_log(sid).into_owned(),
+        ));
+    }
+    let record = sessions
+        .lookup_mut(sid)
+        .ok_or_else(|| StoreError::UnknownSession(sid.to_string()))?;
+    record.last_activity = now;
+    Ok(record)
+}

@@ -1,0 +1,565 @@
+//! The mutations and single-node reads: write-through, journalled, rolled back when
+//! the save fails.
+
+use super::sessions::known_session;
+use super::*;
+
+impl Store {
+    /// Create or update a node (core.md §4.2).
+    pub fn put_node(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        gist: &str,
+        notes: Option<Vec<String>>,
+        touches: Option<Vec<String>>,
+        now: f64,
+    ) -> Result<PutNode, StoreError> {
+        validate_ident(IdentKind::NodeId, id).map_err(StoreError::Invalid)?;
+        let healed = heal(gist, notes.as_deref(), touches.as_deref());
+        let new_gist = limits::gist(&healed.gist).map_err(StoreError::Invalid)?;
+        let notes = healed.notes.map(limits::notes).transpose();
+        let touches = healed.touches.map(limits::touches).transpose();
+        let (notes, touches) = (
+            notes.map_err(StoreError::Invalid)?,
+            touches.map_err(StoreError::Invalid)?,
+        );
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        let mut journal = Journal::default();
+        let g = &mut state.graph;
+        journal.node(g, id);
+        let created = !g.nodes.contains_key(id);
+        let node = g.node_entry(id);
+        node.set(field::GIST, Value::String(new_gist));
+        if let Some(notes) = notes {
+            node.set(field::NOTES, string_array(notes));
+        }
+        if let Some(touches) = touches {
+            node.set(field::TOUCHES, string_array(touches));
+        }
+        if created {
+            node.set(field::CREATED_TS, float_value(now));
+        }
+        node.remove(field::ARCHIVED);
+        node.remove(field::ORPHANED_TS);
+        let snapshot = node.to_object();
+        let vkey = node_version_key(id);
+        journal.version(g, &vkey);
+        g.bump_version(vkey, now, target.session);
+        // Compaction joins the same save: one durable write covers the put and the
+        // tier moves it caused, and a failed save undoes both.
+        let moves = self.maybe_compact(&slot, &mut state, now, Some(&mut journal));
+        self.commit(&slot, &mut state, journal, now)?;
+        self.record(
+            slot.level,
+            slot.project_root(),
+            target.session,
+            ChangeKind::NodeUpdated {
+                node: snapshot.clone(),
+            },
+            now,
+        );
+        self.record_moves(&slot, moves, "after a write", now);
+        Ok(PutNode {
+            level: slot.level,
+            created,
+            submitted_gist_chars: gist.chars().count(),
+            node: snapshot,
+        })
+    }
+
+    /// Create or update an edge (core.md §4.3). Endpoints are not checked.
+    pub fn put_edge(
+        &self,
+        target: Target<'_>,
+        from: &str,
+        to: &str,
+        rel: &str,
+        notes: Option<Vec<String>>,
+        now: f64,
+    ) -> Result<(Level, Object), StoreError> {
+        validate_ident(IdentKind::EdgeRef, from).map_err(StoreError::Invalid)?;
+        validate_ident(IdentKind::EdgeRef, to).map_err(StoreError::Invalid)?;
+        validate_ident(IdentKind::Rel, rel).map_err(StoreError::Invalid)?;
+        let notes = notes
+            .map(limits::notes)
+            .transpose()
+            .map_err(StoreError::Invalid)?;
+        let slot = self.resolve_target(target, now)?;
+        let key = EdgeKey::new(from, to, rel);
+        let mut state = slot.lock();
+        let mut journal = Journal::default();
+        let g = &mut state.graph;
+        journal.edge(g, &key);
+        let edge = g.edge_entry(&key);
+        if let Some(notes) = notes {
+            edge.set_notes(notes);
+        }
+        let snapshot = edge.as_object().clone();
+        let vkey = edge_version_key(&key);
+        journal.version(g, &vkey);
+        g.bump_version(vkey, now, target.session);
+        self.commit(&slot, &mut state, journal, now)?;
+        self.record(
+            slot.level,
+            slot.project_root(),
+            target.session,
+            ChangeKind::EdgeUpdated {
+                edge: snapshot.clone(),
+            },
+            now,
+        );
+        Ok((slot.level, snapshot))
+    }
+
+    /// Delete a node and its edges in that graph. `level = None` looks in the user
+    /// graph first, then the session's project graph.
+    pub fn delete_node(
+        &self,
+        level: Option<Target<'_>>,
+        session: Option<&str>,
+        id: &str,
+        now: f64,
+    ) -> Result<(Level, usize), StoreError> {
+        let (slots, level_name) = match level {
+            Some(t) => (vec![self.resolve_target(t, now)?], t.level.as_str()),
+            None => (self.auto_slots(session, now)?, "both"),
+        };
+        for slot in slots {
+            let mut state = slot.lock();
+            if !state.graph.nodes.contains_key(id) {
+                continue;
+            }
+            let mut journal = Journal::default();
+            let g = &mut state.graph;
+            let touching: Vec<EdgeKey> = g
+                .edges
+                .keys()
+                .filter(|k| k.from() == id || k.to() == id)
+                .cloned()
+                .collect();
+            journal.node(g, id);
+            for key in &touching {
+                journal.edge(g, key);
+            }
+            let removed = g.remove_node(id).map_or(0, |(_, n)| n);
+            self.commit(&slot, &mut state, journal, now)?;
+            self.record(
+                slot.level,
+                slot.project_root(),
+                session,
+                ChangeKind::NodeDeleted { id: id.to_string() },
+                now,
+            );
+            return Ok((slot.level, removed));
+        }
+        Err(StoreError::NodeNotFound {
+            id: id.to_string(),
+            level: level_name.to_string(),
+        })
+    }
+
+    /// Delete an edge; `Ok(None)` when it does not exist (not an error).
+    pub fn delete_edge(
+        &self,
+        level: Option<Target<'_>>,
+        session: Option<&str>,
+        key: &EdgeKey,
+        now: f64,
+    ) -> Result<Option<Level>, StoreError> {
+        let slots = match level {
+            Some(t) => vec![self.resolve_target(t, now)?],
+            None => self.auto_slots(session, now)?,
+        };
+        for slot in slots {
+            let mut state = slot.lock();
+            if !state.graph.edges.contains_key(key) {
+                continue;
+            }
+            let mut journal = Journal::default();
+            journal.edge(&state.graph, key);
+            state.graph.edges.shift_remove(key);
+            self.commit(&slot, &mut state, journal, now)?;
+            self.record(
+                slot.level,
+                slot.project_root(),
+                session,
+                ChangeKind::EdgeDeleted { key: key.clone() },
+                now,
+            );
+            return Ok(Some(slot.level));
+        }
+        Ok(None)
+    }
+
+    /// Read one node in full (core.md §4.5): stamps the read, promotes an archived or
+    /// orphaned node and rescues its orphaned neighbours. `level = None` looks in the
+    /// user graph first, then the session's project graph.
+    pub fn read_node(
+        &self,
+        level: Option<Target<'_>>,
+        session: Option<&str>,
+        id: &str,
+        now: f64,
+    ) -> Result<NodeRead, StoreError> {
+        let (slots, level_name) = match level {
+            Some(t) => (vec![self.resolve_target(t, now)?], t.level.as_str()),
+            None => (self.auto_slots(session, now)?, "both"),
+        };
+        for slot in slots {
+            let mut state = slot.lock();
+            if !state.graph.nodes.contains_key(id) {
+                continue;
+            }
+            return self.read_node_locked(&slot, &mut state, session, id, now);
+        }
+        Err(StoreError::NodeNotFound {
+            id: id.to_string(),
+            level: level_name.to_string(),
+        })
+    }
+
+    pub(super) fn read_node_locked(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        session: Option<&str>,
+        id: &str,
+        now: f64,
+    ) -> Result<NodeRead, StoreError> {
+        let mut journal = Journal::default();
+        let g = &mut state.graph;
+        journal.node(g, id);
+        let was_archived = g.nodes.get(id).is_some_and(|n| n.tier() != Tier::Active);
+        if let Some(node) = g.node_mut(id) {
+            node.set(field::LAST_READ_TS, float_value(now));
+        }
+        let mut rescued = Vec::new();
+        if was_archived {
+            if let Some(node) = g.node_mut(id) {
+                node.remove(field::ARCHIVED);
+                node.remove(field::ORPHANED_TS);
+            }
+            let vkey = node_version_key(id);
+            journal.version(g, &vkey);
+            g.bump_version(vkey, now, session);
+            let neighbours: Vec<String> = g
+                .edges
+                .keys()
+                .filter_map(|k| {
+                    if k.from() == id {
+                        Some(k.to().to_string())
+                    } else if k.to() == id {
+                        Some(k.from().to_string())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            for other in neighbours {
+                if rescued.contains(&other) {
+                    continue;
+                }
+                if g.nodes.get(&other).is_some_and(Node::is_orphaned) {
+                    journal.node(g, &other);
+                    if let Some(n) = g.node_mut(&other) {
+                        n.remove(field::ORPHANED_TS);
+                    }
+                    rescued.push(other);
+                }
+            }
+            self.commit(slot, state, journal, now)?;
+        } else {
+            state.dirty = true; // a read stamp is flushed by the tick, not written through
+            self.note_debt(slot, state, now);
+        }
+        let g = &state.graph;
+        let node = g.nodes.get(id).map(Node::to_object).unwrap_or_default();
+        if was_archived {
+            self.record(
+                slot.level,
+                slot.project_root(),
+                session,
+                ChangeKind::NodeRecalled {
+                    node: node.clone(),
+                    rescued: rescued.clone(),
+                },
+                now,
+            );
+        }
+        let edges = g
+            .edges
+            .values()
+            .filter(|e| e.touches(id))
+            .map(|e| e.as_object().clone())
+            .collect();
+        Ok(NodeRead {
+            id: id.to_string(),
+            level: slot.level,
+            node,
+            was_archived,
+            rescued,
+            edges,
+        })
+    }
+
+    /// Change node `id` in place, write-through (undone if the save fails).
+    fn edit_node(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        id: &str,
+        now: f64,
+        edit: impl FnOnce(&mut Node),
+    ) -> Result<(), StoreError> {
+        let mut journal = Journal::default();
+        journal.node(&state.graph, id);
+        if let Some(node) = state.graph.node_mut(id) {
+            edit(node);
+        }
+        self.commit(slot, state, journal, now)
+    }
+
+    /// Move a node between tiers by hand (graph view): `Active` promotes like a read
+    /// (chain rescue included), `Archived` archives it. Returns the node after the move.
+    pub fn set_tier(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        tier: Tier,
+        now: f64,
+    ) -> Result<NodeRead, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        let current =
+            state
+                .graph
+                .nodes
+                .get(id)
+                .map(Node::tier)
+                .ok_or_else(|| StoreError::NodeNotFound {
+                    id: id.to_string(),
+                    level: slot.level.as_str().to_string(),
+                })?;
+        match tier {
+            Tier::Active => self.read_node_locked(&slot, &mut state, target.session, id, now),
+            Tier::Archived | Tier::Orphaned => {
+                if current == Tier::Active {
+                    self.edit_node(&slot, &mut state, id, now, |n| {
+                        n.set(field::ARCHIVED, Value::Bool(true));
+                    })?;
+                    self.record(
+                        slot.level,
+                        slot.project_root(),
+                        target.session,
+                        ChangeKind::TiersMoved(TierMoves {
+                            archived: vec![id.to_string()],
+                            reason: "archived by hand".into(),
+                            ..TierMoves::default()
+                        }),
+                        now,
+                    );
+                }
+                let g = &state.graph;
+                Ok(NodeRead {
+                    id: id.to_string(),
+                    level: slot.level,
+                    node: g.nodes.get(id).map(Node::to_object).unwrap_or_default(),
+                    was_archived: false,
+                    rescued: Vec::new(),
+                    edges: g
+                        .edges
+                        .values()
+                        .filter(|e| e.touches(id))
+                        .map(|e| e.as_object().clone())
+                        .collect(),
+                })
+            }
+        }
+    }
+
+    /// Endorse nodes that helped (core.md §9.1).
+    pub fn useful(&self, sid: &str, ids: &[String], now: f64) -> Result<Likes, StoreError> {
+        let mut liked = {
+            let mut sessions = self.lock_sessions();
+            known_session(&mut sessions, sid, now)?.liked().to_vec()
+        };
+        let mut result = Likes::default();
+        for id in ids {
+            if liked.contains(id) {
+                reject(&mut result, id, "already liked this session".into());
+                continue;
+            }
+            if liked.len() >= LIKES_PER_SESSION {
+                reject(
+                    &mut result,
+                    id,
+                    format!("session like budget ({LIKES_PER_SESSION}) exhausted"),
+                );
+                continue;
+            }
+            let mut found = false;
+            for slot in self.auto_slots(Some(sid), now)? {
+                let mut state = slot.lock();
+                let Some(node) = state.graph.nodes.get(id) else {
+                    continue;
+                };
+                let mut stamps = match node.get(field::USEFUL_TS) {
+                    Some(Value::Array(a)) => a.clone(),
+                    _ => Vec::new(),
+                };
+                stamps.push(float_value(now));
+                self.edit_node(&slot, &mut state, id, now, |node| {
+                    node.set(field::USEFUL_TS, Value::Array(stamps));
+                })?;
+                self.record(
+                    slot.level,
+                    slot.project_root(),
+                    Some(sid),
+                    ChangeKind::NodeLiked { id: id.clone() },
+                    now,
+                );
+                found = true;
+                break;
+            }
+            if found {
+                liked.push(id.clone());
+                result.accepted.push(id.clone());
+            } else {
+                reject(&mut result, id, "not found".into());
+            }
+        }
+        if let Some(record) = self.lock_sessions().lookup_mut(sid)
+            && (!result.accepted.is_empty() || record.liked_ids.is_some())
+        {
+            record.liked_ids = Some(liked.clone());
+        }
+        result.remaining = LIKES_PER_SESSION.saturating_sub(liked.len());
+        Ok(result)
+    }
+
+    /// The progress slot of a task: the session's project graph for `project`, else the
+    /// user graph. The project graph is loaded first, so nothing is lost.
+    pub(super) fn progress_slot(
+        &self,
+        sid: Option<&str>,
+        level: Level,
+        now: f64,
+    ) -> Result<Arc<GraphSlot>, StoreError> {
+        match level {
+            Level::User => Ok(self.user.clone()),
+            Level::Project => {
+                let root = self.session_project(sid, now)?;
+                self.project_slot(&root, now)
+            }
+        }
+    }
+
+    /// Read a task checkpoint; `None` when missing or empty.
+    pub fn progress_get(
+        &self,
+        sid: Option<&str>,
+        task_id: &str,
+        level: Level,
+        now: f64,
+    ) -> Result<Option<Value>, StoreError> {
+        let slot = self.progress_slot(sid, level, now)?;
+        let state = slot.lock();
+        Ok(state
+            .graph
+            .progress
+            .get(task_id)
+            .filter(|v| crate::model::truthy(v))
+            .cloned())
+    }
+
+    /// Replace a task checkpoint.
+    pub fn progress_set(
+        &self,
+        sid: Option<&str>,
+        task_id: &str,
+        value: Value,
+        level: Level,
+        now: f64,
+    ) -> Result<(), StoreError> {
+        limits::task(task_id, &value).map_err(StoreError::Invalid)?;
+        if nesting_depth(&value) > MAX_PROGRESS_DEPTH {
+            return Err(StoreError::Invalid(format!(
+                "Invalid progress state for task '{task_id}': nested deeper than {MAX_PROGRESS_DEPTH} levels"
+            )));
+        }
+        let slot = self.progress_slot(sid, level, now)?;
+        let mut state = slot.lock();
+        let mut journal = Journal::default();
+        journal.progress(&state.graph, task_id);
+        if let Some(v) = state.graph.progress.get_mut(task_id) {
+            *v = value;
+        } else {
+            state.graph.progress.insert(task_id.to_string(), value);
+        }
+        self.commit(&slot, &mut state, journal, now)?;
+        self.record(
+            slot.level,
+            slot.project_root(),
+            sid,
+            ChangeKind::ProgressSaved {
+                task_id: task_id.to_string(),
+            },
+            now,
+        );
+        Ok(())
+    }
+
+    // ----- sessions --------------------------------------------------------------------
+}
+
+/// How deeply a progress state may nest. The graph file holds a state three levels
+/// down and the JSON parser refuses files nested 128 deep, so a deeper state would be
+/// saved and then make the whole graph unreadable at the next start.
+pub const MAX_PROGRESS_DEPTH: usize = 64;
+
+/// Nesting depth of a value (a scalar is 0, `{}` and `[]` are 1).
+pub(super) fn nesting_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
+/// Record a rejected like: an id keeps the place of its first rejection and the
+/// reason of its last.
+pub(super) fn reject(likes: &mut Likes, id: &str, reason: String) {
+    *likes.rejected.entry(id.to_string()).or_default() = reason;
+}
+
+pub(super) fn string_array(items: Vec<String>) -> Value {
+    Value::Array(items.into_iter().map(Value::String).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_depth_counts_containers() {
+        assert_eq!(nesting_depth(&serde_json::json!(1)), 0);
+        assert_eq!(nesting_depth(&serde_json::json!({})), 1);
+        assert_eq!(nesting_depth(&serde_json::json!({"a": [1, {"b": []}]})), 4);
+        let deep: Value = serde_json::from_str(&format!(
+            "{}{}",
+            "[".repeat(MAX_PROGRESS_DEPTH + 1),
+            "]".repeat(MAX_PROGRESS_DEPTH + 1)
+        ))
+        .expect("json");
+        assert_eq!(nesting_depth(&deep), MAX_PROGRESS_DEPTH + 1);
+    }
+}

@@ -1,0 +1,85 @@
+//! Temporary homes and storage roots, empty or built from the reference fixtures.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// A temporary folder named `prefix…`, canonical, outside `/tmp` where it can be:
+/// tool-event logic treats any path containing `/tmp/` as noise, so homes live in
+/// `/dev/shm` when it exists.
+pub fn temp_home(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::Builder::new().prefix(prefix).tempdir_in(shm)
+    } else {
+        tempfile::Builder::new().prefix(prefix).tempdir()
+    }
+    .expect("temporary home");
+    let path = fs::canonicalize(dir.path()).expect("canonical home");
+    (dir, path)
+}
+
+/// A temporary home folder (see [`temp_home`]), removed when dropped.
+#[derive(Debug)]
+pub struct TempHome {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl TempHome {
+    /// An empty home whose folder name starts with `kg-core-test-`.
+    pub fn new() -> TempHome {
+        TempHome::named("kg-core-test-")
+    }
+
+    /// An empty home whose folder name starts with `prefix`.
+    pub fn named(prefix: &str) -> TempHome {
+        let (dir, path) = temp_home(prefix);
+        TempHome { dir, path }
+    }
+
+    /// `<home>/storage`, the storage root.
+    pub fn storage(&self) -> PathBuf {
+        self.path.join("storage")
+    }
+
+    /// Copy a fixture storage root (`storage`, `storage_before`, … under the fixture
+    /// folder) to [`storage`](Self::storage), putting this home where the files say
+    /// `<HOME>`, and create the project folders the fixtures name.
+    pub fn with_fixture_storage(self, which: &str) -> TempHome {
+        copy_substituting(
+            &crate::golden::fixtures().join(which),
+            &self.storage(),
+            &self.path.to_string_lossy(),
+        );
+        for project in ["kgfix/alpha", "kgfix/beta", "kgfix/transcripts"] {
+            fs::create_dir_all(self.path.join(project)).expect("project folder");
+        }
+        self
+    }
+}
+
+impl Default for TempHome {
+    fn default() -> TempHome {
+        TempHome::new()
+    }
+}
+
+/// Copy the tree `from` to `to`, replacing `<HOME>` by `home` in every file.
+pub fn copy_substituting(from: &Path, to: &Path, home: &str) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read fixture dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_substituting(&entry.path(), &target, home);
+        } else {
+            let text = fs::read_to_string(entry.path()).expect("fixture text");
+            fs::write(target, text.replace("<HOME>", home)).expect("write fixture");
+        }
+    }
+}
+
+/// A store over `home`'s storage root, opened at `now`.
+pub fn open_store(home: &TempHome, now: f64) -> kg_core::Store {
+    kg_core::Store::open(kg_core::StoreConfig::new(home.storage(), &home.path), now)
+        .expect("store opens")
+}

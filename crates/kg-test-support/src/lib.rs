@@ -1,0 +1,24 @@
+//! What KG Memory's tests and benches share (a dev-dependency, never published):
+//!
+//! - [`golden`]: the reference fixtures, the comparison with their golden outputs, and
+//!   [`reference_cases!`], one test per case;
+//! - [`home`]: temporary homes and storage roots, empty or copied from the fixtures;
+//! - [`graphs`]: realistic graphs for kg-core's benchmarks;
+//! - with the `server` feature, for kg-server's tests and benches: [`serve`] (the
+//!   `kg-memory serve` child process), [`http`] (raw HTTP/1.1 and MCP over it) and
+//!   [`ws`] (WebSocket clients).
+
+pub mod golden;
+pub mod graphs;
+pub mod home;
+#[cfg(feature = "server")]
+pub mod http;
+#[cfg(feature = "server")]
+pub mod serve;
+#[cfg(feature = "server")]
+pub mod ws;
+
+pub use home::{TempHome, open_store, temp_home};
+
+/// The frozen instant of the fixtures: 2026-11-20 12:00:00 UTC.
+pub const T: f64 = 1_795_176_000.0;

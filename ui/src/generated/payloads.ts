@@ -1,0 +1,442 @@
+// Generated from crates/kg-server/src/payload.rs by ts-rs: do not edit.
+// Regenerate: KG_UPDATE_TS=1 cargo test -p kg-server --lib payload
+
+import type { StoredEdge, StoredNode } from '../types';
+
+/**
+ * A level's rendered size, as the compactor charges it, against its budget.
+ */
+export type Budget = {
+  chars: number,
+  budget: number,
+  fill_line: number,
+  /**
+   * `fill_line / budget`, two decimals.
+   */
+  fill_ratio: number,
+  anchor_chars: number,
+  anchor_budget: number,
+  state: BudgetState,
+};
+
+/**
+ * Where a level's rendered size stands against its budget.
+ */
+export type BudgetState = "under_fill" | "settled" | "over";
+
+export type Connector = {
+  level: LevelName,
+  id: string,
+  gist: string,
+};
+
+/**
+ * How many nodes a level holds in each tier.
+ */
+export type Counts = {
+  active: number,
+  archived: number,
+  orphaned: number,
+};
+
+/**
+ * A graph's maintenance debt, as `Debt::to_object` writes it for the survey (a unit
+ * test holds the two together).
+ */
+export type Debt = {
+  /**
+   * Two decimals.
+   */
+  score: number,
+  level: DebtLevel,
+  oversized_gists: number,
+  unconnected_active: number,
+  active_nodes: number,
+  /**
+   * One decimal (14 when never maintained).
+   */
+  untended_days: number,
+  never_maintained: boolean,
+  active_days_7d: number,
+};
+
+/**
+ * One item of maintenance debt.
+ */
+export type DebtItem = {
+  kind: DebtKind,
+  id: string,
+  gist_chars: number,
+};
+
+/**
+ * What one item of maintenance debt is.
+ */
+export type DebtKind = "oversized" | "unconnected";
+
+/**
+ * A graph's maintenance debt verdict.
+ */
+export type DebtLevel = "LOW" | "MED" | "HIGH";
+
+/**
+ * `DELETE /api/edges/{level}/{from}/{to}/{rel}`.
+ */
+export type EdgeDeleteAnswer = {
+  /**
+   * Whether the edge was there.
+   */
+  deleted: boolean,
+  level: LevelName,
+};
+
+/**
+ * `POST /api/edges`.
+ */
+export type EdgePutAnswer = {
+  edge: StoredEdge,
+  level: LevelName,
+};
+
+/**
+ * An edge, and whether it is live (rendered, charged, drawn solid).
+ */
+export type EdgeRow = {
+  edge: StoredEdge,
+  live: boolean,
+};
+
+/**
+ * `GET /api/view/graphs`: every graph, for the graph selector.
+ */
+export type GraphList = {
+  graphs: Array<GraphRow>,
+};
+
+/**
+ * One graph of the catalogue. Loaded graphs report memory, the others their file.
+ */
+export type GraphRow = {
+  /**
+   * `user`, or the project's storage folder.
+   */
+  graph: string,
+  level: LevelName,
+  project_path: string | null,
+  loaded: boolean,
+  counts: Counts,
+  debt: Debt,
+};
+
+/**
+ * The HEALTH of the rendered level, with the line `kg_read` prints.
+ */
+export type Health = {
+  nodes: number,
+  edges: number,
+  orphans: number,
+  orphan_pct: number,
+  avg_edges: number,
+  line: string,
+};
+
+/**
+ * `GET /api/view/level`: everything the view draws for one level.
+ */
+export type LevelData = {
+  level: LevelName,
+  project_path: string | null,
+  graph: string,
+  counts: Counts,
+  budget: Budget,
+  health: Health,
+  debt: LevelDebt,
+  debt_items: Array<DebtItem>,
+  /**
+   * In node order.
+   */
+  nodes: Array<NodeRow>,
+  /**
+   * In edge order.
+   */
+  edges: Array<EdgeRow>,
+};
+
+/**
+ * The debt of the level on screen, with the factors its score multiplies.
+ */
+export type LevelDebt = {
+  /**
+   * `min(1, untended_days / 14)`, three decimals.
+   */
+  staleness: number,
+  /**
+   * `min(1, active_days_7d / 4)`, three decimals.
+   */
+  activity: number,
+  /**
+   * `(oversized + 0.5 × unconnected) / active`, before capping at 1; three decimals.
+   */
+  deficit: number,
+  /**
+   * The DEBT line `kg_read` prints.
+   */
+  line: string,
+  /**
+   * Two decimals.
+   */
+  score: number,
+  level: DebtLevel,
+  oversized_gists: number,
+  unconnected_active: number,
+  active_nodes: number,
+  /**
+   * One decimal (14 when never maintained).
+   */
+  untended_days: number,
+  never_maintained: boolean,
+  active_days_7d: number,
+};
+
+/**
+ * One of the two graphs: cross-project knowledge or this codebase's.
+ */
+export type LevelName = "user" | "project";
+
+/**
+ * A message on `/ws`. A change's `source_session` is the KG session that made it
+ * (`null`: REST without a session, or maintenance); `project_path` is there for
+ * project-level changes only.
+ */
+export type LiveMessage =
+  | {
+    "type": "connected",
+    session_id: string,
+  }
+  | {
+    "type": "pong",
+  }
+  | {
+    "type": "resync",
+    missed: number,
+  }
+  | {
+    "type": "node_updated",
+    level: LevelName,
+    node: StoredNode,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "edge_updated",
+    level: LevelName,
+    edge: StoredEdge,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "node_deleted",
+    level: LevelName,
+    node_id: string,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "edge_deleted",
+    level: LevelName,
+    from: string,
+    to: string,
+    rel: string,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "node_recalled",
+    level: LevelName,
+    node: StoredNode,
+    rescued_from_orphan: Array<string>,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "tiers_moved",
+    level: LevelName,
+    archived: Array<string>,
+    restored: Array<string>,
+    orphaned: Array<string>,
+    deleted: Array<string>,
+    reason: string,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "node_liked",
+    level: LevelName,
+    node_id: string,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "progress_saved",
+    level: LevelName,
+    task_id: string,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "debt_changed",
+    level: LevelName,
+    from: string | null,
+    to: string,
+    score: number,
+    project_path?: string,
+  }
+  | {
+    "type": "quarantined",
+    level: LevelName,
+    path: string,
+    moved_to: string,
+    recovered_from_prev: boolean,
+    project_path?: string,
+  };
+
+/**
+ * `DELETE /api/nodes/{level}/{id}`.
+ */
+export type NodeDeleteAnswer = {
+  /**
+   * The id.
+   */
+  deleted: string,
+  level: LevelName,
+  edges_deleted: number,
+};
+
+/**
+ * `POST /api/nodes`.
+ */
+export type NodePutAnswer = {
+  node: StoredNode,
+  level: LevelName,
+};
+
+/**
+ * A node with its tier and why it is there.
+ */
+export type NodeRow = {
+  node: StoredNode,
+  tier: TierName,
+  why: TierWhy,
+};
+
+export type PathEdge = {
+  from: string,
+  to: string,
+  rel: string,
+};
+
+/**
+ * The pool a node was scored in: active nodes only (the archive order) or active
+ * and archived ones (the refill order).
+ */
+export type Pool = "active" | "active+archived";
+
+export type Rebalanced = {
+  archived: Array<string>,
+  restored: Array<string>,
+  orphaned: Array<string>,
+  reason: string,
+};
+
+/**
+ * `GET /api/view/search`: the server's ranking over the levels on screen.
+ */
+export type SearchAnswer = {
+  query: string,
+  /**
+   * Every matching (level, id).
+   */
+  total: number,
+  /**
+   * The top hits, then the next ones.
+   */
+  hits: Array<SearchHit>,
+  /**
+   * Edges on the connection paths between top hits.
+   */
+  path_edges: Array<PathEdge>,
+  /**
+   * Path endpoints that are no hit.
+   */
+  connectors: Array<Connector>,
+};
+
+export type SearchHit = {
+  level: LevelName,
+  id: string,
+  gist: string,
+  tier: TierName,
+  /**
+   * Four decimals.
+   */
+  score: number,
+  /**
+   * Among the top hits (the ones `kg_search` shows in full).
+   */
+  top: boolean,
+};
+
+/**
+ * `POST /api/view/tier`: a node moved by hand, and what the move set off.
+ */
+export type TierMoveAnswer = {
+  id: string,
+  level: LevelName,
+  from: TierName,
+  /**
+   * Where the node is now (a promotion that overfilled the level may have been
+   * archived again by the pass it triggered).
+   */
+  to: TierName,
+  node: StoredNode,
+  /**
+   * Orphaned neighbours a promotion brought back to the archive.
+   */
+  rescued: Array<string>,
+  /**
+   * What the maintenance pass moved, when a promotion took the level over budget.
+   */
+  rebalanced: Rebalanced | null,
+  budget: Budget,
+};
+
+/**
+ * Where a node stands in the bounded memory.
+ */
+export type TierName = "active" | "archived" | "orphaned";
+
+/**
+ * Why a node is in its tier: its score and the percentiles it is made of (none in
+ * the grace period and for orphans), its place in the archive or refill order, what
+ * it costs the level.
+ */
+export type TierWhy = {
+  /**
+   * Four decimals.
+   */
+  score: number | null,
+  recency: number | null,
+  connectedness: number | null,
+  usefulness: number | null,
+  pool: Pool | null,
+  rank: number | null,
+  rank_of: number,
+  /**
+   * One decimal.
+   */
+  grace_left_days: number | null,
+  cost: number,
+  traces: number,
+  deleted_at: number | null,
+  reason: string,
+};
