@@ -8,6 +8,9 @@ export KG_MEMORY_BIN="$PWD/target/debug/kg-memory"
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# kg-core as the front ends see it (no `internals` feature): only lib.rs's
+# re-exports are public, each documented, nothing dead (CONTRIBUTING.md).
+cargo clippy -p kg-core -p kg-server -p kg-memory-app --lib --bins -- -D warnings
 
 step "build (server, tray app)"
 # --tests builds with the dev-dependencies' features, so the test step

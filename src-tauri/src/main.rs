@@ -35,7 +35,7 @@ struct Shell {
     tray: Mutex<Option<TrayIcon>>,
     status: Mutex<Option<Status>>,
     /// File figures of the graphs, for a tray that does not host the store.
-    catalogue: kg_core::catalogue::Catalogue,
+    catalogue: kg_core::Catalogue,
     gate: Mutex<notify::DailyGate>,
 }
 
@@ -444,10 +444,10 @@ fn refresh(app: &AppHandle) {
     let catalogue = match &s.host {
         Host::Hosted { state, .. } => state.store.catalogue(now),
         _ => {
-            let layout = kg_core::namespace::Layout {
+            let layout = kg_core::Layout {
                 root: s.settings.storage_root.clone(),
             };
-            s.catalogue.list(&layout, Vec::new(), now)
+            s.catalogue.on_disk(&layout, now)
         }
     };
     let status = Status::of(&catalogue, s.host.describe(&s.settings), failed);
@@ -476,12 +476,12 @@ fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
         before
             .as_ref()
             .and_then(|b| b.graphs.iter().find(|g| g.name == name))
-            .is_some_and(|g| g.level == kg_core::debt::DebtLevel::High)
+            .is_some_and(|g| g.level == kg_core::DebtLevel::High)
     };
     for g in status
         .graphs
         .iter()
-        .filter(|g| g.level == kg_core::debt::DebtLevel::High)
+        .filter(|g| g.level == kg_core::DebtLevel::High)
     {
         if was_high(&g.name) || !lock(&s.gate).admit(&g.name, s.clock.now()) {
             continue;
@@ -492,7 +492,7 @@ fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
             &format!("KG Memory: {} needs tending", g.name),
             &format!(
                 "Maintenance debt is HIGH ({}): {}. Run /kg-maintain in Claude Code, or open the graph view.",
-                kg_core::pyfmt::float_repr(kg_core::pyfmt::round_to(g.score, 2)),
+                kg_core::float_repr(kg_core::round_to(g.score, 2)),
                 g.largest_factor
             ),
             Some(Box::new(move || window::show(&handle, project.as_deref()))),

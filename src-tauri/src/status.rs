@@ -1,8 +1,8 @@
 //! What the tray shows: the worst graph's state, one line per graph, and which graphs
 //! need tending — from the store's catalogue of graphs.
 
-use kg_core::catalogue::{CatalogueEntry, neediest_first};
-use kg_core::debt::{Debt, DebtLevel};
+use kg_core::{CatalogueEntry, neediest_first};
+use kg_core::{Debt, DebtLevel};
 
 /// The tray badge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,7 +102,7 @@ fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
             "{}: DEBT {} ({}) · {health}",
             graph.name,
             debt.level.as_str(),
-            kg_core::pyfmt::float_repr(kg_core::pyfmt::round_to(debt.score, 2))
+            kg_core::float_repr(kg_core::round_to(debt.score, 2))
         ),
         name: graph.name.clone(),
         project_path: graph.project_path.clone(),
@@ -115,12 +115,12 @@ fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kg_core::catalogue::Catalogue;
-    use kg_core::namespace::Layout;
+    use kg_core::Catalogue;
+    use kg_core::Layout;
 
     /// The status of the root as a tray attached to another server sees it.
     fn survey(layout: &Layout, now: f64, host_line: &str, failed: bool) -> Status {
-        let catalogue = Catalogue::default().list(layout, Vec::new(), now);
+        let catalogue = Catalogue::default().on_disk(layout, now);
         Status::of(&catalogue, host_line.into(), failed)
     }
 

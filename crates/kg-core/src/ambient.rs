@@ -6,13 +6,19 @@
 mod prompt;
 mod tool_event;
 
+pub use prompt::prompt_context;
+pub use tool_event::tool_event;
+
+// The thresholds and helpers behind the decisions, for this crate's tests.
+#[cfg(feature = "internals")]
 pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
-    RECALL_HEADER, RECALL_MAX_HITS, human_text, prompt_context, prompt_terms,
+    RECALL_HEADER, RECALL_MAX_HITS, human_text, prompt_terms,
 };
+#[cfg(feature = "internals")]
 pub use tool_event::{
     MAX_TARGET_BYTES, NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS,
-    WEB_THRESHOLD, tool_event,
+    WEB_THRESHOLD,
 };
 
 use crate::render::ReadKind;
@@ -52,25 +58,40 @@ fn resolve_session(store: &Store, claude_sid: Option<&str>, cwd: Option<&str>) -
 /// What the SessionStart hook sends.
 #[derive(Debug, Clone, Default)]
 pub struct BootstrapRequest {
+    /// The session's project folder (the hook's `cwd`); resolved (symlinks followed), it
+    /// is the project root and must lie inside the home folder.
     pub project_path: String,
+    /// Claude Code's own session id. The KG session is bound to it, so later hooks and a
+    /// `resume` find the same session; an id that cannot be Claude Code's is ignored.
     pub claude_session_id: Option<String>,
     /// `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
+    /// Claude Code's transcript file. On `resume` or `compact` with no bound session, the
+    /// last `Session: <id>` marker in its tail recovers the KG session.
     pub transcript_path: Option<String>,
 }
 
 /// Counts reported with a preload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PreloadStats {
+    /// Active nodes of the user graph.
     pub user_active: usize,
+    /// Active nodes of the session's project graph (0 while it has none).
     pub project_active: usize,
+    /// Nodes of both levels whose gist the preload shows in full; the SessionStart
+    /// notice says `kg_read` renders the rest.
     pub shown_gists: usize,
 }
 
 /// The bootstrap answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bootstrap {
+    /// The KG session the preload is for; the context names it (`Session: <id>`) so the
+    /// model passes it as the `kg_*` tools' `session_id`.
     pub session_id: String,
+    /// An existing session was continued (the one bound to this Claude session, or the
+    /// one a `resume`/`compact` transcript names) instead of a new one registered; its
+    /// seen-state carries over.
     pub reused: bool,
     /// Header + body (or the continuity note of a resume).
     pub context: String,

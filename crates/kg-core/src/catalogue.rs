@@ -27,10 +27,14 @@ pub type TierCounts = (usize, usize, usize);
 pub struct CatalogueEntry {
     /// `user`, or the project's storage folder.
     pub name: String,
+    /// Whether this is the user graph or a project graph.
     pub level: Level,
+    /// The project root the graph belongs to: the store's resolved root when loaded, else
+    /// `_meta.project_path` as the file records it; `None` for the user graph.
     pub project_path: Option<String>,
     /// Whether the figures below come from the graph in memory rather than its file.
     pub loaded: bool,
+    /// Active, archived and orphaned node counts.
     pub counts: TierCounts,
     /// The debt an agent's `kg_read` shows.
     pub debt: Debt,
@@ -78,11 +82,18 @@ impl FileFigures {
 }
 
 impl Catalogue {
+    /// Every graph of the root under `layout` as its file describes it: the user
+    /// graph, then project folders in name order. A file that cannot be read or
+    /// parsed is left out. (A running store lists its own: `Store::catalogue`.)
+    pub fn on_disk(&self, layout: &Layout, now: f64) -> Vec<CatalogueEntry> {
+        self.list(layout, Vec::new(), now)
+    }
+
     /// Every graph of the root under `layout`: the user graph, then project folders in
     /// name order, then projects in `in_memory` that have no file yet. A graph in
     /// `in_memory` is described from there; a file that cannot be read or parsed is
     /// left out unless its graph is in memory.
-    pub fn list(&self, layout: &Layout, in_memory: Vec<InMemory>, now: f64) -> Vec<CatalogueEntry> {
+    pub(crate) fn list(&self, layout: &Layout, in_memory: Vec<InMemory>, now: f64) -> Vec<CatalogueEntry> {
         let mut in_memory: HashMap<(Level, String), InMemory> = in_memory
             .into_iter()
             .map(|g| ((g.level, g.name.clone()), g))

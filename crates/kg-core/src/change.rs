@@ -13,44 +13,61 @@ use std::path::PathBuf;
 pub enum ChangeKind {
     /// A node was created or updated by a client (version bumped).
     NodeUpdated {
+        /// The node as stored after the write, all its fields in order.
         node: Object,
     },
     /// An edge was created or updated by a client (version bumped).
     EdgeUpdated {
+        /// The edge as stored after the write (`from`, `to`, `rel`, then its other fields).
         edge: Object,
     },
+    /// A client deleted a node, and with it every edge of this graph touching it.
     NodeDeleted {
+        /// The deleted node's id.
         id: String,
     },
+    /// A client deleted an edge.
     EdgeDeleted {
+        /// The deleted edge's `from`, `to` and `rel`.
         key: EdgeKey,
     },
     /// An archived or orphaned node was read and so promoted (version bumped); its
     /// orphaned neighbours were rescued back to archived.
     NodeRecalled {
+        /// The node as stored after the promotion, now active.
         node: Object,
+        /// Ids of the orphaned neighbours moved back to archived, in edge order.
         rescued: Vec<String>,
     },
     /// Maintenance or a hand edit moved nodes between tiers (no version bump).
     TiersMoved(TierMoves),
     /// A like was recorded.
     NodeLiked {
+        /// The endorsed node's id (`kg_useful` stamps its `_useful_ts`).
         id: String,
     },
     /// A task checkpoint was written.
     ProgressSaved {
+        /// The task whose `_meta.progress` entry was replaced.
         task_id: String,
     },
     /// A graph file did not parse and was moved aside.
     Quarantined {
+        /// The graph file that did not parse.
         path: PathBuf,
+        /// Where it now lies: `<file>.corrupt-<unix seconds>`.
         moved_to: PathBuf,
+        /// The graph was loaded from its `.prev` backup; false means it starts empty.
         recovered_from_prev: bool,
     },
     /// A level's maintenance debt verdict changed (`LOW`/`MED`/`HIGH`).
     DebtChanged {
+        /// The previous verdict; `None` the first time a level is judged (a first
+        /// verdict of `LOW` is not logged at all).
         from: Option<String>,
+        /// The new verdict.
         to: String,
+        /// The unrounded debt score the verdict was decided on (0 to 1).
         score: f64,
     },
 }
@@ -58,15 +75,23 @@ pub enum ChangeKind {
 /// Nodes that changed tier in one maintenance step.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TierMoves {
+    /// Ids moved from active to archived (over budget, or by hand).
     pub archived: Vec<String>,
+    /// Ids moved back to active by refill or resurrection.
     pub restored: Vec<String>,
+    /// Ids that left the rendered graph for the orphaned tier (archived anchors over
+    /// their 5,250-character share).
     pub orphaned: Vec<String>,
+    /// Orphans deleted for good, with their edges, after the orphan grace period
+    /// (the maintenance tick only).
     pub deleted: Vec<String>,
     /// Why, in a few words (`over budget`, `refill`, `hand edit`, …).
     pub reason: String,
 }
 
 impl TierMoves {
+    /// Whether no node moved (the `reason` alone does not count); an empty set of
+    /// moves is not logged.
     pub fn is_empty(&self) -> bool {
         self.archived.is_empty()
             && self.restored.is_empty()
@@ -78,14 +103,18 @@ impl TierMoves {
 /// One entry of the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// Its place in the log, from 0 up with no gaps; readers resume from it.
     pub seq: u64,
+    /// When it happened, in seconds since the Unix epoch (the store's clock).
     pub ts: f64,
+    /// The level of the graph that changed: user or project.
     pub level: Level,
     /// The project root for project-level changes.
     pub project_path: Option<String>,
     /// The KG session that caused it (`None` for REST without a session and for
     /// background maintenance).
     pub source_session: Option<String>,
+    /// What happened, with what a reader needs to apply it.
     pub kind: ChangeKind,
 }
 

@@ -20,12 +20,18 @@ pub const BUSY_DAYS: f64 = 4.0;
 /// The verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DebtLevel {
+    /// Score under 0.3: nothing to do yet.
     Low,
+    /// Score from 0.3: the tray shows the graph as needing tending.
     Med,
+    /// Score from 0.5: the DEBT line asks for a `/kg-maintain` pass and the tray
+    /// notifies (at most once per graph per day).
     High,
 }
 
 impl DebtLevel {
+    /// The verdict as DEBT lines, payloads and the change log spell it: `LOW`, `MED`
+    /// or `HIGH`.
     pub fn as_str(self) -> &'static str {
         match self {
             DebtLevel::Low => "LOW",
@@ -40,13 +46,21 @@ impl DebtLevel {
 pub struct Debt {
     /// Unrounded; the level is decided on it.
     pub score: f64,
+    /// The verdict on `score`: HIGH from 0.5, MED from 0.3, else LOW.
     pub level: DebtLevel,
+    /// Active nodes whose gist is over the 300-character scan limit.
     pub oversized: usize,
+    /// Active nodes that no edge names as an end.
     pub unconnected: usize,
+    /// Nodes whose `_archived` flag is not truthy: the `n` the deficit divides by.
     pub active_nodes: usize,
     /// Unrounded days since the last stamped maintenance pass (14 when never).
     pub untended_days: f64,
+    /// No credible maintenance stamp (`_meta.progress.maintain.last_ts`): never
+    /// tended, or stamped further in the future than clock skew explains.
     pub never_maintained: bool,
+    /// Distinct UTC days among the nodes' last-read stamps (and, for a project, its
+    /// tool-event stamps) of the last 7 × 24 hours; activity saturates at 4.
     pub active_days_7d: usize,
 }
 

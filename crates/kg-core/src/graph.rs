@@ -10,8 +10,16 @@ use serde_json::Value;
 /// One graph: a level's nodes, edges, versions and progress, in insertion order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Graph {
+    /// Nodes by id, every tier, in file order. Any mutable access through the map
+    /// makes the graph derive its structure (edge ends as positions) again; edit a
+    /// node's fields through [`Graph::node_mut`] and its siblings instead.
     pub nodes: Tracked<IndexMap<String, Node>>,
+    /// Edges by `(from, to, rel)`, in file order; an end may be a node id (of this or
+    /// another level) or an artifact path.
     pub edges: Tracked<IndexMap<EdgeKey, Edge>>,
+    /// `_meta.versions`: `node:<id>` / `edge:<from>-><to>:<rel>` → the counter `v`,
+    /// time `ts` and `session` of the last client write or promotion; `kg_sync` diffs
+    /// on them and recency scoring reads `ts`.
     pub versions: Tracked<IndexMap<String, Version>>,
     /// `_meta.progress`: task id → the state a client stored.
     pub progress: IndexMap<String, Value>,
@@ -41,12 +49,13 @@ impl StructureCell {
 }
 
 impl Graph {
+    /// The node `id`, in any tier.
     pub fn node(&self, id: &str) -> Option<&Node> {
         self.nodes.get(id)
     }
 
     /// A node to change in place. Its id and position stay, so the graph's
-    /// [`Structure`] stays current (a node's own derived fields track its changes).
+    /// the derived structure stays current (a node's own derived fields track its changes).
     pub fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
         self.nodes.get_mut_in_place(id)
     }
@@ -62,7 +71,7 @@ impl Graph {
     }
 
     /// Edge ends and version entries as node positions, current for this graph.
-    pub fn structure(&self) -> std::sync::Arc<Structure> {
+    pub(crate) fn structure(&self) -> std::sync::Arc<Structure> {
         let stamps = [
             self.nodes.stamp(),
             self.edges.stamp(),

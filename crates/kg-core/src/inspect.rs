@@ -26,6 +26,7 @@ pub enum BudgetState {
 }
 
 impl BudgetState {
+    /// The state as the graph view's payload spells it: `under_fill`, `settled`, `over`.
     pub fn as_str(self) -> &'static str {
         match self {
             BudgetState::UnderFill => "under_fill",
@@ -46,7 +47,10 @@ pub struct Budget {
     pub fill_line: usize,
     /// Characters of the archived anchors (the orphan pass keeps them ≤ 5,250).
     pub anchor_chars: usize,
+    /// The anchors' share (5,250 = 0.3 × budget); beyond it the orphan pass orphans
+    /// the least connected archived nodes.
     pub anchor_budget: usize,
+    /// Where `chars` stands against the fill line and the budget.
     pub state: BudgetState,
 }
 
@@ -60,6 +64,7 @@ pub enum Pool {
 }
 
 impl Pool {
+    /// The pool as the graph view shows it: `active` or `active+archived`.
     pub fn as_str(self) -> &'static str {
         match self {
             Pool::Active => "active",
@@ -71,10 +76,13 @@ impl Pool {
 /// Why one node is in its tier.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierWhy {
+    /// The node's id (its map key).
     pub id: String,
+    /// The tier its flags put it in now.
     pub tier: Tier,
     /// `None` inside the grace period and for orphans (they are not scored).
     pub score: Option<NodeScore>,
+    /// The pool `score` was computed in; `None` exactly when `score` is.
     pub pool: Option<Pool>,
     /// Active: place in the archive order (1 = archived first). Archived: place in the
     /// refill order among archived nodes (1 = restored first).
@@ -97,6 +105,7 @@ pub struct TierWhy {
 /// The debt verdict with the factors it multiplies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DebtFactors {
+    /// The verdict with its raw counts, as `kg_read` and the catalogue compute it.
     pub debt: Debt,
     /// `min(1, untended_days / 14)`.
     pub staleness: f64,
@@ -104,6 +113,7 @@ pub struct DebtFactors {
     pub activity: f64,
     /// `oversized / n + 0.5 × unconnected / n`, before capping at 1.
     pub deficit: f64,
+    /// The `DEBT: …` line `kg_read` prints for the level.
     pub line: String,
 }
 
@@ -117,6 +127,7 @@ pub enum DebtKind {
 }
 
 impl DebtKind {
+    /// The kind as the graph view's payload spells it: `oversized` or `unconnected`.
     pub fn as_str(self) -> &'static str {
         match self {
             DebtKind::Oversized => "oversized",
@@ -125,16 +136,21 @@ impl DebtKind {
     }
 }
 
+/// One active node the maintenance debt counts, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DebtItem {
+    /// Why it counts: its gist is over the scan limit, or it has no edge.
     pub kind: DebtKind,
+    /// The node's id.
     pub id: String,
+    /// Its gist's length in characters (what an oversized item is judged by).
     pub gist_chars: usize,
 }
 
 /// Everything the view shows about one level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelInspection {
+    /// The level's rendered size against its 17,500-character budget.
     pub budget: Budget,
     /// (active, archived, orphaned).
     pub counts: (usize, usize, usize),
@@ -142,15 +158,22 @@ pub struct LevelInspection {
     pub nodes: Vec<TierWhy>,
     /// Whether each edge (in edge order) is live: rendered, charged, drawn solid.
     pub live_edges: Vec<bool>,
+    /// The `HEALTH: …` line `kg_read` prints and its numbers, from the active render.
     pub health: Health,
+    /// The DEBT verdict and the factors it multiplies.
     pub debt: DebtFactors,
+    /// What the debt counts, one item per oversized gist (longest first) and per
+    /// unconnected active node (in node order).
     pub debt_items: Vec<DebtItem>,
 }
 
 /// Settings the explanations depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct InspectConfig {
+    /// Days a new node is protected from archiving (`KG_GRACE_PERIOD_DAYS`, 5 by default).
     pub grace_days: f64,
+    /// Days an orphan is kept before it is deleted (`KG_ORPHAN_GRACE_DAYS`, 365 by
+    /// default).
     pub orphan_grace_days: f64,
 }
 

@@ -1,38 +1,91 @@
 //! KG Memory's core: the knowledge graphs, their files, sessions, scoring,
 //! compaction, rendering and search. No async runtime, no HTTP: front ends (the
-//! server, the tray app) call the [`Store`] and the text functions here.
+//! server, the tray app) call the [`Store`] and the functions re-exported here.
+//!
+//! The modules are private. What the front ends use is re-exported below, and
+//! nothing else, so a graph can only change through [`Store`] (which journals,
+//! saves and announces every change). The `internals` feature opens the modules
+//! for this crate's own tests, benchmarks and `kg-test-support`; it is not an API.
+#![cfg_attr(not(feature = "internals"), deny(missing_docs, unnameable_types))]
 
-pub mod ambient;
-pub mod catalogue;
-pub mod change;
-pub mod compact;
-pub mod debt;
-pub mod graph;
-pub mod heal;
-pub mod inspect;
-pub mod journal;
-pub mod limits;
-pub mod model;
-pub mod namespace;
-pub mod persist;
-pub mod plan;
-pub mod pyfmt;
-pub mod render;
-pub mod results;
-pub mod score;
-pub mod search;
-pub mod session;
-pub mod store;
-pub mod structure;
-pub mod tool_events;
-pub mod tools;
-pub mod tracked;
-pub mod wording;
+/// Declares the crate's modules: private, or public under the `internals` feature.
+macro_rules! modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[allow(missing_docs)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
+
+modules!(
+    ambient,
+    catalogue,
+    change,
+    compact,
+    debt,
+    graph,
+    heal,
+    inspect,
+    journal,
+    limits,
+    model,
+    namespace,
+    persist,
+    plan,
+    pyfmt,
+    render,
+    results,
+    score,
+    search,
+    session,
+    store,
+    structure,
+    tool_events,
+    tools,
+    tracked,
+    wording,
+);
 
 #[cfg(test)]
 mod layering;
 
+// The store: the one door to the graphs, and what its calls answer.
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
-pub use model::{EdgeKey, Level, Node, Object, Tier};
-pub use store::{Store, StoreConfig, StoreError, Target};
+pub use model::{
+    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, float_value, validate_ident,
+};
+pub use namespace::{Layout, Namespace, PathError};
+pub use persist::PersistError;
+pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
+pub use session::{SessionRecord, SessionRegistry};
+pub use store::{GraphSlot, Store, StoreConfig, StoreError, Target};
+pub use tracked::Tracked;
+
+// The MCP tools' answers, and the hooks'.
+pub use ambient::{
+    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, USER_PROMPT_SUBMIT, hook_response,
+    prompt_context, session_bootstrap, tool_event,
+};
+pub use tools::{
+    PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
+    kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,
+};
+pub use wording::{preload_header, reminder_pool, server_warming_up, session_start_notice};
+
+// What the graph view, the tray and `kg-memory status` show.
+pub use catalogue::{Catalogue, CatalogueEntry, neediest_first};
+pub use debt::{Debt, DebtLevel};
+pub use inspect::{
+    Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
+    TierWhy, inspect_level, level_budget,
+};
+pub use plan::Health;
+pub use score::NodeScore;
+pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
+
+// Python-compatible text, so our files and answers match the reference byte for byte.
+pub use persist::{FileStamp, WriteMode, atomic_write};
+pub use pyfmt::{JsonStyle, float_repr, repr_str, round_to, to_json};

@@ -16,11 +16,16 @@ pub type Object = Map<String, Value>;
 /// The two levels of memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
+    /// One graph across all projects (`user.json`): preferences and lessons that travel.
     User,
+    /// One graph per codebase (`projects/<name>/graph.json`), chosen by the session's
+    /// project path.
     Project,
 }
 
 impl Level {
+    /// The name clients pass and answers and graph files (`_meta.namespace.kind`)
+    /// use: `user` or `project`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::User => "user",
@@ -58,6 +63,8 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// The tier's name in the graph view and its payloads: `active`, `archived` or
+    /// `orphaned`.
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Active => "active",
@@ -318,6 +325,7 @@ impl Node {
         Node::from_object(obj)
     }
 
+    /// A node holding a stored object as it is, unknown fields and key order included.
     pub fn from_object(obj: Object) -> Node {
         Node {
             obj,
@@ -331,7 +339,7 @@ impl Node {
     }
 
     /// The typed fields, computed once per change.
-    pub fn meta(&self) -> &NodeMeta {
+    pub(crate) fn meta(&self) -> &NodeMeta {
         self.memos.meta.get_or_init(|| NodeMeta::of(self.fields()))
     }
 
@@ -346,6 +354,7 @@ impl Node {
         self.obj.len() + self.appended.len()
     }
 
+    /// Whether the node has no field at all, not even `id`.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -356,7 +365,7 @@ impl Node {
         self.memos.text.get_or_render(|| render(self))
     }
 
-    /// The stamp of the cached text (see [`TextMemo`]).
+    /// The stamp of the cached text (see `TextMemo`).
     pub fn text_stamp(&self) -> Option<u64> {
         self.memos.text.stamp()
     }
@@ -379,11 +388,13 @@ impl Node {
         obj
     }
 
+    /// The node as one JSON object, its fields in order, without copying them.
     pub fn into_object(mut self) -> Object {
         self.join_appended();
         self.obj
     }
 
+    /// The raw value of any field, known or not.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self.obj.get(key) {
             Some(value) => Some(value),
@@ -481,10 +492,14 @@ impl Node {
             .unwrap_or("")
     }
 
+    /// The `notes` (depth and rationale behind the gist); a lone string reads as one
+    /// note, other non-string items as their JSON text.
     pub fn notes(&self) -> Vec<String> {
         string_list(self.obj.get(field::NOTES))
     }
 
+    /// The `touches`: the files (with lines or anchors) and folders the node is about,
+    /// read like [`Node::notes`].
     pub fn touches(&self) -> Vec<String> {
         string_list(self.obj.get(field::TOUCHES))
     }
@@ -494,31 +509,46 @@ impl Node {
         self.meta().created_ts
     }
 
+    /// When the node was last read in full (`_last_read_ts`, seconds since the Unix
+    /// epoch); recency scoring takes the later of this and its last write.
     pub fn last_read_ts(&self) -> Option<f64> {
         self.meta().last_read_ts
     }
 
+    /// When sessions endorsed the node with `kg_useful` (`_useful_ts`, seconds since
+    /// the Unix epoch); each like feeds usefulness, decaying with age.
     pub fn useful_ts(&self) -> &[f64] {
         &self.meta().useful_ts
     }
 
+    /// Whether `_archived` is truthy. Orphans normally keep the flag, so this is not
+    /// the same as being in the archived tier (see [`Node::tier`]); the DEBT counts
+    /// a node without it as active.
     pub fn is_archived_flag(&self) -> bool {
         self.meta().archived_flag
     }
 
+    /// When the node was orphaned (`_orphaned_ts`, seconds since the Unix epoch); the
+    /// field's presence alone makes an orphan, and a non-number reads as 0, so such an
+    /// orphan is past its grace period at the next tick.
     pub fn orphaned_ts(&self) -> Option<f64> {
         self.get(field::ORPHANED_TS)
             .map(|v| v.as_f64().unwrap_or(0.0))
     }
 
+    /// Whether the node is in the orphaned tier: invisible in reads, found by search.
     pub fn is_orphaned(&self) -> bool {
         self.tier() == Tier::Orphaned
     }
 
+    /// The tier the flags give: `_orphaned_ts` present makes an orphan, else a truthy
+    /// `_archived` makes it archived, else it is active.
     pub fn tier(&self) -> Tier {
         self.meta().tier
     }
 
+    /// Whether the node is in the active tier: rendered in full and charged to the
+    /// level's 17,500-character budget.
     pub fn is_active(&self) -> bool {
         self.tier() == Tier::Active
     }
@@ -553,6 +583,7 @@ pub struct EdgeKey {
 }
 
 impl EdgeKey {
+    /// The key of the edge `from` → `to` with relation `rel`; nothing is validated.
     pub fn new(from: &str, to: &str, rel: &str) -> EdgeKey {
         let mut text = String::with_capacity(from.len() + to.len() + rel.len());
         text.push_str(from);
@@ -565,14 +596,17 @@ impl EdgeKey {
         }
     }
 
+    /// The source end: a node id, or an artifact path (it holds `/` or `~`).
     pub fn from(&self) -> &str {
         &self.text[..self.to_at]
     }
 
+    /// The target end: a node id, or an artifact path (it holds `/` or `~`).
     pub fn to(&self) -> &str {
         &self.text[self.to_at..self.rel_at]
     }
 
+    /// The relation name, such as `uses` or `in`.
     pub fn rel(&self) -> &str {
         &self.text[self.rel_at..]
     }
@@ -615,12 +649,17 @@ impl fmt::Display for EdgeKey {
 /// A typed relation between two node ids or a node id and an artifact path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edge {
+    /// The edge's identity, also its key in the graph's edge map (and, as
+    /// `<from>-><to>:<rel>`, in the file); it must agree with the object's `from`, `to`
+    /// and `rel` fields.
     pub key: EdgeKey,
     obj: Object,
     text: TextMemo,
 }
 
 impl Edge {
+    /// A new edge object holding only the `from`, `to` and `rel` of `key` (no notes), as
+    /// `kg_put_edge` creates an edge the graph lacks.
     pub fn new(key: EdgeKey) -> Edge {
         let mut obj = Object::new();
         obj.insert("from".into(), Value::String(key.from().to_string()));
@@ -649,31 +688,43 @@ impl Edge {
         self.text.get_or_render(|| render(&self.obj))
     }
 
-    /// The stamp of the cached text (see [`TextMemo`]).
+    /// The stamp of the cached text (see `TextMemo`).
     pub fn text_stamp(&self) -> Option<u64> {
         self.text.stamp()
     }
 
+    /// The source end: a node id, or an artifact path (it holds `/` or `~`); nothing
+    /// checks that it exists.
     pub fn from(&self) -> &str {
         self.key.from()
     }
 
+    /// The target end: a node id of this or the other level, or an artifact path.
     pub fn to(&self) -> &str {
         self.key.to()
     }
 
+    /// The relation type, such as `uses` or `part-of`; with the ends it identifies the
+    /// edge, so two nodes may be joined by several edges of different `rel`.
     pub fn rel(&self) -> &str {
         self.key.rel()
     }
 
+    /// The stored object in file order: `from`, `to`, `rel`, `notes` and any field a
+    /// hand edit or another version of the tool added. Node reads and change events
+    /// report it as it is.
     pub fn as_object(&self) -> &Object {
         &self.obj
     }
 
+    /// The `notes` on the relation, read like [`Node::notes`] (a lone string is one
+    /// note, other non-strings read as their JSON text).
     pub fn notes(&self) -> Vec<String> {
         string_list(self.obj.get("notes"))
     }
 
+    /// Replace the notes (what `kg_put_edge` does when given notes), keeping the
+    /// field's position; a new `notes` field goes last.
     pub fn set_notes(&mut self, notes: Vec<String>) {
         self.text = TextMemo::default();
         let value = Value::Array(notes.into_iter().map(Value::String).collect());
@@ -684,6 +735,8 @@ impl Edge {
         }
     }
 
+    /// Whether either end is the node `id`: the edges a node read lists and a node
+    /// deletion removes. (Unrelated to a node's `touches` field.)
     pub fn touches(&self, id: &str) -> bool {
         self.key.from() == id || self.key.to() == id
     }
@@ -699,6 +752,7 @@ pub struct Version {
 }
 
 impl Version {
+    /// An entry as the file stores it; a missing or non-number `ts` reads as 0.
     pub fn from_object(obj: Object) -> Version {
         Version {
             ts: as_ts(obj.get("ts")).unwrap_or(0.0),
@@ -706,15 +760,23 @@ impl Version {
             text: TextMemo::default(),
         }
     }
+    /// The stored entry (`v`, `ts`, `session` and any other field), as the graph file
+    /// holds it.
     pub fn as_object(&self) -> &Object {
         &self.obj
     }
+    /// How many times the node or edge was written, or promoted back to active by a
+    /// read: 1 after the first; 0 when missing or not an integer.
     pub fn v(&self) -> i64 {
         self.obj.get("v").and_then(Value::as_i64).unwrap_or(0)
     }
+    /// When the last write or promotion happened, in seconds since the Unix epoch (0
+    /// when missing): recency scoring reads it, and so does `kg_sync` after a restart.
     pub fn ts(&self) -> f64 {
         self.ts
     }
+    /// The session (or graph-view connection) behind the last write or promotion, so
+    /// its own `kg_sync` skips it; `None` when the caller named none.
     pub fn session(&self) -> Option<&str> {
         self.obj.get("session").and_then(Value::as_str)
     }
@@ -734,7 +796,7 @@ impl Version {
         self.text.get_or_render(|| render(&self.obj))
     }
 
-    /// The stamp of the cached text (see [`TextMemo`]).
+    /// The stamp of the cached text (see `TextMemo`).
     pub fn text_stamp(&self) -> Option<u64> {
         self.text.stamp()
     }
@@ -767,8 +829,13 @@ pub fn float_value(x: f64) -> Value {
 /// What kind of identifier is being checked, with its rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdentKind {
+    /// A node id: ASCII letters, digits, `.`, `_`, `-`, starting alphanumeric; at most
+    /// 128 characters.
     NodeId,
+    /// An edge's relation name: the node id alphabet, at most 64 characters.
     Rel,
+    /// An edge end (`from` or `to`): a node id or an artifact path, so `/` and `~` are
+    /// allowed too, also first; at most 256 characters.
     EdgeRef,
 }
 

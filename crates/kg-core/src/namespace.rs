@@ -9,7 +9,10 @@ use std::path::{Component, Path, PathBuf};
 /// The in-memory key of a graph: `user` or `project:<resolved root>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Namespace {
+    /// The one user graph (`user.json`), shared by every project.
     User,
+    /// A project's graph, keyed by the project's resolved root (symlinks followed,
+    /// inside the home folder).
     Project(String),
 }
 
@@ -20,6 +23,7 @@ impl Namespace {
         key.split_once(':').map_or(key, |(kind, _)| kind)
     }
 
+    /// The key as text, `user` or `project:<root>`: how the logs name the graph.
     pub fn key(&self) -> String {
         match self {
             Namespace::User => "user".to_string(),
@@ -27,6 +31,7 @@ impl Namespace {
         }
     }
 
+    /// The resolved project root, or `None` for the user graph.
     pub fn project_root(&self) -> Option<&str> {
         match self {
             Namespace::User => None,
@@ -38,14 +43,24 @@ impl Namespace {
 /// A project path the client may not use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// The path resolves (symlinks followed) outside the user's home folder; it holds
+    /// the resolved path, cut for the log.
     #[error("Project path must be within home directory: {0}")]
     OutsideHome(String),
+    /// The project's folder name cannot name a storage folder under `projects/`
+    /// (empty, `.`, `..`, a leading `-`, or a slash or backslash in it).
     #[error("Invalid slug: '{0}'")]
     InvalidSlug(String),
+    /// The path as sent is longer than 4,096 bytes (Linux's `PATH_MAX`); it holds
+    /// the length in bytes.
     #[error("Project path is {0} bytes long; the limit is {limit}", limit = crate::limits::MAX_PATH_BYTES)]
     TooLong(usize),
+    /// A client named a project that is neither an existing folder nor one storage
+    /// holds a graph of, so no graph is made up for it.
     #[error("No such project: {0} is not a folder and has no graph in storage")]
     NoSuchProject(String),
+    /// Every `<name>-<hash>` storage name this project could take belongs to another
+    /// project of the same folder name.
     #[error(
         "Too many projects are named '{0}' for storage to tell them apart; rename this project's folder"
     )]
@@ -96,23 +111,6 @@ pub fn resolve_path(path: &Path) -> PathBuf {
     resolved
 }
 
-/// Lexical normalisation only (`a/b/` and `a/b/../b` → `a/b`).
-pub fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 /// Resolve a client's project path and require it to lie inside `home` (resolved).
 pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError> {
     if path.len() > crate::limits::MAX_PATH_BYTES {
@@ -156,19 +154,25 @@ pub fn validate_slug(slug: &str) -> Result<(), PathError> {
 /// The storage layout under one root.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The storage root (`KG_STORAGE_ROOT`, `~/.knowledge-graph` by default).
     pub root: PathBuf,
 }
 
 impl Layout {
+    /// `user.json`: the user-level graph.
     pub fn user_graph(&self) -> PathBuf {
         self.root.join("user.json")
     }
+    /// `sessions.json`: the KG session registry, which outlives server restarts.
     pub fn sessions(&self) -> PathBuf {
         self.root.join("sessions.json")
     }
+    /// `aliases.json`: old project storage name → new, written when a renamed
+    /// project's graph is migrated.
     pub fn aliases(&self) -> PathBuf {
         self.root.join("aliases.json")
     }
+    /// `projects/`: one folder per project graph, named by its slug.
     pub fn projects_dir(&self) -> PathBuf {
         self.root.join("projects")
     }
@@ -176,9 +180,12 @@ impl Layout {
     pub fn project_dir(&self, slug: &str) -> PathBuf {
         self.projects_dir().join(slug)
     }
+    /// `projects/<slug>/graph.json`: a project-level graph.
     pub fn project_graph(&self, slug: &str) -> PathBuf {
         self.project_dir(slug).join("graph.json")
     }
+    /// `projects/<slug>/tool_events.json`: the project's repeated reads, fetches and
+    /// searches, which drive capture nudges and count as DEBT activity.
     pub fn tool_events(&self, slug: &str) -> PathBuf {
         self.project_dir(slug).join("tool_events.json")
     }

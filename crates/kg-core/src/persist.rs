@@ -18,12 +18,33 @@ use std::path::{Path, PathBuf};
 /// Why a graph file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PersistError {
+    /// A graph file exists but could not be read; the load fails rather than start
+    /// the graph empty over it.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        /// The graph file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file could not be replaced (its folder, the temp file, an fsync, the `.prev`
+    /// backup or the rename failed), or a graph file that does not parse could not be
+    /// moved aside.
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: io::Error },
+    Write {
+        /// The file being replaced or moved aside.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file's content is not a graph file in the reference's format.
     #[error("{path} is not a valid graph file: {cause}")]
-    Corrupt { path: PathBuf, cause: String },
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What the parser objected to.
+        cause: String,
+    },
 }
 
 /// A parsed graph file.
@@ -393,6 +414,9 @@ pub struct FileStamp {
 }
 
 impl FileStamp {
+    /// The stamp of the file at `path` now (length, modification time and, on Unix,
+    /// inode); `None` when it cannot be inspected, e.g. it does not exist. An equal
+    /// stamp later means the file was left alone.
     pub fn of(path: &Path) -> Option<FileStamp> {
         let meta = fs::metadata(path).ok()?;
         Some(FileStamp {
@@ -557,11 +581,10 @@ pub enum Loaded {
     Missing,
     /// The file parsed.
     Fine(GraphFile),
-    /// The file did not parse and was moved aside; `recovered` is the `.prev` content
-    /// when that parsed, else the graph starts empty.
+    /// The file did not parse and was moved aside (the error log says why);
+    /// `recovered` is the `.prev` content when that parsed, else the graph starts empty.
     Quarantined {
         moved_to: PathBuf,
-        cause: String,
         recovered: Option<GraphFile>,
     },
 }
@@ -599,7 +622,6 @@ pub fn load_graph_file(path: &Path, now: f64) -> Result<Loaded, PersistError> {
             );
             Ok(Loaded::Quarantined {
                 moved_to,
-                cause,
                 recovered,
             })
         }

@@ -49,7 +49,8 @@ impl<'g> LevelIndex<'g> {
         index
     }
 
-    pub fn len(&self) -> usize {
+    /// The number of nodes.
+    pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
 
@@ -85,10 +86,6 @@ impl<'g> LevelIndex<'g> {
     /// The nodes in sorted id order.
     pub fn nodes_by_id(&self) -> &[u32] {
         self.structure.nodes_by_id()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
     }
 
     /// `  <id>: <gist>` plus its newline.
@@ -140,8 +137,6 @@ pub struct Plan {
     cited_at: Vec<usize>,
     /// Archived, non-orphaned, non-rendered nodes in node order.
     pub anchors: Vec<usize>,
-    /// Number of live edges (cited or not).
-    pub live_edges: usize,
 }
 
 impl Plan {
@@ -204,7 +199,6 @@ impl Plan {
             cited,
             cited_at,
             anchors,
-            live_edges: live.len(),
         }
     }
 
@@ -793,18 +787,27 @@ impl<'a, 'g> Meter<'a, 'g> {
 /// `HEALTH: …` and its numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Health {
+    /// Nodes the read renders in full: the level's active nodes.
     pub nodes: usize,
+    /// Edges the read cites under those nodes: an active end and no orphaned one (an
+    /// edge to an artifact or to the other level counts).
     pub edges: usize,
+    /// Rendered nodes that no cited edge touches. Not the orphaned tier: orphaned
+    /// nodes are not rendered, so they are not counted here.
     pub orphans: usize,
+    /// `orphans` as a whole percentage of `nodes` (Python `round`, ties to even); 0 for
+    /// an empty level.
     pub orphan_pct: i64,
     /// `round(edges / nodes, 1)`; 0 for an empty level.
     pub avg_edges: f64,
+    /// `HEALTH: <n> nodes, <e> edges, <o> orphans (<pct>%), avg <avg> edges/node`, as
+    /// `kg_read` prints it and the graph view and the tray show it.
     pub line: String,
 }
 
 impl Health {
     /// HEALTH from the undegraded plan (core.md §7.5), the line `kg_read` prints.
-    pub fn of(plan: &Plan, index: &LevelIndex<'_>) -> Health {
+    pub(crate) fn of(plan: &Plan, index: &LevelIndex<'_>) -> Health {
         let n = plan.order.len();
         let e = plan.cited_edges();
         let o = plan.unlinked_nodes(index);

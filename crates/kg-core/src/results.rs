@@ -6,20 +6,33 @@ use indexmap::IndexMap;
 /// Result of `put_node`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutNode {
+    /// The graph the node was written to.
     pub level: Level,
+    /// The id was new to that graph: the write created the node (and stamped its
+    /// `_created_ts`) rather than updating it.
     pub created: bool,
     /// Length of the gist as submitted (before healing), for the scan-limit advice.
     pub submitted_gist_chars: usize,
+    /// The node's stored fields right after the write (healed gist, notes, touches, the
+    /// archive flags cleared), before any compaction the write set off.
     pub node: Object,
 }
 
 /// Result of a single-node read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRead {
+    /// The id that was read, as the caller gave it.
     pub id: String,
+    /// The graph the node was found in.
     pub level: Level,
+    /// The node's stored fields after the read: gist, notes, touches and the internal `_`
+    /// fields, the new read stamp included.
     pub node: Object,
+    /// Whether the node was archived or orphaned before this read, which promoted it back
+    /// to active.
     pub was_archived: bool,
+    /// Orphaned neighbours the promotion brought back to the archived tier, in edge
+    /// order.
     pub rescued: Vec<String>,
     /// Every edge of the node's graph touching it, in edge order.
     pub edges: Vec<Object>,
@@ -28,26 +41,38 @@ pub struct NodeRead {
 /// Result of `kg_useful`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Likes {
+    /// Ids endorsed by this call, in request order; each node got a `_useful_ts` stamp.
     pub accepted: Vec<String>,
     /// Rejected ids in first-rejection order, each with its last reason.
     pub rejected: IndexMap<String, String>,
+    /// Likes the session has left of its 5.
     pub remaining: usize,
 }
 
 /// One line of a `kg_sync` report.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncItem {
+    /// A node another session wrote, or promoted back to active by reading it.
     Node {
+        /// The node's id in that level's graph.
         id: String,
+        /// The node's `_archived` flag is set (an orphan may carry it too); the report
+        /// marks it `[archived]`.
         archived: bool,
+        /// The first 100 characters of its current gist.
         gist: String,
     },
+    /// An edge another session wrote, by its `from`, `to` and `rel`.
     Edge(EdgeKey),
 }
 
 /// What other sessions changed, per level.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
+    /// Changes in the user graph: nodes, then edges, each in `_meta.versions` order.
+    /// Nodes and edges deleted since are not reported.
     pub user: Vec<SyncItem>,
+    /// Changes in the session's project graph, in the same order; empty for a session
+    /// without a project.
     pub project: Vec<SyncItem>,
 }

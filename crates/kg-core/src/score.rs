@@ -35,9 +35,17 @@ pub fn credible_ts(ts: f64, now: f64) -> Option<f64> {
 /// A node's score and the percentiles it is made of.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NodeScore {
+    /// The weighted sum 0.25·recency + 0.40·connectedness + 0.35·usefulness, from 0 to 1.
+    /// Compaction archives the lowest-scored active nodes first.
     pub score: f64,
+    /// Percentile (0 to 1) of the node's last write or read among the eligible nodes.
     pub recency: f64,
+    /// Percentile (0 to 1) of the node's weighted neighbours: in-edges count twice as
+    /// much as out-edges, an archived neighbour a fifth of an active one, an orphaned one
+    /// nothing.
     pub connectedness: f64,
+    /// Percentile (0 to 1) of the node's `kg_useful` endorsements, each worth half as
+    /// much every 90 days.
     pub usefulness: f64,
 }
 

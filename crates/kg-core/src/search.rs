@@ -40,22 +40,36 @@ const MAX_PATH_EDGES: usize = 4;
 /// moved ahead of project graphs (stably) should a caller list them otherwise.
 #[derive(Debug, Clone, Copy)]
 pub struct SearchGraph<'a> {
+    /// The graph's level: hits and connectors report it, and user graphs go first.
     pub level: Level,
+    /// The graph, searched in all three tiers.
     pub graph: &'a Graph,
 }
 
 /// A ranked record: a top hit or a "more" match.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
+    /// The graph the node was found in; an id held by both levels gives two hits.
     pub level: Level,
+    /// The matching node's id.
     pub id: String,
+    /// The node's one-line gist, as stored.
     pub gist: String,
+    /// The node's `_archived` flag is set. An orphaned node may carry it too, so
+    /// [`Hit::orphaned`] decides the tier first.
     pub archived: bool,
+    /// The node is orphaned: archived, no longer rendered even as an anchor, and deleted
+    /// once the orphan grace period runs out.
     pub orphaned: bool,
+    /// The session was already shown this node (preload, read or earlier search), so its
+    /// notes are left out. Always `false` without a session.
     pub seen: bool,
     /// The score rounded to 4 decimals (Python `round`): what the order and recall
     /// thresholds compare.
     pub score: f64,
+    /// The unrounded score: over the query terms, the sum of idf / (60 + the node's rank
+    /// among that term's matches). When several graphs of one level hold the id, the
+    /// higher raw score wins.
     pub raw_score: f64,
     /// A copy of the node's notes, only when the session has not seen the node.
     pub notes: Option<Vec<String>>,
@@ -64,18 +78,24 @@ pub struct Hit {
 /// A node on a connection path that is neither a top hit nor a "more" match.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connector {
+    /// The id of the node the path passes through.
     pub id: String,
+    /// Its gist, from the first graph in search order that holds the id.
     pub gist: String,
+    /// The level of that graph.
     pub level: Level,
+    /// The session was already shown this node (preload, read, earlier search or
+    /// recall); prompt recall stays silent when it has nothing unseen. Always `false`
+    /// without a session.
     pub seen: bool,
 }
 
 /// The outcome of [`search`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchResult {
-    /// The first [`TOP_HITS`] records.
+    /// The first five records, shown with their gists.
     pub top: Vec<Hit>,
-    /// The next [`MORE_HITS`] records.
+    /// The next ten records, listed by id.
     pub more: Vec<Hit>,
     /// Number of records (every matching (level, id)).
     pub total: usize,

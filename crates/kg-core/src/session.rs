@@ -12,7 +12,7 @@ pub const SESSION_TTL_SECS: f64 = 86_400.0;
 /// Likes one session may give.
 pub const LIKES_PER_SESSION: usize = 5;
 /// Sessions kept at most. Beyond it the least recently active session is forgotten,
-/// so a flood of registrations (or of unknown ids, which create records) cannot grow
+/// so a flood of registrations cannot grow
 /// memory and `sessions.json` without bound. Far above real use: a session lives
 /// 24 h idle, and a person runs a few dozen a day.
 pub const MAX_SESSIONS: usize = 1_000;
@@ -20,18 +20,34 @@ pub const MAX_SESSIONS: usize = 1_000;
 /// One KG session.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionRecord {
+    /// When the session was registered, in seconds since the Unix epoch: `kg_sync`
+    /// reports changes after it until the first sync, and a hook looking up a
+    /// project's session takes the newest.
     pub start_ts: f64,
     /// Resolved project root, or none for a path-less session (graph view, REST).
     pub project_path: Option<String>,
+    /// When a tool call or hook last used the session, in seconds since the Unix epoch;
+    /// after 24 hours idle the session is forgotten.
     pub last_activity: f64,
+    /// Tool calls made in the session, for the session stats.
     pub op_count: u64,
+    /// The Claude Code session bound to this one, through which hooks find it; a Claude
+    /// session is bound to at most one KG session.
     pub claude_sid: Option<String>,
     seen: Vec<String>,
     seen_set: HashSet<String>,
     has_seen_field: bool,
+    /// Ids whose gists the session-start preload showed in full; a full read prints
+    /// them as `<id> (preloaded)` instead of repeating the gist. `None` without a preload.
     pub preloaded_ids: Option<Vec<String>>,
+    /// When the session last did a full `kg_read`, in seconds since the Unix epoch.
+    /// Until the first, every prompt gets the full-read nudge instead of recall.
     pub full_read_ts: Option<f64>,
+    /// When `kg_sync` last reported to the session, in seconds since the Unix epoch;
+    /// after a restart it reports the changes made since.
     pub last_synced_ts: Option<f64>,
+    /// Ids the session endorsed with `kg_useful`, at most 5 and each once; `None`
+    /// before the first like.
     pub liked_ids: Option<Vec<String>>,
     /// Fields written by other versions, kept as they are.
     pub extra: Object,
@@ -41,6 +57,8 @@ pub struct SessionRecord {
 }
 
 impl SessionRecord {
+    /// A session registered at `now` (seconds since the Unix epoch) for a resolved
+    /// project root, or for none; nothing seen, read or liked yet.
     pub fn new(now: f64, project_path: Option<String>) -> SessionRecord {
         SessionRecord {
             start_ts: now,
@@ -50,14 +68,20 @@ impl SessionRecord {
         }
     }
 
+    /// Node ids the session was shown (preloaded gists, reads, search results, recall),
+    /// in first-shown order; `kg_search` leaves out the notes of these.
     pub fn seen_ids(&self) -> &[String] {
         &self.seen
     }
 
+    /// Whether the session was shown the node `id`: such hits show no notes, and prompt
+    /// recall only speaks when it has an unseen node to add.
     pub fn has_seen(&self, id: &str) -> bool {
         self.seen_set.contains(id)
     }
 
+    /// Record node ids as shown to the session, each kept once, so later searches leave
+    /// out their notes and prompt recall does not repeat them.
     pub fn mark_seen<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
         self.has_seen_field = true;
         for id in ids {
@@ -69,6 +93,7 @@ impl SessionRecord {
         }
     }
 
+    /// The ids the session liked so far (empty before the first like).
     pub fn liked(&self) -> &[String] {
         self.liked_ids.as_deref().unwrap_or(&[])
     }
@@ -225,6 +250,8 @@ impl SessionRegistry {
         }
     }
 
+    /// The registry as the `sessions.json` object: session id → record, in
+    /// registration order, each record's unknown fields kept.
     pub fn to_object(&self) -> Object {
         self.records
             .iter()
@@ -232,14 +259,17 @@ impl SessionRegistry {
             .collect()
     }
 
+    /// How many sessions are registered (at most 1,000).
     pub fn len(&self) -> usize {
         self.records.len()
     }
 
+    /// Whether no session is registered.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
 
+    /// Every session id with its record, in registration order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &SessionRecord)> {
         self.records.iter()
     }
@@ -283,6 +313,8 @@ impl SessionRegistry {
         self.records.get(sid)
     }
 
+    /// The record of `sid` to change; like [`SessionRegistry::lookup`], it creates no
+    /// record and leaves the activity time alone.
     pub fn lookup_mut(&mut self, sid: &str) -> Option<&mut SessionRecord> {
         self.records.get_mut(sid)
     }
@@ -299,6 +331,8 @@ impl SessionRegistry {
         }
     }
 
+    /// The KG session bound to the Claude Code session `claude_sid`: how a hook finds
+    /// its session.
     pub fn find_by_claude_sid(&self, claude_sid: &str) -> Option<&str> {
         self.records
             .iter()

@@ -45,8 +45,6 @@ mod graphs;
 mod sessions;
 mod writes;
 
-pub use writes::MAX_PROGRESS_DEPTH;
-
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -61,6 +59,8 @@ pub struct StoreConfig {
 }
 
 impl StoreConfig {
+    /// Settings for a storage root and a home folder, with the default grace periods (5
+    /// days for new nodes, 365 days for orphans).
     pub fn new(storage_root: impl Into<PathBuf>, home: impl Into<PathBuf>) -> StoreConfig {
         StoreConfig {
             storage_root: storage_root.into(),
@@ -78,8 +78,17 @@ pub enum StoreError {
     /// A rejected identifier or level (the message says what is allowed).
     #[error("{0}")]
     Invalid(String),
+    /// No node of that id in the graph or graphs looked in.
     #[error("Node '{id}' not found in {level} graph")]
-    NodeNotFound { id: String, level: String },
+    NodeNotFound {
+        /// The id asked for.
+        id: String,
+        /// Where it was looked for: `user`, `project`, or `both` when the call named
+        /// no level (user graph first, then the session's project graph).
+        level: String,
+    },
+    /// A well-formed session id the registry does not hold: it expired after 24 hours
+    /// idle, or was never started on this storage root.
     #[error(
         "Unknown session: {0}. It has expired (after 24 hours idle) or was never started here; call kg_read(cwd=<your project folder>) to start a new one."
     )]
@@ -89,16 +98,30 @@ pub enum StoreError {
         "session_id '{0}' is not a KG session id (those are 8 hex digits, such as 3f9a0c1e); call kg_read(cwd=<your project folder>) to get one."
     )]
     MalformedSession(String),
+    /// A project path that was refused or cannot be mapped to storage (outside the home
+    /// folder, too long, no such project…).
     #[error(transparent)]
     Path(#[from] PathError),
+    /// A project-level call without a session id: the project graph is the one the
+    /// session is bound to.
     #[error("session_id required for project-level operations")]
     SessionRequired,
+    /// A project-level call from a session that was registered without a project path.
     #[error("Session {0} has no project_path registered")]
     SessionWithoutProject(String),
+    /// A graph file that exists could not be read, or, not parsing, could not be moved
+    /// aside; the graph stays unloaded rather than start empty over it.
     #[error(
         "Cannot load graph from {path}: {cause}. Inspect the file manually or restore from backup."
     )]
-    Load { path: PathBuf, cause: String },
+    Load {
+        /// The graph file.
+        path: PathBuf,
+        /// What went wrong: the read or quarantine error, as text.
+        cause: String,
+    },
+    /// A graph file could not be written; the change was undone in memory, so nothing
+    /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
 }
@@ -142,8 +165,12 @@ struct GraphState {
 /// One graph and where it lives.
 #[derive(Debug)]
 pub struct GraphSlot {
+    /// The key the store holds the graph under: `user` or `project:<resolved root>`.
     pub namespace: Namespace,
+    /// Whether this is the user graph or a project graph.
     pub level: Level,
+    /// The graph file: `user.json` or `projects/<slug>/graph.json` under the storage
+    /// root.
     pub path: PathBuf,
     /// The storage folder name of a project graph.
     pub slug: Option<String>,
@@ -154,6 +181,7 @@ pub struct GraphSlot {
 }
 
 impl GraphSlot {
+    /// The resolved project root of a project graph; `None` for the user graph.
     pub fn project_root(&self) -> Option<&str> {
         self.namespace.project_root()
     }
@@ -171,7 +199,11 @@ pub type ChangeListener = Arc<dyn Fn(&Change) + Send + Sync>;
 /// How a call names the graph it works on.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
+    /// Whether the call works on the user graph or on a project graph.
     pub level: Level,
+    /// The calling session: its project picks the project graph (unless `project_path` is
+    /// given), and it is recorded as the change's author, so its own `kg_sync` skips the
+    /// change.
     pub session: Option<&'a str>,
     /// An explicit project root (graph view, REST); wins over the session's.
     pub project_path: Option<&'a str>,
@@ -266,10 +298,13 @@ impl Store {
         Ok(store)
     }
 
+    /// The settings the store was opened with.
     pub fn config(&self) -> &StoreConfig {
         &self.config
     }
 
+    /// Where the files of the storage root live: the user graph, the sessions file, the
+    /// project folders.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -335,6 +370,7 @@ impl Store {
 
     // ----- graph slots ---------------------------------------------------------------
 
+    /// The user graph, loaded when the store opens and never unloaded.
     pub fn user_slot(&self) -> &Arc<GraphSlot> {
         &self.user
     }
@@ -401,7 +437,7 @@ impl Store {
     }
 
     /// Every graph of the storage root with its counts, debt and HEALTH (see
-    /// [`crate::catalogue`]): graphs in memory as they are there, the others from
+    /// the catalogue module): graphs in memory as they are there, the others from
     /// their files. Locks one graph at a time.
     pub fn catalogue(&self, now: f64) -> Vec<CatalogueEntry> {
         let mut slots = vec![self.user.clone()];

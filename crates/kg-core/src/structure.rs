@@ -158,12 +158,8 @@ impl IdList {
         &self.text[self.ends[i]..self.ends[i + 1]]
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len() - 1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &str> {
@@ -416,7 +412,7 @@ mod tests {
         assert_eq!(ids.iter().collect::<Vec<_>>(), ["retry-policy", "é", "a"]);
         assert_eq!((ids.get(1), ids.len(), ids.to_vec().len()), ("é", 3, 3));
         assert_eq!(format!("{ids:?}"), r#"["retry-policy", "é", "a"]"#);
-        assert!(IdList::default().is_empty() && IdList::default().iter().next().is_none());
+        assert!(IdList::default().len() == 0 && IdList::default().iter().next().is_none());
     }
 
     proptest! {

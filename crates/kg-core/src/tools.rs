@@ -18,6 +18,9 @@ pub mod text;
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolText {
+    /// What the model reads: the answer, or the error message prefixed `Error: ` (a
+    /// rejected identifier, an unknown node or session) or `Internal error: ` (any other
+    /// failure), as the reference words them.
     pub text: String,
     /// Set for every error (the reference never set it; clients should know).
     pub is_error: bool,
@@ -54,10 +57,19 @@ fn answer(result: Result<String, StoreError>) -> ToolText {
 /// Arguments of `kg_read`.
 #[derive(Debug, Clone, Default)]
 pub struct ReadArgs {
+    /// The project folder. Without a usable `session_id`, the call continues the session
+    /// a hook just preloaded for this project (when exactly one fits), else starts one.
     pub cwd: Option<String>,
+    /// A session returned by an earlier call; used only when it is known and bound to a
+    /// project, else `cwd` decides.
     pub session_id: Option<String>,
+    /// One node to read in full; ignored when `ids` is not empty.
     pub id: Option<String>,
+    /// Nodes to read in full, in this order (a missing one answers NOT FOUND). Without
+    /// `ids` or `id`, the whole memory is rendered.
     pub ids: Option<Vec<String>>,
+    /// Limits id lookups to one graph; without it the user graph is tried first, then the
+    /// project graph.
     pub level: Option<Level>,
 }
 
@@ -299,11 +311,20 @@ pub fn search_slots(
 /// Arguments of `kg_put_node`.
 #[derive(Debug, Clone)]
 pub struct PutNodeArgs {
+    /// The calling session: counted as one operation, required for the project level, and
+    /// recorded as the change's author for `kg_sync`. Empty for none.
     pub session_id: String,
+    /// The graph to write: `user` for cross-project knowledge, `project` for the
+    /// session's codebase.
     pub level: Level,
+    /// The node id (letters, digits, `.`, `_`, `-`; at most 128 characters); an existing
+    /// id is updated.
     pub id: String,
+    /// The one-line bottom line, healed and length-checked before it is stored.
     pub gist: String,
+    /// Depth and rationale; `None` keeps the stored notes, `Some` replaces them.
     pub notes: Option<Vec<String>>,
+    /// Precise file pointers; `None` keeps the stored ones, `Some` replaces them.
     pub touches: Option<Vec<String>>,
 }
 
@@ -321,6 +342,10 @@ fn admit(
     store.count_op(session_id, now)
 }
 
+/// `kg_put_node`: create or update a node in the user or the session's project graph. A
+/// write re-activates an archived or orphaned node and may compact the level. Answers
+/// `Node '<id>' saved to <level> graph`, with advice to shorten a gist over 300
+/// characters.
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
     let idents = [(IdentKind::NodeId, args.id.as_str())];
     if let Err(e) = admit(store, &args.session_id, &idents, now) {
@@ -350,14 +375,25 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
 /// Arguments of `kg_put_edge`.
 #[derive(Debug, Clone)]
 pub struct PutEdgeArgs {
+    /// The calling session: counted as one operation, required for the project level, and
+    /// recorded as the change's author for `kg_sync`. Empty for none.
     pub session_id: String,
+    /// The graph that stores the edge; a cross-level edge lives in the project graph and
+    /// points at a user node.
     pub level: Level,
+    /// The source: a node id or a file path (it need not exist).
     pub from: String,
+    /// The target: a node id of either level or a file path (it need not exist).
     pub to: String,
+    /// The relation, such as `requires`, `part-of` or `supersedes`; with `from` and `to`
+    /// it identifies the edge.
     pub rel: String,
+    /// Notes on the relation; `None` keeps the stored notes, `Some` replaces them.
     pub notes: Option<Vec<String>>,
 }
 
+/// `kg_put_edge`: create or update the edge `from` → `to` of type `rel` in the chosen
+/// graph. Answers `Edge <from>-><to>:<rel> saved to <level> graph`.
 pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
     let idents = [
         (IdentKind::EdgeRef, args.from.as_str()),
@@ -387,6 +423,9 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
     )
 }
 
+/// `kg_delete_node`: delete a node and every edge touching it in its graph, looking in
+/// the user graph first, then the session's project graph. Answers how many edges went
+/// with it; an id in neither graph is an error.
 pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
@@ -397,6 +436,9 @@ pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> To
     )
 }
 
+/// `kg_delete_edge`: delete the edge `key`, looking in the user graph first, then the
+/// session's project graph. Answers `Edge deleted: …`, or `Edge not found: …`, which is
+/// not an error.
 pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
@@ -408,6 +450,9 @@ pub fn kg_delete_edge(store: &Store, session_id: &str, key: &EdgeKey, now: f64) 
     )
 }
 
+/// `kg_useful`: endorse nodes that changed the outcome, at most 5 per session. Each
+/// endorsement adds to the node's usefulness score, worth half as much every 90 days.
+/// Answers the ids marked, those skipped with the reason, and the likes left.
 pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
@@ -416,6 +461,9 @@ pub fn kg_useful(store: &Store, session_id: &str, ids: &[String], now: f64) -> T
     )
 }
 
+/// `kg_sync`: what other sessions changed in the user graph and the session's project
+/// graph since this session last synced (or started). Answers the changed nodes and edges
+/// per level, or `No updates from other sessions`.
 pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
@@ -424,6 +472,10 @@ pub fn kg_sync(store: &Store, session_id: &str, now: f64) -> ToolText {
     )
 }
 
+/// `kg_progress`: a task's durable checkpoint, in the user graph or the session's project
+/// graph. With `state`, replaces it (`Progress saved for task '<id>'`); without, answers
+/// the stored state as JSON, or `No progress found…`. A `maintain` checkpoint's `last_ts`
+/// is what resets a graph's DEBT staleness.
 pub fn kg_progress(
     store: &Store,
     session_id: &str,

@@ -22,6 +22,8 @@ pub struct Tracked<T> {
 }
 
 impl<T> Tracked<T> {
+    /// Track `value` under a stamp no derivation has seen, so anything derived from it
+    /// is computed afresh.
     pub fn new(value: T) -> Tracked<T> {
         let stamp = fresh_stamp();
         Tracked {
@@ -45,7 +47,7 @@ impl<T> Tracked<T> {
 
 /// The only ways to change a tracked map that keep its lineage: values changed in
 /// place, and entries appended at the end. Nothing here can remove, reorder or rename
-/// an entry, which is what [`crate::persist::GraphWriter`] relies on to reuse the text
+/// an entry, which is what `persist::GraphWriter` relies on to reuse the text
 /// of entries it wrote before.
 impl<K: Hash + Eq, V> Tracked<IndexMap<K, V>> {
     /// The value under `key`, to change in place; keys and positions stay, so the

@@ -7,7 +7,6 @@
 
 use crate::client;
 use crate::config::Settings;
-use kg_core::wording;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -106,7 +105,7 @@ async fn prompt_submit(
         .as_str()
         .filter(|p| !p.is_empty())
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()));
-    let pool = wording::reminder_pool(bytes);
+    let pool = kg_core::reminder_pool(bytes);
     let pick = pool.get(random_index(pool.len()))?;
     Some(hook_json("UserPromptSubmit", pick, None))
 }
@@ -162,7 +161,7 @@ async fn session_start(
         }
         // Start one for the next prompts; never wait for it, never restart one.
         return match start_detached(settings) {
-            Ok(()) => Some(wording::server_warming_up(base)),
+            Ok(()) => Some(kg_core::server_warming_up(base)),
             Err(e) => Some(format!(
                 "KG memory server is not running and could not be started ({e}); start it with `kg-memory serve`."
             )),
@@ -212,7 +211,7 @@ async fn session_start(
     Some(hook_json(
         "SessionStart",
         context,
-        Some(wording::session_start_notice(sid, reused, counts)),
+        Some(kg_core::session_start_notice(sid, reused, counts)),
     ))
 }
 

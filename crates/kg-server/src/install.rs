@@ -368,10 +368,10 @@ pub fn apply(changes: &[FileChange], now: f64, backup: bool) -> anyhow::Result<(
                 if let Some(dir) = c.path.parent() {
                     fs::create_dir_all(dir)?;
                 }
-                kg_core::persist::atomic_write(
+                kg_core::atomic_write(
                     &c.path,
                     text.as_bytes(),
-                    kg_core::persist::WriteMode::DURABLE,
+                    kg_core::WriteMode::DURABLE,
                     None,
                     None,
                 )

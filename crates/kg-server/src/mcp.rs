@@ -11,8 +11,8 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText};
 use kg_core::{EdgeKey, Level};
+use kg_core::{PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -319,10 +319,10 @@ fn py_repr(value: &Value) -> String {
         Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => i.to_string(),
             (_, Some(u), _) => u.to_string(),
-            (_, _, Some(f)) => kg_core::pyfmt::float_repr(f),
+            (_, _, Some(f)) => kg_core::float_repr(f),
             _ => n.to_string(),
         },
-        Value::String(s) => kg_core::pyfmt::repr_str(s),
+        Value::String(s) => kg_core::repr_str(s),
         Value::Array(items) => format!(
             "[{}]",
             items.iter().map(py_repr).collect::<Vec<_>>().join(", ")
@@ -330,7 +330,7 @@ fn py_repr(value: &Value) -> String {
         Value::Object(map) => format!(
             "{{{}}}",
             map.iter()
-                .map(|(k, v)| format!("{}: {}", kg_core::pyfmt::repr_str(k), py_repr(v)))
+                .map(|(k, v)| format!("{}: {}", kg_core::repr_str(k), py_repr(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -376,7 +376,7 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
     let sid = || text(args, "session_id").unwrap_or_default();
     let need = |key: &str| text(args, key).unwrap_or_default();
     match name {
-        "kg_read" => tools::kg_read(
+        "kg_read" => kg_core::kg_read(
             store,
             &ReadArgs {
                 cwd: text(args, "cwd"),
@@ -387,13 +387,13 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             },
             now,
         ),
-        "kg_search" => tools::kg_search(
+        "kg_search" => kg_core::kg_search(
             store,
             &need("query"),
             text(args, "session_id").as_deref(),
             now,
         ),
-        "kg_put_node" => tools::kg_put_node(
+        "kg_put_node" => kg_core::kg_put_node(
             store,
             &PutNodeArgs {
                 session_id: sid(),
@@ -405,7 +405,7 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             },
             now,
         ),
-        "kg_put_edge" => tools::kg_put_edge(
+        "kg_put_edge" => kg_core::kg_put_edge(
             store,
             &PutEdgeArgs {
                 session_id: sid(),
@@ -417,16 +417,18 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             },
             now,
         ),
-        "kg_delete_node" => tools::kg_delete_node(store, &sid(), &need("id"), now),
-        "kg_delete_edge" => tools::kg_delete_edge(
+        "kg_delete_node" => kg_core::kg_delete_node(store, &sid(), &need("id"), now),
+        "kg_delete_edge" => kg_core::kg_delete_edge(
             store,
             &sid(),
             &EdgeKey::new(&need("from"), &need("to"), &need("rel")),
             now,
         ),
-        "kg_useful" => tools::kg_useful(store, &sid(), &list(args, "ids").unwrap_or_default(), now),
-        "kg_sync" => tools::kg_sync(store, &sid(), now),
-        "kg_progress" => tools::kg_progress(
+        "kg_useful" => {
+            kg_core::kg_useful(store, &sid(), &list(args, "ids").unwrap_or_default(), now)
+        }
+        "kg_sync" => kg_core::kg_sync(store, &sid(), now),
+        "kg_progress" => kg_core::kg_progress(
             store,
             &sid(),
             &need("task_id"),

@@ -14,11 +14,10 @@
 //! are; their TypeScript shapes (`StoredNode`, `StoredEdge`) are written by hand in
 //! `ui/src/types.ts`.
 
-use kg_core::change::{ChangeKind, TierMoves};
-use kg_core::inspect;
-use kg_core::model::{Level, Node, Object, Tier};
-use kg_core::pyfmt::round_to;
-use kg_core::{Change, EdgeKey, debt};
+use kg_core::round_to;
+use kg_core::{Change, EdgeKey};
+use kg_core::{ChangeKind, TierMoves};
+use kg_core::{Level, Node, Object, Tier};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::any::TypeId;
@@ -86,7 +85,7 @@ wire_enum! {
 
 wire_enum! {
     /// Where a level's rendered size stands against its budget.
-    BudgetState = inspect::BudgetState {
+    BudgetState = kg_core::BudgetState {
         UnderFill => "under_fill",
         Settled => "settled",
         Over => "over",
@@ -96,17 +95,17 @@ wire_enum! {
 wire_enum! {
     /// The pool a node was scored in: active nodes only (the archive order) or active
     /// and archived ones (the refill order).
-    Pool = inspect::Pool { Active => "active", Unified => "active+archived" }
+    Pool = kg_core::Pool { Active => "active", Unified => "active+archived" }
 }
 
 wire_enum! {
     /// What one item of maintenance debt is.
-    DebtKind = inspect::DebtKind { Oversized => "oversized", Unconnected => "unconnected" }
+    DebtKind = kg_core::DebtKind { Oversized => "oversized", Unconnected => "unconnected" }
 }
 
 wire_enum! {
     /// A graph's maintenance debt verdict.
-    DebtLevel = debt::DebtLevel { Low => "LOW", Med => "MED", High => "HIGH" }
+    DebtLevel = kg_core::DebtLevel { Low => "LOW", Med => "MED", High => "HIGH" }
 }
 
 // ----- shared parts -------------------------------------------------------------------
@@ -142,8 +141,8 @@ pub struct Budget {
     pub state: BudgetState,
 }
 
-impl From<&inspect::Budget> for Budget {
-    fn from(b: &inspect::Budget) -> Budget {
+impl From<&kg_core::Budget> for Budget {
+    fn from(b: &kg_core::Budget) -> Budget {
         Budget {
             chars: b.chars,
             budget: b.budget,
@@ -172,8 +171,8 @@ pub struct Debt {
     pub active_days_7d: usize,
 }
 
-impl From<&debt::Debt> for Debt {
-    fn from(d: &debt::Debt) -> Debt {
+impl From<&kg_core::Debt> for Debt {
+    fn from(d: &kg_core::Debt) -> Debt {
         Debt {
             score: round_to(d.score, 2),
             level: d.level.into(),
@@ -202,8 +201,8 @@ pub struct LevelDebt<'a> {
     pub line: &'a str,
 }
 
-impl<'a> From<&'a inspect::DebtFactors> for LevelDebt<'a> {
-    fn from(d: &'a inspect::DebtFactors) -> LevelDebt<'a> {
+impl<'a> From<&'a kg_core::DebtFactors> for LevelDebt<'a> {
+    fn from(d: &'a kg_core::DebtFactors) -> LevelDebt<'a> {
         LevelDebt {
             debt: (&d.debt).into(),
             staleness: round_to(d.staleness, 3),
@@ -302,9 +301,9 @@ pub struct TierWhy<'a> {
     pub reason: &'a str,
 }
 
-impl<'a> From<&'a inspect::TierWhy> for TierWhy<'a> {
-    fn from(w: &'a inspect::TierWhy) -> TierWhy<'a> {
-        let part = |f: fn(&kg_core::score::NodeScore) -> f64| w.score.map(|s| round_to(f(&s), 4));
+impl<'a> From<&'a kg_core::TierWhy> for TierWhy<'a> {
+    fn from(w: &'a kg_core::TierWhy) -> TierWhy<'a> {
+        let part = |f: fn(&kg_core::NodeScore) -> f64| w.score.map(|s| round_to(f(&s), 4));
         TierWhy {
             score: part(|s| s.score),
             recency: part(|s| s.recency),
@@ -862,9 +861,9 @@ mod tests {
     /// The catalogue's debt and the survey's (`Debt::to_object`) are one shape.
     #[test]
     fn debt_is_written_as_the_survey_writes_it() {
-        let d = debt::Debt {
+        let d = kg_core::Debt {
             score: 0.123_456,
-            level: debt::DebtLevel::Med,
+            level: kg_core::DebtLevel::Med,
             oversized: 2,
             unconnected: 3,
             active_nodes: 40,
@@ -873,10 +872,10 @@ mod tests {
             active_days_7d: 5,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
-        let d = debt::Debt {
+        let d = kg_core::Debt {
             untended_days: 3.25,
             never_maintained: false,
-            level: debt::DebtLevel::Low,
+            level: kg_core::DebtLevel::Low,
             ..d
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));

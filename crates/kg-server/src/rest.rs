@@ -15,13 +15,13 @@ use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use kg_core::ambient::{BootstrapRequest, session_bootstrap};
-use kg_core::catalogue::neediest_first;
-use kg_core::model::{Level, float_value};
-use kg_core::namespace::PathError;
-use kg_core::pyfmt::{JsonStyle, to_json};
-use kg_core::store::{GraphSlot, NodeRead};
+use kg_core::PathError;
+use kg_core::neediest_first;
+use kg_core::{BootstrapRequest, session_bootstrap};
 use kg_core::{EdgeKey, Store, StoreError, Target};
+use kg_core::{GraphSlot, NodeRead};
+use kg_core::{JsonStyle, to_json};
+use kg_core::{Level, float_value};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
@@ -498,22 +498,17 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
     };
     state
         .blocking(move |state, now| {
-            let b = session_bootstrap(
-                &state.store,
-                &request,
-                &kg_core::wording::preload_header,
-                now,
-            )
-            .map_err(|e| match e {
-                e @ StoreError::Path(_) => ApiError::from(e),
-                e => {
-                    log::error!("bootstrap failed: {e}");
-                    ApiError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        format!("bootstrap failed: {e}"),
-                    )
-                }
-            })?;
+            let b = session_bootstrap(&state.store, &request, &kg_core::preload_header, now)
+                .map_err(|e| match e {
+                    e @ StoreError::Path(_) => ApiError::from(e),
+                    e => {
+                        log::error!("bootstrap failed: {e}");
+                        ApiError::new(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            format!("bootstrap failed: {e}"),
+                        )
+                    }
+                })?;
             Ok(Answer(json!({
                 "session_id": b.session_id,
                 "reused": b.reused,
@@ -583,14 +578,14 @@ async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
     hook_answer(
         state,
         body,
-        "UserPromptSubmit",
-        kg_core::ambient::prompt_context,
+        kg_core::USER_PROMPT_SUBMIT,
+        kg_core::prompt_context,
     )
     .await
 }
 
 async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
-    hook_answer(state, body, "PostToolUse", kg_core::ambient::tool_event).await
+    hook_answer(state, body, kg_core::POST_TOOL_USE, kg_core::tool_event).await
 }
 
 /// One hook's answer: the decision's text wrapped as that hook's output, or `{}`.
@@ -605,12 +600,10 @@ async fn hook_answer(
         return Answer(json!({}));
     };
     state
-        .blocking(
-            move |state, now| match decide(&state.store, &Value::Object(payload), now) {
-                Some(text) => Answer(kg_core::ambient::hook_output(hook_event, text)),
-                None => Answer(json!({})),
-            },
-        )
+        .blocking(move |state, now| {
+            let text = decide(&state.store, &Value::Object(payload), now);
+            Answer(kg_core::hook_response(hook_event, text))
+        })
         .await
 }
 
@@ -640,7 +633,7 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
     state
         .blocking(move |state, now| {
             // The identifier is checked before the level, as the tools do.
-            kg_core::model::validate_ident(kg_core::model::IdentKind::NodeId, &id)
+            kg_core::validate_ident(kg_core::IdentKind::NodeId, &id)
                 .map_err(ApiError::bad_request)?;
             let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
@@ -711,11 +704,11 @@ async fn put_edge(State(state): Shared, JsonBody(body): JsonBody<PutEdgeBody>) -
     state
         .blocking(move |state, now| {
             for (kind, value) in [
-                (kg_core::model::IdentKind::EdgeRef, &from),
-                (kg_core::model::IdentKind::EdgeRef, &to),
-                (kg_core::model::IdentKind::Rel, &rel),
+                (kg_core::IdentKind::EdgeRef, &from),
+                (kg_core::IdentKind::EdgeRef, &to),
+                (kg_core::IdentKind::Rel, &rel),
             ] {
-                kg_core::model::validate_ident(kind, value).map_err(ApiError::bad_request)?;
+                kg_core::validate_ident(kind, value).map_err(ApiError::bad_request)?;
             }
             let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());

@@ -26,11 +26,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use kg_core::inspect::{self, InspectConfig, LevelInspection};
-use kg_core::model::{Level, Tier};
-use kg_core::search::{query_terms, search};
-use kg_core::store::GraphSlot;
+use kg_core::GraphSlot;
 use kg_core::{Graph, StoreError, Target};
+use kg_core::{InspectConfig, LevelInspection};
+use kg_core::{Level, Tier};
+use kg_core::{query_terms, search};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -295,7 +295,7 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
             let slot = slot_of(state, level, param(&params, "project_path"), now)?;
             let config = inspect_config(state);
             let body = state.store.with_graph_activity(&slot, |g, activity| {
-                let inspection = inspect::inspect_level(g, activity.iter().copied(), config, now);
+                let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now);
                 payload::value(&level_data(level, &slot, g, &inspection))
             });
             Ok(Answer(body))
@@ -325,7 +325,7 @@ async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult 
             let result = state
                 .store
                 .with_graphs(&slots, |graphs| search(graphs, &terms, None));
-            fn hit(h: &kg_core::search::Hit, top: bool) -> SearchHit<'_> {
+            fn hit(h: &kg_core::Hit, top: bool) -> SearchHit<'_> {
                 let tier = if h.orphaned {
                     Tier::Orphaned
                 } else if h.archived {
@@ -440,7 +440,7 @@ async fn tier(State(state): Shared, JsonBody(body): JsonBody<TierBody>) -> ApiRe
             };
             let read = state.store.set_tier(target, &id, to, now)?;
             let over = state.store.with_graph(&slot, |g| {
-                kg_core::render::level_chars(g) > kg_core::compact::LEVEL_BUDGET
+                kg_core::level_budget(g).state == kg_core::BudgetState::Over
             });
             let rebalanced = (to == Tier::Active && over).then(|| {
                 let moves = state.store.maintain(
@@ -467,7 +467,7 @@ async fn tier(State(state): Shared, JsonBody(body): JsonBody<TierBody>) -> ApiRe
                 .store
                 .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.tier()))
                 .unwrap_or(to);
-            let budget = state.store.with_graph(&slot, inspect::level_budget);
+            let budget = state.store.with_graph(&slot, kg_core::level_budget);
             Ok(Answer(payload::value(&TierMoveAnswer {
                 id,
                 level: level.into(),

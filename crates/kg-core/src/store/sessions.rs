@@ -17,6 +17,8 @@ impl Store {
         self.lock_sessions().lookup(sid).cloned()
     }
 
+    /// Sessions in the registry: the live ones, plus any idle past 24 hours that the next
+    /// maintenance tick has not yet expired. `/health` reports it as `active_sessions`.
     pub fn session_count(&self) -> usize {
         self.lock_sessions().len()
     }

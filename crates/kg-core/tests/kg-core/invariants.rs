@@ -594,7 +594,7 @@ fn check_tick(before: &Graph, after: &Graph, moves: &TierMoves, now: f64) -> Che
     }
     // Anchors above their share are orphaned down to it (§6.5).
     let index = LevelIndex::of(after);
-    let anchors: usize = (0..index.len())
+    let anchors: usize = (0..index.tiers.len())
         .filter(|&i| index.tiers[i] == Tier::Archived)
         .map(|i| index.anchor_cost(i))
         .sum();
