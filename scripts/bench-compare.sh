@@ -10,8 +10,8 @@
 # working tree, alternating, `rounds` times (default 2), and prints one table per
 # bench: the median over the rounds of each measurement, before and after.
 # Criterion runs shortened (1 s warm-up, 3 s measurement); the load bench with fewer
-# requests (the KG_BENCH_* knobs below). Quiet the machine first: the numbers are
-# wall clock.
+# requests (the KG_BENCH_* knobs below). KG_COMPARE_BENCHES picks some of the
+# three (e.g. "load"). Quiet the machine first: the numbers are wall clock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,16 +31,21 @@ fi
 # bench_executables <source tree> <target dir>: "name path" per bench binary.
 bench_executables() {
     (cd "$1" && CARGO_TARGET_DIR=$2 cargo bench --no-run -p kg-core -p kg-server 2>&1) |
-        sed -nE 's/^ *Executable benches\/(memory|write_through|load)\.rs \((.*)\)$/\1 \2/p'
+        sed -nE 's/^ *Executable benches\/(memory|write_through|load)\.rs \((.*)\)$/\1 \2/p' |
+        while read -r name path; do
+            case $path in /*) ;; *) path=$1/$path ;; esac
+            echo "$name $path"
+        done
 }
 
 echo "building the benches of $base_sha (in $base_target) and of the working tree…"
 declare -A before after
-while read -r name path; do before[$name]=$base_tree/${path#"$base_tree"/}; done \
+while read -r name path; do before[$name]=$path; done \
     < <(bench_executables "$base_tree" "$base_target")
-while read -r name path; do after[$name]=$PWD/${path#"$PWD"/}; done \
+while read -r name path; do after[$name]=$path; done \
     < <(bench_executables "$PWD" "$PWD/target")
-for name in memory write_through load; do
+benches=(${KG_COMPARE_BENCHES:-memory write_through load})
+for name in "${benches[@]}"; do
     [ -n "${before[$name]:-}" ] && [ -n "${after[$name]:-}" ] ||
         { echo "bench-compare: no '$name' bench in both trees" >&2; exit 1; }
 done
@@ -53,7 +58,7 @@ export KG_BENCH_READS=${KG_BENCH_READS:-500} KG_BENCH_PUTS=${KG_BENCH_PUTS:-150}
 for round in $(seq "$rounds"); do
     for side in before after; do
         declare -n binaries=$side
-        for name in memory write_through load; do
+        for name in "${benches[@]}"; do
             echo "round $round/$rounds: $name, $side"
             out=$results/$side.$name.$round
             mkdir -p "$results/criterion-$side"
@@ -67,11 +72,12 @@ for round in $(seq "$rounds"); do
     done
 done
 
-python3 - "$results" "$rounds" "$base_sha" <<'EOF'
+python3 - "$results" "$rounds" "$base_sha" "${benches[@]}" <<'EOF'
 import re, statistics, sys
 from pathlib import Path
 
 results, rounds, base = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+chosen = sys.argv[4:]
 UNIT = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 def criterion(text):
@@ -95,6 +101,8 @@ def load(text):
     return found
 
 for bench, parse in (("memory", criterion), ("write_through", criterion), ("load", load)):
+    if bench not in chosen:
+        continue
     sides = {}
     for side in ("before", "after"):
         runs = [parse((results / f"{side}.{bench}.{r}").read_text()) for r in range(1, rounds + 1)]
