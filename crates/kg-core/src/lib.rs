@@ -32,6 +32,7 @@ modules!(
     limits,
     model,
     namespace,
+    neighbourhood,
     persist,
     plan,
     pyfmt,
@@ -61,7 +62,9 @@ pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
-pub use store::{GraphSlot, Store, StoreConfig, StoreError, Target};
+pub use store::{
+    Action, GraphSlot, Outcome, Store, StoreConfig, StoreError, Target, UNDO_STEPS, Undone,
+};
 pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
@@ -81,6 +84,10 @@ pub use debt::{Debt, DebtLevel};
 pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
+};
+pub use neighbourhood::{
+    NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
+    hops_message, neighbourhood,
 };
 pub use plan::Health;
 pub use score::NodeScore;

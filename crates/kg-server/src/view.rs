@@ -9,6 +9,8 @@
 //!   debt items;
 //! - `GET /api/view/search?q=…&levels=user,project&project_path=…` — the server's
 //!   ranking, without a session (nothing is marked seen);
+//! - `GET /api/view/neighbourhood?level=user|project&project_path=…&id=…&k=1|2|3` — a
+//!   node and what lies within `k` hops of it, across tiers (`kg_core::neighbourhood`);
 //! - `POST /api/view/tier` — drag to promote / archive by hand through
 //!   `Store::set_tier`, re-balancing the budget when a promotion overfills the level.
 //!
@@ -20,7 +22,8 @@ use crate::payload::{
     self, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health, LevelData, NodeRow, PathEdge,
     Rebalanced, SearchAnswer, SearchHit, TierMoveAnswer,
 };
-use crate::rest::{Answer, ApiError, ApiResult, Field, JsonBody, param};
+use crate::payload::{ArtifactRow, NeighbourRow, NeighbourhoodAnswer};
+use crate::rest::{Answer, ApiError, ApiResult, Field, FieldProblem, JsonBody, param};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -30,6 +33,7 @@ use kg_core::GraphSlot;
 use kg_core::{Graph, StoreError, Target};
 use kg_core::{InspectConfig, LevelInspection};
 use kg_core::{Level, Tier};
+use kg_core::{NEIGHBOURHOOD_HOPS, NeighbourhoodError};
 use kg_core::{query_terms, search};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -50,6 +54,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/view/graphs", get(graphs))
         .route("/api/view/level", get(level))
         .route("/api/view/search", get(search_route))
+        .route("/api/view/neighbourhood", get(neighbourhood_route))
         .route("/api/view/tier", post(tier))
 }
 
@@ -177,7 +182,7 @@ async fn asset(Path(path): Path<String>, request: HeaderMap) -> Response {
 // ----- helpers ----------------------------------------------------------------------
 
 /// The graph a view request names: the user graph, or a project by its path.
-fn slot_of(
+pub(crate) fn slot_of(
     state: &AppState,
     level: Level,
     project_path: Option<&str>,
@@ -362,6 +367,69 @@ async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult 
                     })
                     .collect(),
             })))
+        })
+        .await
+}
+
+/// `GET /api/view/neighbourhood?level=user|project&project_path=…&id=…&k=…`: node `id`
+/// and what lies within `k` hops of it in that level (`k` 1 to 3, 1 when not given),
+/// edge direction ignored, every tier: a [`NeighbourhoodAnswer`], from
+/// `kg_core::neighbourhood` over the graph as the store holds it. No session: nothing
+/// is marked seen. A missing `id` is 422, a bad `k` 400, an unknown node or project 404.
+async fn neighbourhood_route(State(state): Shared, Query(params): Params) -> ApiResult {
+    let level = parse_level(param(&params, "level"))?;
+    let Some(id) = param(&params, "id").map(str::to_string) else {
+        return Err(ApiError::Fields(vec![FieldProblem {
+            location: "query",
+            field: "id",
+            message: "Field required",
+        }]));
+    };
+    let k_text = param(&params, "k").unwrap_or("1");
+    let k = k_text
+        .parse::<usize>()
+        .ok()
+        .filter(|k| NEIGHBOURHOOD_HOPS.contains(k))
+        .ok_or_else(|| ApiError::bad_request(kg_core::hops_message(k_text)))?;
+    state
+        .blocking(move |state, now| {
+            let slot = slot_of(state, level, param(&params, "project_path"), now)?;
+            state.store.with_graph(&slot, |g| {
+                let n = kg_core::neighbourhood(g, &id, k).map_err(|e| match e {
+                    NeighbourhoodError::UnknownNode(id) => {
+                        ApiError::from(StoreError::NodeNotFound {
+                            id,
+                            level: level.as_str().into(),
+                        })
+                    }
+                    e @ NeighbourhoodError::Hops(_) => ApiError::bad_request(e.to_string()),
+                })?;
+                Ok(Answer(payload::value(&NeighbourhoodAnswer {
+                    level: level.into(),
+                    project_path: slot.project_root(),
+                    id: n.centre,
+                    k: n.k,
+                    nodes: n
+                        .nodes
+                        .iter()
+                        .map(|x| NeighbourRow {
+                            id: x.id,
+                            distance: x.distance,
+                            tier: x.tier.into(),
+                        })
+                        .collect(),
+                    artifacts: n
+                        .artifacts
+                        .iter()
+                        .map(|a| ArtifactRow {
+                            path: a.path,
+                            distance: a.distance,
+                        })
+                        .collect(),
+                    edges: n.edges.iter().copied().map(PathEdge::from).collect(),
+                    outside_edges: n.outside_edges,
+                })))
+            })
         })
         .await
 }
