@@ -26,6 +26,14 @@ pub enum ChangeKind {
         /// The deleted node's id.
         id: String,
     },
+    /// A person took back a step of the graph view: these nodes are as they were
+    /// before it (content, tier and position), and so are the edges and versions it
+    /// touched.
+    StepUndone {
+        /// Ids of the nodes the undo restored, or removed again when the step had
+        /// created them.
+        nodes: Vec<String>,
+    },
     /// A client deleted an edge.
     EdgeDeleted {
         /// The deleted edge's `from`, `to` and `rel`.

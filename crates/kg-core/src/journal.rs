@@ -1,4 +1,5 @@
-//! Undo records for one mutation, so that a save that fails leaves memory as it was.
+//! Undo records for one mutation, so that a save that fails leaves memory as it was,
+//! a dry run leaves no trace, and a person can take back a step of the graph view.
 
 use crate::graph::Graph;
 use crate::model::EdgeKey;
@@ -7,15 +8,23 @@ use serde_json::Value;
 use std::hash::Hash;
 
 /// The previous state of every entry a mutation touched, in the order touched.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Journal {
     steps: Vec<Undo>,
+}
+
+/// One entry of a graph by name (`node 'a'`, `edge a->b:uses`…) and its value, `None`
+/// when it does not exist.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) value: Option<Value>,
 }
 
 /// One entry as it was: its position and value, or `None` when it did not exist.
 type Before<K, V> = (K, Option<(usize, V)>);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Undo {
     Node(Before<String, crate::model::Node>),
     Edge(Before<EdgeKey, crate::model::Edge>),
@@ -60,6 +69,34 @@ impl Journal {
     pub(crate) fn progress(&mut self, g: &Graph, key: &str) {
         self.steps
             .push(Undo::Progress(before(&g.progress, &key.to_string())));
+    }
+
+    /// Every entry the journal remembers, as it is in `g` now (each once, in the order
+    /// first remembered): what a later undo checks nobody has changed since.
+    pub(crate) fn current_entries(&self, g: &Graph) -> Vec<Entry> {
+        let mut seen = std::collections::HashSet::new();
+        let mut entries = Vec::new();
+        for step in &self.steps {
+            let (name, value) = match step {
+                Undo::Node((id, _)) => (
+                    format!("node '{id}'"),
+                    g.nodes.get(id).map(|n| Value::Object(n.to_object())),
+                ),
+                Undo::Edge((key, _)) => (
+                    format!("edge {key}"),
+                    g.edges.get(key).map(|e| Value::Object(e.as_object().clone())),
+                ),
+                Undo::Version((key, _)) => (
+                    format!("version of {key}"),
+                    g.versions.get(key).map(|v| Value::Object(v.as_object().clone())),
+                ),
+                Undo::Progress((key, _)) => (format!("task '{key}'"), g.progress.get(key).cloned()),
+            };
+            if seen.insert(name.clone()) {
+                entries.push(Entry { name, value });
+            }
+        }
+        entries
     }
 
     /// Undo every remembered change, newest first.

@@ -41,9 +41,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+mod actions;
 mod graphs;
 mod sessions;
 mod writes;
+
+pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -124,6 +127,10 @@ pub enum StoreError {
     /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
+    /// An undo that cannot be done: nothing to undo, or what the step changed has
+    /// changed again since (the message names it). Nothing was changed.
+    #[error("{0}")]
+    CannotUndo(String),
 }
 
 impl StoreError {
@@ -160,6 +167,8 @@ struct GraphState {
     activity: Vec<f64>,
     /// Builds the file text, reusing the unchanged parts of the last one.
     writer: GraphWriter,
+    /// The graph view's last steps on this graph, newest last, for undo.
+    history: std::collections::VecDeque<actions::UndoStep>,
 }
 
 /// One graph and where it lives.

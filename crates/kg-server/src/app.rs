@@ -247,6 +247,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(rest::router())
         .merge(ws::router())
         .merge(crate::view::router())
+        .merge(crate::steps::router())
         .route_service(
             "/",
             tower::ServiceBuilder::new()

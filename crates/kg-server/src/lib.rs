@@ -15,6 +15,7 @@ pub mod payload;
 pub mod rest;
 pub mod root_lock;
 pub mod stdio;
+pub mod steps;
 pub mod tasks;
 pub mod view;
 pub mod ws;

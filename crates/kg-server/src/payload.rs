@@ -381,6 +381,45 @@ pub struct Connector<'a> {
     pub gist: &'a str,
 }
 
+// ----- GET /api/view/neighbourhood ----------------------------------------------------
+
+/// `GET /api/view/neighbourhood`: a node and what lies within `k` hops of it in its
+/// level, edge direction ignored, every tier. Artifact paths are listed but never
+/// passed through; ends that are no node of this level (the other level's nodes,
+/// deleted ones) are left out with their edges, and counted.
+#[derive(Debug, Serialize, TS)]
+pub struct NeighbourhoodAnswer<'a> {
+    pub level: LevelName,
+    pub project_path: Option<&'a str>,
+    /// The centre.
+    pub id: &'a str,
+    pub k: usize,
+    /// The centre first (distance 0), then by distance, then id.
+    pub nodes: Vec<NeighbourRow<'a>>,
+    /// By distance, then path.
+    pub artifacts: Vec<ArtifactRow<'a>>,
+    /// The edges between listed nodes and artifacts, by from, to, rel.
+    pub edges: Vec<PathEdge<'a>>,
+    /// Edges of the listed nodes left out because their other end is no node of this
+    /// level (a node of the other level, or a deleted one).
+    pub outside_edges: usize,
+}
+
+#[derive(Debug, Serialize, TS)]
+pub struct NeighbourRow<'a> {
+    pub id: &'a str,
+    /// Hops from the centre.
+    pub distance: usize,
+    pub tier: TierName,
+}
+
+#[derive(Debug, Serialize, TS)]
+pub struct ArtifactRow<'a> {
+    pub path: &'a str,
+    /// Hops from the centre.
+    pub distance: usize,
+}
+
 // ----- POST /api/view/tier ------------------------------------------------------------
 
 /// `POST /api/view/tier`: a node moved by hand, and what the move set off.
@@ -407,6 +446,76 @@ pub struct Rebalanced {
     pub restored: Vec<String>,
     pub orphaned: Vec<String>,
     pub reason: &'static str,
+}
+
+// ----- POST /api/view/step and /api/view/undo -----------------------------------------
+
+/// `POST /api/view/step`: what a step did or, for a dry run, would do. The dry run is
+/// the same code as the commit, rolled back, so its lists are what the commit moves.
+#[derive(Debug, Serialize, TS)]
+pub struct StepAnswer {
+    pub level: LevelName,
+    pub dry_run: bool,
+    pub created: Vec<String>,
+    /// Existing nodes whose gist the step replaced.
+    pub updated: Vec<String>,
+    /// Archived or orphaned nodes brought back to the active tier.
+    pub promoted: Vec<String>,
+    /// Orphaned neighbours of promoted nodes, back in the archive.
+    pub rescued: Vec<String>,
+    /// Active nodes archived by hand.
+    pub archived: Vec<String>,
+    pub deleted: Vec<String>,
+    pub edges_deleted: usize,
+    /// What the maintenance passes at the end of the step moved.
+    pub rebalanced: StepMoves,
+    /// Steps that can be undone on this level now.
+    pub undo_steps: usize,
+}
+
+/// Nodes the maintenance passes moved between tiers.
+#[derive(Debug, Serialize, TS)]
+pub struct StepMoves {
+    /// Archived to bring the level under its budget.
+    pub archived: Vec<String>,
+    /// Brought back by refill, below the fill line.
+    pub restored: Vec<String>,
+    /// Archived nodes that stopped rendering at all.
+    pub orphaned: Vec<String>,
+}
+
+impl StepAnswer {
+    /// The answer for `outcome`.
+    pub fn new(level: Level, dry_run: bool, outcome: &kg_core::Outcome) -> StepAnswer {
+        let moves = &outcome.rebalanced;
+        StepAnswer {
+            level: level.into(),
+            dry_run,
+            created: outcome.created.clone(),
+            updated: outcome.updated.clone(),
+            promoted: outcome.promoted.clone(),
+            rescued: outcome.rescued.clone(),
+            archived: outcome.archived.clone(),
+            deleted: outcome.deleted.clone(),
+            edges_deleted: outcome.edges_deleted,
+            rebalanced: StepMoves {
+                archived: moves.archived.clone(),
+                restored: moves.restored.clone(),
+                orphaned: moves.orphaned.clone(),
+            },
+            undo_steps: outcome.undo_steps,
+        }
+    }
+}
+
+/// `POST /api/view/undo`: the last step taken back.
+#[derive(Debug, Serialize, TS)]
+pub struct UndoAnswer {
+    pub level: LevelName,
+    /// Nodes restored as they were before the step (or removed, if it created them).
+    pub nodes: Vec<String>,
+    /// Steps still left to undo on this level.
+    pub undo_steps: usize,
 }
 
 // ----- the REST writes the view makes ---------------------------------------------------
@@ -534,6 +643,15 @@ pub enum LiveMessage<'a> {
         #[ts(optional)]
         project_path: Option<&'a str>,
     },
+    /// A person took back a step of the graph view (ours; the reference has no undo).
+    StepUndone {
+        level: LevelName,
+        nodes: &'a [String],
+        source_session: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        project_path: Option<&'a str>,
+    },
     /// A level's debt verdict changed (`from` is null the first time).
     DebtChanged {
         level: LevelName,
@@ -586,6 +704,12 @@ impl<'a> LiveMessage<'a> {
                 from: key.from(),
                 to: key.to(),
                 rel: key.rel(),
+                source_session,
+                project_path,
+            },
+            ChangeKind::StepUndone { nodes } => LiveMessage::StepUndone {
+                level,
+                nodes,
                 source_session,
                 project_path,
             },
@@ -653,7 +777,10 @@ fn roots(cfg: &ts_rs::Config, out: &mut Declarations) {
     out.add::<GraphList>(cfg);
     out.add::<LevelData<'static>>(cfg);
     out.add::<SearchAnswer<'static>>(cfg);
+    out.add::<NeighbourhoodAnswer<'static>>(cfg);
     out.add::<TierMoveAnswer>(cfg);
+    out.add::<StepAnswer>(cfg);
+    out.add::<UndoAnswer>(cfg);
     out.add::<NodePutAnswer>(cfg);
     out.add::<NodeDeleteAnswer>(cfg);
     out.add::<EdgePutAnswer>(cfg);

@@ -83,6 +83,7 @@ impl From<StoreError> for ApiError {
             StoreError::NodeNotFound { .. }
             | StoreError::UnknownSession(_)
             | StoreError::Path(PathError::NoSuchProject(_)) => StatusCode::NOT_FOUND,
+            StoreError::CannotUndo(_) => StatusCode::CONFLICT,
             e if e.is_client_error() => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

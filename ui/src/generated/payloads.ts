@@ -3,6 +3,14 @@
 
 import type { StoredEdge, StoredNode } from '../types';
 
+export type ArtifactRow = {
+  path: string,
+  /**
+   * Hops from the centre.
+   */
+  distance: number,
+};
+
 /**
  * A level's rendered size, as the compactor charges it, against its budget.
  */
@@ -284,6 +292,13 @@ export type LiveMessage =
     project_path?: string,
   }
   | {
+    "type": "step_undone",
+    level: LevelName,
+    nodes: Array<string>,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
     "type": "debt_changed",
     level: LevelName,
     from: string | null,
@@ -299,6 +314,48 @@ export type LiveMessage =
     recovered_from_prev: boolean,
     project_path?: string,
   };
+
+export type NeighbourRow = {
+  id: string,
+  /**
+   * Hops from the centre.
+   */
+  distance: number,
+  tier: TierName,
+};
+
+/**
+ * `GET /api/view/neighbourhood`: a node and what lies within `k` hops of it in its
+ * level, edge direction ignored, every tier. Artifact paths are listed but never
+ * passed through; ends that are no node of this level (the other level's nodes,
+ * deleted ones) are left out with their edges, and counted.
+ */
+export type NeighbourhoodAnswer = {
+  level: LevelName,
+  project_path: string | null,
+  /**
+   * The centre.
+   */
+  id: string,
+  k: number,
+  /**
+   * The centre first (distance 0), then by distance, then id.
+   */
+  nodes: Array<NeighbourRow>,
+  /**
+   * By distance, then path.
+   */
+  artifacts: Array<ArtifactRow>,
+  /**
+   * The edges between listed nodes and artifacts, by from, to, rel.
+   */
+  edges: Array<PathEdge>,
+  /**
+   * Edges of the listed nodes left out because their other end is no node of this
+   * level (a node of the other level, or a deleted one).
+   */
+  outside_edges: number,
+};
 
 /**
  * `DELETE /api/nodes/{level}/{id}`.
@@ -387,6 +444,60 @@ export type SearchHit = {
 };
 
 /**
+ * `POST /api/view/step`: what a step did or, for a dry run, would do. The dry run is
+ * the same code as the commit, rolled back, so its lists are what the commit moves.
+ */
+export type StepAnswer = {
+  level: LevelName,
+  dry_run: boolean,
+  created: Array<string>,
+  /**
+   * Existing nodes whose gist the step replaced.
+   */
+  updated: Array<string>,
+  /**
+   * Archived or orphaned nodes brought back to the active tier.
+   */
+  promoted: Array<string>,
+  /**
+   * Orphaned neighbours of promoted nodes, back in the archive.
+   */
+  rescued: Array<string>,
+  /**
+   * Active nodes archived by hand.
+   */
+  archived: Array<string>,
+  deleted: Array<string>,
+  edges_deleted: number,
+  /**
+   * What the maintenance passes at the end of the step moved.
+   */
+  rebalanced: StepMoves,
+  /**
+   * Steps that can be undone on this level now.
+   */
+  undo_steps: number,
+};
+
+/**
+ * Nodes the maintenance passes moved between tiers.
+ */
+export type StepMoves = {
+  /**
+   * Archived to bring the level under its budget.
+   */
+  archived: Array<string>,
+  /**
+   * Brought back by refill, below the fill line.
+   */
+  restored: Array<string>,
+  /**
+   * Archived nodes that stopped rendering at all.
+   */
+  orphaned: Array<string>,
+};
+
+/**
  * `POST /api/view/tier`: a node moved by hand, and what the move set off.
  */
 export type TierMoveAnswer = {
@@ -439,4 +550,19 @@ export type TierWhy = {
   traces: number,
   deleted_at: number | null,
   reason: string,
+};
+
+/**
+ * `POST /api/view/undo`: the last step taken back.
+ */
+export type UndoAnswer = {
+  level: LevelName,
+  /**
+   * Nodes restored as they were before the step (or removed, if it created them).
+   */
+  nodes: Array<string>,
+  /**
+   * Steps still left to undo on this level.
+   */
+  undo_steps: number,
 };

@@ -196,6 +196,8 @@ impl Store {
                 .shift_remove(root);
         }
         state.graph = file.graph;
+        // Undo steps describe the graph they were taken on, not this one.
+        state.history.clear();
         state.stamp = FileStamp::of(&slot.path);
         state.dirty = false;
         state.loaded = true;
@@ -267,18 +269,19 @@ impl Store {
         Ok(())
     }
 
-    /// Save a mutation or undo it: memory never holds what the disk refused.
+    /// Save a mutation or undo it: memory never holds what the disk refused. Hands the
+    /// journal back on success, for the undo history.
     pub(super) fn commit(
         &self,
         slot: &GraphSlot,
         state: &mut GraphState,
         journal: Journal,
         now: f64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Journal, StoreError> {
         match self.save_locked(slot, state) {
             Ok(()) => {
                 self.note_debt(slot, state, now);
-                Ok(())
+                Ok(journal)
             }
             Err(e) => {
                 journal.rollback(&mut state.graph);

@@ -15,38 +15,11 @@ impl Store {
         touches: Option<Vec<String>>,
         now: f64,
     ) -> Result<PutNode, StoreError> {
-        validate_ident(IdentKind::NodeId, id).map_err(StoreError::Invalid)?;
-        let healed = heal(gist, notes.as_deref(), touches.as_deref());
-        let new_gist = limits::gist(&healed.gist).map_err(StoreError::Invalid)?;
-        let notes = healed.notes.map(limits::notes).transpose();
-        let touches = healed.touches.map(limits::touches).transpose();
-        let (notes, touches) = (
-            notes.map_err(StoreError::Invalid)?,
-            touches.map_err(StoreError::Invalid)?,
-        );
+        let edit = NodeEdit::checked(id, gist, notes, touches)?;
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let mut journal = Journal::default();
-        let g = &mut state.graph;
-        journal.node(g, id);
-        let created = !g.nodes.contains_key(id);
-        let node = g.node_entry(id);
-        node.set(field::GIST, Value::String(new_gist));
-        if let Some(notes) = notes {
-            node.set(field::NOTES, string_array(notes));
-        }
-        if let Some(touches) = touches {
-            node.set(field::TOUCHES, string_array(touches));
-        }
-        if created {
-            node.set(field::CREATED_TS, float_value(now));
-        }
-        node.remove(field::ARCHIVED);
-        node.remove(field::ORPHANED_TS);
-        let snapshot = node.to_object();
-        let vkey = node_version_key(id);
-        journal.version(g, &vkey);
-        g.bump_version(vkey, now, target.session);
+        let (created, snapshot) = edit.apply(&mut state.graph, &mut journal, target.session, now);
         // Compaction joins the same save: one durable write covers the put and the
         // tier moves it caused, and a failed save undoes both.
         let moves = self.maybe_compact(&slot, &mut state, now, Some(&mut journal));
@@ -132,18 +105,7 @@ impl Store {
                 continue;
             }
             let mut journal = Journal::default();
-            let g = &mut state.graph;
-            let touching: Vec<EdgeKey> = g
-                .edges
-                .keys()
-                .filter(|k| k.from() == id || k.to() == id)
-                .cloned()
-                .collect();
-            journal.node(g, id);
-            for key in &touching {
-                journal.edge(g, key);
-            }
-            let removed = g.remove_node(id).map_or(0, |(_, n)| n);
+            let removed = delete_node_in(&mut state.graph, &mut journal, id);
             self.commit(&slot, &mut state, journal, now)?;
             self.record(
                 slot.level,
@@ -229,46 +191,9 @@ impl Store {
         now: f64,
     ) -> Result<NodeRead, StoreError> {
         let mut journal = Journal::default();
-        let g = &mut state.graph;
-        journal.node(g, id);
-        let was_archived = g.nodes.get(id).is_some_and(|n| n.tier() != Tier::Active);
-        if let Some(node) = g.node_mut(id) {
-            node.set(field::LAST_READ_TS, float_value(now));
-        }
-        let mut rescued = Vec::new();
+        let read = read_node_in(&mut state.graph, &mut journal, id, session, now);
+        let (was_archived, rescued) = (read.promoted, read.rescued);
         if was_archived {
-            if let Some(node) = g.node_mut(id) {
-                node.remove(field::ARCHIVED);
-                node.remove(field::ORPHANED_TS);
-            }
-            let vkey = node_version_key(id);
-            journal.version(g, &vkey);
-            g.bump_version(vkey, now, session);
-            let neighbours: Vec<String> = g
-                .edges
-                .keys()
-                .filter_map(|k| {
-                    if k.from() == id {
-                        Some(k.to().to_string())
-                    } else if k.to() == id {
-                        Some(k.from().to_string())
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            for other in neighbours {
-                if rescued.contains(&other) {
-                    continue;
-                }
-                if g.nodes.get(&other).is_some_and(Node::is_orphaned) {
-                    journal.node(g, &other);
-                    if let Some(n) = g.node_mut(&other) {
-                        n.remove(field::ORPHANED_TS);
-                    }
-                    rescued.push(other);
-                }
-            }
             self.commit(slot, state, journal, now)?;
         } else {
             state.dirty = true; // a read stamp is flushed by the tick, not written through
@@ -318,7 +243,7 @@ impl Store {
         if let Some(node) = state.graph.node_mut(id) {
             edit(node);
         }
-        self.commit(slot, state, journal, now)
+        self.commit(slot, state, journal, now).map(drop)
     }
 
     /// Move a node between tiers by hand (graph view): `Active` promotes like a read
@@ -346,9 +271,9 @@ impl Store {
             Tier::Active => self.read_node_locked(&slot, &mut state, target.session, id, now),
             Tier::Archived | Tier::Orphaned => {
                 if current == Tier::Active {
-                    self.edit_node(&slot, &mut state, id, now, |n| {
-                        n.set(field::ARCHIVED, Value::Bool(true));
-                    })?;
+                    let mut journal = Journal::default();
+                    archive_node_in(&mut state.graph, &mut journal, id);
+                    self.commit(&slot, &mut state, journal, now)?;
                     self.record(
                         slot.level,
                         slot.project_root(),
@@ -543,6 +468,161 @@ pub(super) fn reject(likes: &mut Likes, id: &str, reason: String) {
 
 pub(super) fn string_array(items: Vec<String>) -> Value {
     Value::Array(items.into_iter().map(Value::String).collect())
+}
+
+// The graph edits behind the mutations, each journalled and nothing else: the agents'
+// tools and the graph view's actions (`actions.rs`) apply the same ones, and commit,
+// record or roll back around them.
+
+/// A node write checked and healed, ready to apply (core.md §4.2).
+pub(super) struct NodeEdit {
+    id: String,
+    gist: String,
+    notes: Option<Vec<String>>,
+    touches: Option<Vec<String>>,
+}
+
+impl NodeEdit {
+    /// Check the id, heal the gist (notes and touches may absorb its overflow), and
+    /// check the healed parts against their limits.
+    pub(super) fn checked(
+        id: &str,
+        gist: &str,
+        notes: Option<Vec<String>>,
+        touches: Option<Vec<String>>,
+    ) -> Result<NodeEdit, StoreError> {
+        validate_ident(IdentKind::NodeId, id).map_err(StoreError::Invalid)?;
+        let healed = heal(gist, notes.as_deref(), touches.as_deref());
+        let gist = limits::gist(&healed.gist).map_err(StoreError::Invalid)?;
+        let notes = healed.notes.map(limits::notes).transpose();
+        let touches = healed.touches.map(limits::touches).transpose();
+        Ok(NodeEdit {
+            id: id.to_string(),
+            gist,
+            notes: notes.map_err(StoreError::Invalid)?,
+            touches: touches.map_err(StoreError::Invalid)?,
+        })
+    }
+
+    /// Create or update the node, active, with a new version. Returns whether it was
+    /// created, and the node as written.
+    pub(super) fn apply(
+        self,
+        g: &mut Graph,
+        journal: &mut Journal,
+        session: Option<&str>,
+        now: f64,
+    ) -> (bool, Object) {
+        let id = self.id.as_str();
+        journal.node(g, id);
+        let created = !g.nodes.contains_key(id);
+        let node = g.node_entry(id);
+        node.set(field::GIST, Value::String(self.gist));
+        if let Some(notes) = self.notes {
+            node.set(field::NOTES, string_array(notes));
+        }
+        if let Some(touches) = self.touches {
+            node.set(field::TOUCHES, string_array(touches));
+        }
+        if created {
+            node.set(field::CREATED_TS, float_value(now));
+        }
+        node.remove(field::ARCHIVED);
+        node.remove(field::ORPHANED_TS);
+        let snapshot = node.to_object();
+        let vkey = node_version_key(id);
+        journal.version(g, &vkey);
+        g.bump_version(vkey, now, session);
+        (created, snapshot)
+    }
+}
+
+/// What reading a node in full did to the graph.
+pub(super) struct ReadEffect {
+    /// It was archived or orphaned, and is active now.
+    pub(super) promoted: bool,
+    /// Orphaned neighbours it brought back to the archive (chain rescue).
+    pub(super) rescued: Vec<String>,
+}
+
+/// Stamp the read of node `id` (which exists); an archived or orphaned node is promoted
+/// with a new version, and its orphaned neighbours are rescued to the archive.
+pub(super) fn read_node_in(
+    g: &mut Graph,
+    journal: &mut Journal,
+    id: &str,
+    session: Option<&str>,
+    now: f64,
+) -> ReadEffect {
+    journal.node(g, id);
+    let promoted = g.nodes.get(id).is_some_and(|n| n.tier() != Tier::Active);
+    if let Some(node) = g.node_mut(id) {
+        node.set(field::LAST_READ_TS, float_value(now));
+    }
+    let mut rescued = Vec::new();
+    if !promoted {
+        return ReadEffect { promoted, rescued };
+    }
+    if let Some(node) = g.node_mut(id) {
+        node.remove(field::ARCHIVED);
+        node.remove(field::ORPHANED_TS);
+    }
+    let vkey = node_version_key(id);
+    journal.version(g, &vkey);
+    g.bump_version(vkey, now, session);
+    let neighbours: Vec<String> = g
+        .edges
+        .keys()
+        .filter_map(|k| {
+            if k.from() == id {
+                Some(k.to().to_string())
+            } else if k.to() == id {
+                Some(k.from().to_string())
+            } else {
+                None
+            }
+        })
+        .collect();
+    for other in neighbours {
+        if rescued.contains(&other) {
+            continue;
+        }
+        if g.nodes.get(&other).is_some_and(Node::is_orphaned) {
+            journal.node(g, &other);
+            if let Some(n) = g.node_mut(&other) {
+                n.remove(field::ORPHANED_TS);
+            }
+            rescued.push(other);
+        }
+    }
+    ReadEffect { promoted, rescued }
+}
+
+/// Archive node `id` by hand. Returns whether it was active (else nothing changes).
+pub(super) fn archive_node_in(g: &mut Graph, journal: &mut Journal, id: &str) -> bool {
+    if g.nodes.get(id).map(Node::tier) != Some(Tier::Active) {
+        return false;
+    }
+    journal.node(g, id);
+    if let Some(node) = g.node_mut(id) {
+        node.set(field::ARCHIVED, Value::Bool(true));
+    }
+    true
+}
+
+/// Delete node `id` and the edges that touch it. Returns how many edges went.
+pub(super) fn delete_node_in(g: &mut Graph, journal: &mut Journal, id: &str) -> usize {
+    let touching: Vec<EdgeKey> = g
+        .edges
+        .keys()
+        .filter(|k| k.from() == id || k.to() == id)
+        .cloned()
+        .collect();
+    journal.node(g, id);
+    for key in &touching {
+        journal.edge(g, key);
+    }
+    g.remove_node(id).map_or(0, |(_, n)| n)
 }
 
 #[cfg(test)]

@@ -7,5 +7,6 @@ mod golden;
 mod invariants;
 mod lossless;
 mod snapshots;
+mod steps;
 mod storage;
 mod trust;

@@ -14,4 +14,5 @@ mod rmcp_client;
 mod root_lock;
 mod router;
 mod server;
+mod steps;
 mod wire;

@@ -85,8 +85,18 @@ impl Server {
 
     /// A server on a fresh, empty home.
     pub fn fresh() -> Server {
+        Server::fresh_with_clock(None)
+    }
+
+    /// A server on a fresh, empty home whose clock stands at `now` until
+    /// [`Server::set_now`] moves it.
+    pub fn fresh_at(now: f64) -> Server {
+        Server::fresh_with_clock(Some(now))
+    }
+
+    fn fresh_with_clock(now: Option<f64>) -> Server {
         let (dir, home) = temp_home();
-        let mut s = Server::start_in(&home, &home.join("storage"), None, &[]);
+        let mut s = Server::start_in(&home, &home.join("storage"), now, &[]);
         s._dir = Some(dir);
         s
     }

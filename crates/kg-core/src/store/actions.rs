@@ -1,0 +1,312 @@
+//! What a person does in the graph view, as one step: previewed by a dry run of the
+//! very code that then commits it, and taken back as a whole.
+//!
+//! A step is a list of actions on one graph. Promoting, writing a node or deleting
+//! one can take the level over its budget or leave archived nodes without a route
+//! to the active graph, so the step ends with the maintenance passes, as a tick
+//! would run them. A dry run applies all of it under the graph's lock, notes what
+//! moved, and rolls the journal back: what the preview names is what the commit
+//! moves, unless the graph changes in between. A committed step keeps its journal,
+//! so undo restores every entry it touched, the re-balance included.
+
+use super::writes::{NodeEdit, archive_node_in, delete_node_in, read_node_in};
+use super::*;
+use crate::journal::Entry;
+
+/// Steps kept for undo per graph; the oldest goes first.
+pub const UNDO_STEPS: usize = 20;
+
+/// One change a person asks for in the graph view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Bring an archived or orphaned node back to the active tier, as a full read
+    /// does (its orphaned neighbours come back to the archive with it).
+    Promote {
+        /// The node.
+        id: String,
+    },
+    /// Move an active node to the archive by hand.
+    Archive {
+        /// The node.
+        id: String,
+    },
+    /// Create a node, or replace its gist (and notes or touches, when given).
+    PutNode {
+        /// The node's id (the identifier rules apply).
+        id: String,
+        /// The new gist; healed and limited as `kg_put_node` does.
+        gist: String,
+        /// New notes, or `None` to keep them.
+        notes: Option<Vec<String>>,
+        /// New touches, or `None` to keep them.
+        touches: Option<Vec<String>>,
+    },
+    /// Delete a node and its edges.
+    DeleteNode {
+        /// The node.
+        id: String,
+    },
+}
+
+impl Action {
+    /// The node the action is about.
+    pub fn id(&self) -> &str {
+        match self {
+            Action::Promote { id }
+            | Action::Archive { id }
+            | Action::PutNode { id, .. }
+            | Action::DeleteNode { id } => id,
+        }
+    }
+}
+
+/// What a step did, or, for a dry run, would do.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Nodes the step created.
+    pub created: Vec<String>,
+    /// Existing nodes whose gist (notes, touches) the step replaced.
+    pub updated: Vec<String>,
+    /// Archived or orphaned nodes the step promoted.
+    pub promoted: Vec<String>,
+    /// Orphaned neighbours of promoted nodes, back in the archive.
+    pub rescued: Vec<String>,
+    /// Active nodes the step archived by hand.
+    pub archived: Vec<String>,
+    /// Nodes the step deleted, with their edges.
+    pub deleted: Vec<String>,
+    /// Edges deleted with those nodes.
+    pub edges_deleted: usize,
+    /// What the maintenance passes at the end of the step moved: nodes archived to
+    /// bring the level under its budget, restored by refill, or orphaned.
+    pub rebalanced: TierMoves,
+    /// Steps that can now be undone on this graph.
+    pub undo_steps: usize,
+}
+
+/// What an undo put back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undone {
+    /// The node ids whose entries were restored (their content, tier and position).
+    pub nodes: Vec<String>,
+    /// Steps still left to undo on this graph.
+    pub undo_steps: usize,
+}
+
+/// A committed step, kept so that it can be taken back.
+#[derive(Debug)]
+pub(super) struct UndoStep {
+    journal: Journal,
+    /// The entries as the step left them: undo refuses when any changed since.
+    after: Vec<Entry>,
+}
+
+impl Store {
+    /// What `actions` would do to the graph of `target`, changing nothing.
+    pub fn preview(
+        &self,
+        target: Target<'_>,
+        actions: &[Action],
+        now: f64,
+    ) -> Result<Outcome, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        let (dirty, stall_logged) = (state.dirty, state.stall_logged);
+        let (mut outcome, journal) = self.apply_step(&slot, &mut state, actions, target, now)?;
+        journal.rollback(&mut state.graph);
+        (state.dirty, state.stall_logged) = (dirty, stall_logged);
+        outcome.undo_steps = state.history.len();
+        Ok(outcome)
+    }
+
+    /// Do `actions` to the graph of `target` as one step: saved once, announced like
+    /// any change, and kept for [`Store::undo`].
+    pub fn perform(
+        &self,
+        target: Target<'_>,
+        actions: &[Action],
+        now: f64,
+    ) -> Result<Outcome, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        let (mut outcome, journal) = self.apply_step(&slot, &mut state, actions, target, now)?;
+        let journal = self.commit(&slot, &mut state, journal, now)?;
+        let after = journal.current_entries(&state.graph);
+        if state.history.len() == UNDO_STEPS {
+            state.history.pop_front();
+        }
+        state.history.push_back(UndoStep { journal, after });
+        outcome.undo_steps = state.history.len();
+        self.announce(&slot, &state.graph, &outcome, target.session, now);
+        Ok(outcome)
+    }
+
+    /// Take back the last step [`Store::perform`] did on the graph of `target`, if
+    /// nothing it touched has changed since.
+    pub fn undo(&self, target: Target<'_>, now: f64) -> Result<Undone, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        let Some(step) = state.history.pop_back() else {
+            return Err(StoreError::CannotUndo(format!(
+                "Nothing to undo in the {} graph.",
+                slot.level.as_str()
+            )));
+        };
+        let now_entries = step.journal.current_entries(&state.graph);
+        let changed: Vec<&str> = now_entries
+            .iter()
+            .zip(&step.after)
+            .filter(|(now, then)| now != then)
+            .map(|(now, _)| now.name.as_str())
+            .collect();
+        if !changed.is_empty() {
+            let error = StoreError::CannotUndo(format!(
+                "Cannot undo: {} changed since (an agent, a read or maintenance wrote it), and undo would overwrite that. Nothing was changed.",
+                changed.join(", ")
+            ));
+            // Older steps lie under this one; they cannot be taken back either.
+            state.history.clear();
+            return Err(error);
+        }
+        let nodes: Vec<String> = step
+            .after
+            .iter()
+            .filter_map(|e| e.name.strip_prefix("node '")?.strip_suffix('\''))
+            .map(str::to_string)
+            .collect();
+        // Undo is rare and by hand: a copy is the simplest way back if the save fails.
+        let before_undo = state.graph.clone();
+        step.journal.clone().rollback(&mut state.graph);
+        if let Err(e) = self.save_locked(&slot, &mut state) {
+            state.graph = before_undo;
+            state.history.push_back(step);
+            return Err(StoreError::Save(e));
+        }
+        self.note_debt(&slot, &mut state, now);
+        let undone = Undone {
+            nodes,
+            undo_steps: state.history.len(),
+        };
+        self.record(
+            slot.level,
+            slot.project_root(),
+            None,
+            ChangeKind::StepUndone {
+                nodes: undone.nodes.clone(),
+            },
+            now,
+        );
+        Ok(undone)
+    }
+
+    /// Apply `actions` and the maintenance passes, journalled. On an error the graph
+    /// is as it was.
+    fn apply_step(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        actions: &[Action],
+        target: Target<'_>,
+        now: f64,
+    ) -> Result<(Outcome, Journal), StoreError> {
+        // Check every action before changing anything.
+        let mut edits = Vec::with_capacity(actions.len());
+        for action in actions {
+            let edit = match action {
+                Action::PutNode {
+                    id,
+                    gist,
+                    notes,
+                    touches,
+                } => Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?),
+                other if !state.graph.nodes.contains_key(other.id()) => {
+                    return Err(StoreError::NodeNotFound {
+                        id: other.id().to_string(),
+                        level: slot.level.as_str().to_string(),
+                    });
+                }
+                _ => None,
+            };
+            edits.push(edit);
+        }
+        let mut journal = Journal::default();
+        let mut outcome = Outcome::default();
+        let g = &mut state.graph;
+        for (action, edit) in actions.iter().zip(edits) {
+            let id = action.id().to_string();
+            match (action, edit) {
+                (Action::PutNode { .. }, Some(edit)) => {
+                    let (created, _) = edit.apply(g, &mut journal, target.session, now);
+                    if created {
+                        outcome.created.push(id);
+                    } else {
+                        outcome.updated.push(id);
+                    }
+                }
+                (Action::Promote { .. }, _) => {
+                    if !g.nodes.contains_key(&id) {
+                        continue; // deleted by an earlier action of the step
+                    }
+                    let read = read_node_in(g, &mut journal, &id, target.session, now);
+                    if read.promoted {
+                        outcome.promoted.push(id);
+                    }
+                    outcome.rescued.extend(read.rescued);
+                }
+                (Action::Archive { .. }, _) => {
+                    if archive_node_in(g, &mut journal, &id) {
+                        outcome.archived.push(id);
+                    }
+                }
+                (Action::DeleteNode { .. }, _) => {
+                    if g.nodes.contains_key(&id) {
+                        outcome.edges_deleted += delete_node_in(g, &mut journal, &id);
+                        outcome.deleted.push(id);
+                    }
+                }
+                (Action::PutNode { .. }, None) => {}
+            }
+        }
+        outcome.rebalanced = self.maybe_compact(slot, state, now, Some(&mut journal));
+        Ok((outcome, journal))
+    }
+
+    /// Record a committed step in the change log, as the tools' own writes are.
+    fn announce(
+        &self,
+        slot: &GraphSlot,
+        g: &Graph,
+        outcome: &Outcome,
+        session: Option<&str>,
+        now: f64,
+    ) {
+        let record = |kind| self.record(slot.level, slot.project_root(), session, kind, now);
+        for id in outcome.created.iter().chain(&outcome.updated) {
+            if let Some(node) = g.nodes.get(id) {
+                record(ChangeKind::NodeUpdated {
+                    node: node.to_object(),
+                });
+            }
+        }
+        for id in &outcome.promoted {
+            if let Some(node) = g.nodes.get(id) {
+                record(ChangeKind::NodeRecalled {
+                    node: node.to_object(),
+                    rescued: outcome.rescued.clone(),
+                });
+            }
+        }
+        if !outcome.archived.is_empty() {
+            record(ChangeKind::TiersMoved(TierMoves {
+                archived: outcome.archived.clone(),
+                reason: "archived by hand".into(),
+                ..TierMoves::default()
+            }));
+        }
+        for id in &outcome.deleted {
+            record(ChangeKind::NodeDeleted { id: id.clone() });
+        }
+        let why = "the level re-balanced after a step in the graph view";
+        self.record_moves(slot, outcome.rebalanced.clone(), why, now);
+    }
+}

@@ -1,0 +1,150 @@
+//! The graph view's steps: `POST /api/view/step` previews or does a list of actions
+//! on one graph (promote, archive, write a node, delete one) through
+//! `Store::preview` / `Store::perform`, one code path, and `POST /api/view/undo`
+//! takes the last step back, whatever the maintenance passes moved with it.
+
+use crate::app::AppState;
+use crate::payload::{self, StepAnswer, UndoAnswer};
+use crate::rest::{Answer, ApiError, ApiResult, JsonBody};
+use crate::view::slot_of;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::post;
+use kg_core::{Action, Level, Target};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// Actions one step may hold: a bulk selection of a whole level stays well inside.
+const MAX_ACTIONS: usize = 1_000;
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/view/step", post(step))
+        .route("/api/view/undo", post(undo))
+}
+
+/// `{level, project_path?, session_id?, dry_run?, actions: [{kind, id, …}]}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepBody {
+    level: String,
+    #[serde(default)]
+    project_path: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
+    /// Say what would happen, change nothing.
+    #[serde(default)]
+    dry_run: bool,
+    actions: Vec<ActionBody>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum ActionBody {
+    Promote {
+        id: String,
+    },
+    Archive {
+        id: String,
+    },
+    PutNode {
+        id: String,
+        gist: String,
+        #[serde(default)]
+        notes: Option<Vec<String>>,
+        #[serde(default)]
+        touches: Option<Vec<String>>,
+    },
+    DeleteNode {
+        id: String,
+    },
+}
+
+impl From<ActionBody> for Action {
+    fn from(body: ActionBody) -> Action {
+        match body {
+            ActionBody::Promote { id } => Action::Promote { id },
+            ActionBody::Archive { id } => Action::Archive { id },
+            ActionBody::PutNode {
+                id,
+                gist,
+                notes,
+                touches,
+            } => Action::PutNode {
+                id,
+                gist,
+                notes,
+                touches,
+            },
+            ActionBody::DeleteNode { id } => Action::DeleteNode { id },
+        }
+    }
+}
+
+/// `{level, project_path?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoBody {
+    level: String,
+    #[serde(default)]
+    project_path: Option<String>,
+}
+
+fn parse_level(text: &str) -> Result<Level, ApiError> {
+    Level::parse(text).map_err(ApiError::bad_request)
+}
+
+async fn step(State(state): Shared, JsonBody(body): JsonBody<StepBody>) -> ApiResult {
+    let level = parse_level(&body.level)?;
+    if body.actions.is_empty() {
+        return Err(ApiError::bad_request("A step needs at least one action."));
+    }
+    if body.actions.len() > MAX_ACTIONS {
+        return Err(ApiError::bad_request(format!(
+            "A step holds at most {MAX_ACTIONS} actions; this one has {}.",
+            body.actions.len()
+        )));
+    }
+    let actions: Vec<Action> = body.actions.into_iter().map(Action::from).collect();
+    let dry_run = body.dry_run;
+    state
+        .blocking(move |state, now| {
+            let slot = slot_of(state, level, body.project_path.as_deref(), now)?;
+            let target = Target {
+                level,
+                session: body.session_id.as_deref(),
+                project_path: slot.project_root(),
+            };
+            let outcome = if dry_run {
+                state.store.preview(target, &actions, now)?
+            } else {
+                state.store.perform(target, &actions, now)?
+            };
+            Ok(Answer(payload::value(&StepAnswer::new(
+                level, dry_run, &outcome,
+            ))))
+        })
+        .await
+}
+
+async fn undo(State(state): Shared, JsonBody(body): JsonBody<UndoBody>) -> ApiResult {
+    let level = parse_level(&body.level)?;
+    state
+        .blocking(move |state, now| {
+            let slot = slot_of(state, level, body.project_path.as_deref(), now)?;
+            let target = Target {
+                level,
+                session: None,
+                project_path: slot.project_root(),
+            };
+            let undone = state.store.undo(target, now)?;
+            Ok(Answer(payload::value(&UndoAnswer {
+                level: level.into(),
+                nodes: undone.nodes,
+                undo_steps: undone.undo_steps,
+            })))
+        })
+        .await
+}
+
+type Shared = State<Arc<AppState>>;
