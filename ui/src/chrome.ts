@@ -59,6 +59,12 @@ function onKey(ev: KeyboardEvent): void {
   } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
     ev.preventDefault();
     createDialog();
+  } else if (['+', '=', '-', '0'].includes(ev.key) && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
+    // `=` is `+` without Shift on most layouts; Ctrl with these keys stays the browser's page zoom.
+    ev.preventDefault();
+    if (ev.key === '0') graph.fit();
+    else if (ev.key === '-') graph.zoomOut();
+    else graph.zoomIn();
   }
 }
 
@@ -74,6 +80,8 @@ export function wire(): void {
   $('new-node').addEventListener('click', createDialog);
   $('relayout').addEventListener('click', () => void refresh(true));
   $('fit').addEventListener('click', () => graph.fit());
+  $('zoom-in').addEventListener('click', () => graph.zoomIn());
+  $('zoom-out').addEventListener('click', () => graph.zoomOut());
   $<HTMLInputElement>('show-artifacts').addEventListener('change', (ev) => graph.setArtifacts((ev.target as HTMLInputElement).checked));
   $('drawer-toggle').addEventListener('click', () => toggleDrawer());
   $('theme').addEventListener('click', () => {

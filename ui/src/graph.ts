@@ -1,21 +1,25 @@
-// The canvas: Cytoscape.js with the fcose layout.
+// The canvas: Cytoscape.js, laid out as a grid of labelled nodes grouped by topic.
 //
-// Three tiers, three places. Active nodes fill the main area (laid out by fcose once
-// per load); archived nodes sit in their own band below it, faded, with their live
+// Three tiers, three places. Active nodes fill the main area (laid out once per
+// load); archived nodes sit in their own band below it, faded, with their live
 // edges ("memory traces") still drawn to active nodes; orphaned nodes wait in a
 // drawer band under that, collapsed until opened. Live updates never re-run the
 // layout: changed nodes are placed next to their neighbours or in a free cell of
 // their band, and every change is applied in one `cy.batch`.
 //
 // This module owns what is on the canvas (nodes and edges built from the levels,
-// selection, visibility) and the pointer (taps, drags across the bands, tooltips).
-// Where things go is layout.ts; how they look is stylesheet.ts.
+// selection, topics, visibility), the viewport (the first picture, zoom steps) and
+// the pointer (taps, drags across the bands, hover). Where things go is layout.ts;
+// how they look is stylesheet.ts.
 
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, NodeSingular } from 'cytoscape';
-import { emptySpotIn, fullLayout, initialBands, place, placeArtifacts, placeInBand, zoneAt } from './layout';
+import { DOT_MAX, emptySpotIn, fullLayout, HOME_ZOOM, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
 import type { Scene, TierChange, Zone } from './layout';
-import { stylesheet } from './stylesheet';
+import { LABEL, stylesheet } from './stylesheet';
+import { $ } from './dom';
+import { colourClass, TopicLegend, topicOf } from './topics';
+import type { TopicCount } from './topics';
 import type { LevelData, LevelName, StoredEdge, StoredNode, TierName, TierWhy } from './types';
 
 // Cytoscape adds a one-rule <style> element to the page (its container positioned
@@ -84,15 +88,32 @@ interface Canvas extends Scene {
   /** The zone under the dragged node: the drop target is redrawn only when it changes. */
   dragZone: Zone | null;
   flashTimer: number | undefined;
+  /** Each topic's colour slot: fixed at a full layout, new topics take the next slot. */
+  topicSlots: Map<string, number>;
+  /** The topic picked in the legend (the others step back), or null for all. */
+  onlyTopic: string | null;
+  /** The node under the pointer, whose neighbours stand out. */
+  hovered: string | null;
 }
 
-/** A short label: ids can be long. */
-const label = (id: string): string => (id.length > 28 ? `${id.slice(0, 27)}…` : id);
+/** Ids longer than this are cut with an ellipsis on the canvas (the tip and panel show them whole). */
+const LABEL_CHARS = 22;
+const label = (id: string): string => (id.length > LABEL_CHARS ? `${id.slice(0, LABEL_CHARS - 1)}…` : id);
+
+/** One wheel notch zooms by this factor; a trackpad's small deltas, by their share of it. */
+const WHEEL_NOTCH = 1.15;
+/** The `+` and `−` buttons and keys zoom by this factor. */
+const ZOOM_STEP = 1.25;
+/** The first picture never zooms in further than this (a handful of nodes would fill the screen). */
+const HOME_MAX_ZOOM = 1.5;
+/** Below this zoom active labels would be under 11.5 px: the first picture stays above it and scrolls instead. */
+const READABLE_ZOOM = 11.5 / LABEL.size;
 const isArtifactRef = (ref: string): boolean => ref.includes('/') || ref.includes('~');
 
 export class GraphView {
   private readonly canvas: Canvas;
-  /** Milliseconds of the last full layout (fcose), for the benchmark. */
+  private readonly legend: TopicLegend;
+  /** Milliseconds of the last full layout, for the benchmark. */
   lastLayoutMs = 0;
 
   constructor(
@@ -113,9 +134,24 @@ export class GraphView {
       grabbedAt: new Map(),
       dragZone: null,
       flashTimer: undefined,
+      topicSlots: new Map(),
+      onlyTopic: null,
+      hovered: null,
     };
+    this.legend = new TopicLegend($('topics'), (topic) => this.showOnly(this.canvas.onlyTopic === topic ? null : topic));
     // Follow the container's size (window resizes, the details panel opening).
     new ResizeObserver(() => this.canvas.cy.resize()).observe(container);
+    // Cytoscape's own wheel zoom guesses the device from the first deltas and moves
+    // in steps from a few percent to a doubling. Take the wheel before it does (in the
+    // capture phase, on the parent: Cytoscape listens on the container itself), so one
+    // notch is always one usable step.
+    container.parentElement?.addEventListener(
+      'wheel',
+      (ev) => {
+        if (container.contains(ev.target as Node)) this.wheel(ev);
+      },
+      { capture: true, passive: false },
+    );
   }
 
   get cy(): Core {
@@ -141,7 +177,6 @@ export class GraphView {
       style: stylesheet(large),
       minZoom: 0.05,
       maxZoom: 4,
-      wheelSensitivity: 0.3,
       boxSelectionEnabled: false,
       autounselectify: true,
       textureOnViewport: large,
@@ -173,8 +208,19 @@ export class GraphView {
     });
     cy.on('drag', 'node', (ev: EventObject) => this.dragging(ev.target as NodeSingular));
     cy.on('dragfree', 'node', (ev: EventObject) => void this.dropped(ev.target as NodeSingular));
-    cy.on('mouseover', 'node', (ev: EventObject) => this.showTip(ev.target as NodeSingular));
-    cy.on('mouseout', 'node', () => this.hideTip());
+    cy.on('mouseover', 'node', (ev: EventObject) => {
+      const n = ev.target as NodeSingular;
+      if (n.hasClass('band')) return;
+      this.showTip(n);
+      this.canvas.hovered = n.id();
+      this.markFocus();
+    });
+    cy.on('mouseout', 'node', () => {
+      this.hideTip();
+      if (this.canvas.hovered === null) return;
+      this.canvas.hovered = null;
+      this.markFocus();
+    });
     cy.on('viewport', () => this.hideTip());
   }
 
@@ -321,15 +367,65 @@ export class GraphView {
   }
 
   private nodeClasses(info: NodeInfo): string {
-    const cls: string[] = [info.level, info.tier];
+    const cls: string[] = [info.level, info.tier, colourClass(this.topicSlot(topicOf(info.id)))];
     if (info.tier === 'orphaned' && !this.canvas.drawerOpen) cls.push('hidden');
     if (info.key === this.canvas.picked) cls.push('picked');
     return cls.join(' ');
   }
 
+  /** Dots grow a little with their degree; the label, not the dot, carries the node. */
   private size(info: NodeInfo, deg: number): number {
-    if (info.tier === 'active') return Math.min(44, 18 + 5 * Math.sqrt(deg));
-    return info.tier === 'archived' ? 16 : 14;
+    if (info.tier === 'active') return Math.min(DOT_MAX, 9 + 1.5 * Math.sqrt(deg));
+    return 10;
+  }
+
+  // ----- topics ----------------------------------------------------------------------
+
+  private topicSlot(topic: string): number {
+    const slots = this.canvas.topicSlots;
+    let slot = slots.get(topic);
+    if (slot === undefined) {
+      slot = slots.size;
+      slots.set(topic, slot);
+    }
+    return slot;
+  }
+
+  /** Colour slots by topic size (the biggest topics get the first, most distinct colours). */
+  private assignSlots(nodes: Map<string, NodeInfo>): void {
+    const counts = new Map<string, number>();
+    for (const n of nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
+    const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    this.canvas.topicSlots = new Map(ranked.map(([topic], i) => [topic, i]));
+  }
+
+  /** The topics on screen, as the legend lists them: by colour slot. */
+  topics(): TopicCount[] {
+    const counts = new Map<string, number>();
+    for (const n of this.canvas.nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
+    return [...counts.entries()]
+      .map(([topic, count]) => ({ topic, count, slot: this.topicSlot(topic) }))
+      .sort((a, b) => a.slot - b.slot);
+  }
+
+  /** Show one topic (the others step back in place), or every topic with null. */
+  showOnly(topic: string | null): void {
+    this.canvas.onlyTopic = topic;
+    this.cy.batch(() => {
+      this.cy.elements('.off-topic').removeClass('off-topic');
+      if (topic === null) return;
+      const off = this.cy.nodes().filter((n) => {
+        const info = this.canvas.nodes.get(n.id());
+        return info !== undefined && topicOf(info.id) !== topic;
+      });
+      off.addClass('off-topic');
+      off.connectedEdges().addClass('off-topic');
+    });
+    this.legend.render(this.topics(), topic);
+  }
+
+  get onlyTopic(): string | null {
+    return this.canvas.onlyTopic;
   }
 
   /**
@@ -351,6 +447,7 @@ export class GraphView {
     const cy = this.cy;
     const changed: string[] = [];
     const moved: TierChange[] = [];
+    if (relayout) this.assignSlots(nodes);
     cy.batch(() => {
       if (relayout) {
         cy.elements().remove();
@@ -371,6 +468,7 @@ export class GraphView {
         const data = {
           id: info.key,
           label: label(info.id),
+          topic: topicOf(info.id),
           size: this.size(info, deg.get(info.key) ?? 0),
         };
         if (el.empty()) {
@@ -393,7 +491,7 @@ export class GraphView {
           const base = ref.split('/').filter(Boolean).pop() ?? ref;
           add.push({
             group: 'nodes',
-            data: { id: key, label: base.length > 24 ? `${base.slice(0, 23)}…` : base, size: 10 },
+            data: { id: key, label: label(base), size: 8 },
             classes: `artifact${this.canvas.artifactsShown ? '' : ' hidden'}`,
           });
           if (!relayout) moved.push({ key, from: null, to: 'active' });
@@ -420,34 +518,103 @@ export class GraphView {
     } else {
       place(this.canvas, moved);
     }
-    this.markPicked();
+    // Classes were rewritten above: the topic filter and the focus apply again (the
+    // filter lapses when its topic is gone).
+    const only = this.canvas.onlyTopic;
+    this.showOnly(only !== null && this.topics().some((t) => t.topic === only) ? only : null);
+    if (this.canvas.hovered && !this.canvas.nodes.has(this.canvas.hovered)) this.canvas.hovered = null;
+    this.markFocus();
     return changed;
   }
 
-  /** fcose over the active area, then the bands; fitted to the window. */
+  /** The grid over the active area, then the bands; the first picture. */
   layout(): void {
     const t0 = performance.now();
     fullLayout(this.canvas);
     this.lastLayoutMs = performance.now() - t0;
-    this.cy.fit(undefined, 30);
+    this.home();
+  }
+
+  // ----- the viewport -------------------------------------------------------------------
+
+  /**
+   * The first picture: everything when it fits with labels readable; otherwise the
+   * active band at a readable zoom, from its top (the bands below are a scroll away).
+   */
+  home(): void {
+    const cy = this.cy;
+    const w = cy.width() - 2 * VIEW_PAD;
+    const h = cy.height() - 2 * VIEW_PAD;
+    const all = cy.elements(':visible').boundingBox();
+    const fitAll = Math.min(w / all.w, h / all.h);
+    if (fitAll >= READABLE_ZOOM) {
+      cy.zoom(Math.min(fitAll, HOME_MAX_ZOOM));
+      cy.center(cy.elements(':visible'));
+      return;
+    }
+    const band = cy.getElementById('band:active').boundingBox();
+    const zoom = Math.max(READABLE_ZOOM, Math.min(w / band.w, h / band.h, HOME_ZOOM));
+    cy.zoom(zoom);
+    cy.pan({ x: cy.width() / 2 - ((band.x1 + band.x2) / 2) * zoom, y: VIEW_PAD - band.y1 * zoom });
+  }
+
+  /** Zoom by `factor` about a point of the canvas (its centre by default). */
+  zoomBy(factor: number, at?: { x: number; y: number }): void {
+    const cy = this.cy;
+    const level = Math.min(cy.maxZoom(), Math.max(cy.minZoom(), cy.zoom() * factor));
+    cy.zoom({ level, renderedPosition: at ?? { x: cy.width() / 2, y: cy.height() / 2 } });
+  }
+
+  zoomIn(): void {
+    this.zoomBy(ZOOM_STEP);
+  }
+
+  zoomOut(): void {
+    this.zoomBy(1 / ZOOM_STEP);
+  }
+
+  private wheel(ev: WheelEvent): void {
+    ev.preventDefault();
+    ev.stopPropagation();
+    if (ev.deltaY === 0) return;
+    // A mouse wheel's notch is one event of 50 to 130 pixels (by browser and platform),
+    // or of lines or pages: each counts as one step. A trackpad sends many small pixel
+    // deltas: each counts as its share of a 100-pixel notch, so the zoom follows the fingers.
+    const small = ev.deltaMode === WheelEvent.DOM_DELTA_PIXEL && Math.abs(ev.deltaY) < 50;
+    const notches = small ? ev.deltaY / 100 : Math.sign(ev.deltaY);
+    const factor = WHEEL_NOTCH ** -notches;
+    const box = this.container.getBoundingClientRect();
+    this.zoomBy(factor, { x: ev.clientX - box.left, y: ev.clientY - box.top });
   }
 
   // ----- selection, highlight, visibility ---------------------------------------------
 
-  private markPicked(): void {
-    this.cy.batch(() => {
-      this.cy.elements('.picked').removeClass('picked');
-      this.cy.edges('.labeled').removeClass('labeled');
-      if (!this.canvas.picked) return;
-      const n = this.cy.getElementById(this.canvas.picked);
-      n.addClass('picked');
-      n.connectedEdges().addClass('labeled');
+  /**
+   * Mark the picked node, and the node in focus (hovered, else picked): its
+   * neighbours and edges stand out, with the edges' relations written on them, and
+   * the rest fades (except in a large graph, where restyling every element on each
+   * hover would make the pointer lag).
+   */
+  private markFocus(): void {
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.elements('.picked').removeClass('picked');
+      cy.elements('.labeled, .neighbour, .faded').removeClass('labeled neighbour faded');
+      if (this.canvas.picked) cy.getElementById(this.canvas.picked).addClass('picked');
+      const key = this.canvas.hovered ?? this.canvas.picked;
+      const n = key ? cy.getElementById(key) : cy.collection();
+      if (n.empty()) return;
+      const edges = n.connectedEdges();
+      const near = edges.connectedNodes().difference(n);
+      edges.addClass('labeled');
+      near.addClass('neighbour');
+      if (!this.canvas.large) cy.elements().not('.band').difference(n).difference(near).difference(edges).addClass('faded');
     });
   }
 
   pick(key: string | null): void {
     this.canvas.picked = key;
-    this.markPicked();
+    this.markFocus();
   }
 
   /** Briefly highlight changed nodes and edges. */
@@ -495,7 +662,6 @@ export class GraphView {
     this.cy.batch(() => {
       this.cy.elements('.artifact').toggleClass('hidden', !shown);
     });
-    if (shown) placeArtifacts(this.canvas);
   }
 
   fit(): void {
@@ -503,6 +669,29 @@ export class GraphView {
   }
 
   // ----- for tests and the benchmark --------------------------------------------------
+
+  /** Where the labels of a tier's visible nodes are drawn, in canvas pixels, and at what size. */
+  labelBoxes(tier: TierName): { key: string; text: string; fontPx: number; opacity: number; x1: number; x2: number; y1: number; y2: number }[] {
+    const zoom = this.cy.zoom();
+    return this.cy
+      .nodes(`.${tier}:visible`)
+      .toArray()
+      .map((n) => {
+        const b = n.renderedBoundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false, includeUnderlays: false });
+        const fontPx = parseFloat(String(n.style('font-size'))) * zoom;
+        const text = String(n.style('label') ?? '');
+        return { key: n.id(), text, fontPx, opacity: n.effectiveOpacity(), x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2 };
+      });
+  }
+
+  /** Every node's model position, by key. */
+  positions(): Record<string, { x: number; y: number }> {
+    const out: Record<string, { x: number; y: number }> = {};
+    this.cy.nodes().forEach((n) => {
+      if (!n.hasClass('band')) out[n.id()] = { ...n.position() };
+    });
+    return out;
+  }
 
   /** Page coordinates of a node, or of the centre of a zone. */
   pagePoint(what: { key?: string; zone?: Zone }): { x: number; y: number } | null {

@@ -16,6 +16,10 @@ interface KgViewHook {
   live(): LiveStatus;
   drawer(open: boolean): void;
   fit(): void;
+  /** Read-only: where labels are drawn (canvas pixels), node positions, the zoom. */
+  labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
+  positions(): Record<string, { x: number; y: number }>;
+  zoom(): number;
 }
 
 const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
@@ -31,6 +35,9 @@ export function installHook(): void {
     live: () => state.liveStatus,
     drawer: (open) => toggleDrawer(open),
     fit: () => graph.fit(),
+    labels: (tier) => graph.labelBoxes(tier),
+    positions: () => graph.positions(),
+    zoom: () => graph.cy.zoom(),
   };
 }
 

@@ -3,6 +3,21 @@
 // is pure data: rebuilt on a theme change or when a load crosses the large-graph size.
 
 import type { StylesheetJson } from 'cytoscape';
+import { TOPIC_COLOURS, colourClass } from './topics';
+
+/**
+ * Node labels sit to the right of their dot, in this font. The layout measures labels
+ * with it to give every label a cell of its own, so the two must agree.
+ */
+export const LABEL = {
+  family: 'system-ui, sans-serif',
+  /** Active nodes: 12 px on screen at zoom 1. */
+  size: 12,
+  /** Archived and orphaned nodes, a little smaller and muted. */
+  bandedSize: 11,
+  /** Gap between a dot and its label. */
+  gap: 5,
+};
 
 /** Colours of the current theme, read from CSS variables. */
 function palette(): Record<string, string> {
@@ -12,10 +27,6 @@ function palette(): Record<string, string> {
     bg: v('--bg'),
     fg: v('--fg'),
     muted: v('--muted'),
-    user: v('--c-user'),
-    userBorder: v('--c-user-border'),
-    project: v('--c-project'),
-    projectBorder: v('--c-project-border'),
     artifact: v('--c-artifact'),
     edge: v('--c-edge'),
     trace: v('--c-trace'),
@@ -26,7 +37,18 @@ function palette(): Record<string, string> {
     band: v('--c-band'),
     bandBorder: v('--c-band-border'),
     drop: v('--c-drop'),
+    topicOther: v('--t-other'),
+    ...Object.fromEntries(Array.from({ length: TOPIC_COLOURS }, (_, i) => [`topic${i}`, v(`--t${i}`)])),
   };
+}
+
+/** One rule per topic colour slot: the dot's fill and a darker border. */
+function topicRules(c: Record<string, string>): StylesheetJson {
+  const slots = Array.from({ length: TOPIC_COLOURS + 1 }, (_, i) => i);
+  return slots.map((i) => {
+    const colour = i < TOPIC_COLOURS ? c[`topic${i}`] : c.topicOther;
+    return { selector: `node.${colourClass(i)}`, style: { 'background-color': colour, 'border-color': colour } };
+  }) as unknown as StylesheetJson;
 }
 
 /** `large` takes the fast paths: haystack edges without arrows. */
@@ -37,29 +59,33 @@ export function stylesheet(large: boolean): StylesheetJson {
       selector: 'node',
       style: {
         label: 'data(label)',
-        'font-size': 11,
-        'font-family': 'system-ui, sans-serif',
+        'font-size': LABEL.size,
+        'font-family': LABEL.family,
         color: c.fg,
-        'text-valign': 'bottom',
-        'text-margin-y': 3,
-        'text-max-width': '130px',
-        'text-wrap': 'ellipsis',
+        'text-valign': 'center',
+        'text-halign': 'right',
+        'text-margin-x': LABEL.gap,
+        'text-wrap': 'none',
+        // Below this many pixels a label is noise: the hover tip still names the node.
         'min-zoomed-font-size': 7,
         'text-background-color': c.bg,
-        'text-background-opacity': 0.7,
+        'text-background-opacity': 0.85,
         'text-background-padding': '1px',
         width: 'data(size)',
         height: 'data(size)',
-        'border-width': 2,
+        'border-width': 1.5,
+        'border-opacity': 0.9,
         'z-index-compare': 'manual',
         'z-index': 20,
       },
     },
-    { selector: 'node.user', style: { shape: 'round-rectangle', 'background-color': c.user, 'border-color': c.userBorder } },
-    { selector: 'node.project', style: { shape: 'ellipse', 'background-color': c.project, 'border-color': c.projectBorder } },
+    // Shape says the level; colour says the topic.
+    { selector: 'node.user', style: { shape: 'round-rectangle' } },
+    { selector: 'node.project', style: { shape: 'ellipse' } },
+    ...topicRules(c),
     {
       selector: 'node.archived',
-      style: { 'background-opacity': 0.3, 'border-style': 'dashed', opacity: 0.8, 'font-size': 10, color: c.muted },
+      style: { 'background-opacity': 0.35, 'border-style': 'dashed', 'font-size': LABEL.bandedSize, color: c.muted },
     },
     {
       selector: 'node.orphaned',
@@ -67,8 +93,7 @@ export function stylesheet(large: boolean): StylesheetJson {
         'background-opacity': 0,
         'border-style': 'dotted',
         'border-width': 2,
-        opacity: 0.8,
-        'font-size': 10,
+        'font-size': LABEL.bandedSize,
         color: c.muted,
       },
     },
@@ -80,9 +105,8 @@ export function stylesheet(large: boolean): StylesheetJson {
         height: 10,
         'background-color': c.artifact,
         'border-width': 0,
-        'font-size': 9,
+        'font-size': LABEL.bandedSize,
         color: c.muted,
-        'text-background-opacity': 0,
         'z-index': 15,
       },
     },
@@ -101,6 +125,7 @@ export function stylesheet(large: boolean): StylesheetJson {
         label: 'data(label)',
         'text-valign': 'top',
         'text-halign': 'center',
+        'text-margin-x': 0,
         'text-margin-y': 'data(labelY)',
         'font-size': 'data(fontSize)',
         'font-weight': 'bold',
@@ -142,12 +167,13 @@ export function stylesheet(large: boolean): StylesheetJson {
         'target-arrow-shape': large ? 'none' : 'triangle',
         'target-arrow-color': c.edge,
         'arrow-scale': 0.7,
-        opacity: 0.75,
+        // Edges cross the label grid: faint enough to read the labels through.
+        opacity: 0.4,
         'z-index-compare': 'manual',
         'z-index': 10,
       },
     },
-    { selector: 'edge.trace', style: { 'line-style': 'dashed', 'line-dash-pattern': [6, 4], 'line-color': c.trace, 'target-arrow-color': c.trace, opacity: 0.6 } },
+    { selector: 'edge.trace', style: { 'line-style': 'dashed', 'line-dash-pattern': [6, 4], 'line-color': c.trace, 'target-arrow-color': c.trace, opacity: 0.45 } },
     { selector: 'edge.dead', style: { 'line-style': 'dotted', opacity: 0.3 } },
     { selector: 'edge.cross', style: { 'line-style': 'dashed', 'line-dash-pattern': [12, 4], 'line-color': c.cross, 'target-arrow-color': c.cross, width: 1.8, opacity: 0.85 } },
     { selector: 'edge.artifact', style: { width: 0.8, 'line-color': c.artifact, 'target-arrow-shape': 'none', opacity: 0.55 } },
@@ -167,5 +193,12 @@ export function stylesheet(large: boolean): StylesheetJson {
       },
     },
     { selector: 'edge.flash', style: { 'line-color': c.flash, 'target-arrow-color': c.flash, width: 3, opacity: 1 } },
+    // A topic picked in the legend: the others stay in place but step back.
+    { selector: 'node.off-topic', style: { opacity: 0.12, label: '', events: 'no' } },
+    { selector: 'edge.off-topic', style: { opacity: 0.05 } },
+    // Hovering or picking a node: its neighbours and edges stand out, the rest fades.
+    { selector: 'node.faded', style: { opacity: 0.3 } },
+    { selector: 'edge.faded', style: { opacity: 0.12 } },
+    { selector: 'node.neighbour', style: { opacity: 1, 'underlay-color': c.select, 'underlay-padding': 4, 'underlay-opacity': 0.25 } },
   ] as unknown as StylesheetJson;
 }

@@ -3,8 +3,8 @@
 //!
 //! A step is a list of actions on one graph. Promoting, writing a node or deleting
 //! one can take the level over its budget or leave archived nodes without a route
-//! to the active graph, so the step ends with the maintenance passes, as a tick
-//! would run them. A dry run applies all of it under the graph's lock, notes what
+//! to the active graph, so such a step ends with the maintenance passes, as a tick
+//! would run them (a step that only archives does not). A dry run applies all of it under the graph's lock, notes what
 //! moved, and rolls the journal back: what the preview names is what the commit
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
@@ -267,7 +267,11 @@ impl Store {
                 (Action::PutNode { .. }, None) => {}
             }
         }
-        outcome.rebalanced = self.maybe_compact(slot, state, now, Some(&mut journal));
+        // Archiving by hand only frees room; the passes would refill it at once, maybe
+        // with the very node just archived. The next tick does that, visibly.
+        if actions.iter().any(|a| !matches!(a, Action::Archive { .. })) {
+            outcome.rebalanced = self.maybe_compact(slot, state, now, Some(&mut journal));
+        }
         Ok((outcome, journal))
     }
 
