@@ -4,7 +4,7 @@
 //
 // Two graphs of 2,000 nodes each:
 //   stress    — 1,200 active (all inside their grace period, so nothing archives
-//               them), 500 archived, 300 orphaned: fcose lays out 1,200 nodes;
+//               them), 500 archived, 300 orphaned: 1,200 nodes in the active area;
 //   realistic — what the 17,500-character budget leaves: 110 active, 190 archived,
 //               1,700 orphaned (the drawer open, so all 2,000 are drawn).
 // "first draw" is measured in the page from navigation start to two animation

@@ -42,8 +42,8 @@ const PAGES = {
       Promise.allSettled([
         fetch('${witness}/fetch', { mode: 'no-cors' }),
         fetch('${base}/api/nodes/user/archived-fact', { mode: 'no-cors' }),
-        fetch('${base}/api/view/tier', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' },
-          body: JSON.stringify({ level: 'user', id: 'archived-fact', tier: 'active' }) }),
+        fetch('${base}/api/view/step', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' },
+          body: JSON.stringify({ level: 'user', actions: [{ kind: 'promote', id: 'archived-fact' }] }) }),
       ]).then(() => { window.done = true; });
     </script>`,
   // 1,100 new session ids: the registry keeps at most 1,000, so the agent's goes.
@@ -142,10 +142,10 @@ async function visit(host, name, ready) {
 
 /** Archive a node by hand, as the view's drag does. */
 async function archive(id) {
-  const res = await fetch(`${server.base}/api/view/tier`, {
+  const res = await fetch(`${server.base}/api/view/step`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ level: 'user', id, tier: 'archived' }),
+    body: JSON.stringify({ level: 'user', actions: [{ kind: 'archive', id }] }),
   });
   assert.equal(res.status, 200, await res.text());
 }

@@ -147,7 +147,7 @@ test('three tiers, counts, budget gauge and badges are drawn', async () => {
   assert.deepEqual(page.errors, []);
 });
 
-test('dragging an archived node into the active area promotes it on disk, live in a second page, undoable once', async () => {
+test('dragging an archived node into the active area promotes it on disk, live in a second page, undoable', async () => {
   const a = await open();
   const b = await open();
   const id = user.ids.archived[0];
@@ -167,7 +167,7 @@ test('dragging an archived node into the active area promotes it on disk, live i
   await waitFor(a, (k) => window.kgView.tierOf(k) === 'archived', key);
   assert.equal(tierOnDisk(readGraph(server.storage).nodes[id]), 'archived', 'undo archived it again');
   await waitFor(b, (k) => window.kgView.tierOf(k) === 'archived', key);
-  assert.equal(await a.locator('#undo').count(), 0, 'undo is offered once');
+  assert.equal(await a.locator('#undo').count(), 0, 'nothing is left to undo');
 
   // An active node dropped on the archive band is archived by hand; Ctrl+Z undoes it.
   const activeId = user.ids.active[40];
@@ -206,20 +206,35 @@ test('a promotion that overfills the level re-balances it, and the view says wha
   const key = 'p:beta-r000';
   const from = await page.evaluate((k) => window.kgView.point({ key: k }), key);
   const to = await page.evaluate(() => window.kgView.point({ zone: 'active' }));
+  const fileBefore = fs.readFileSync(path.join(server.storage, 'projects', 'beta', 'graph.json'));
   await drag(page, from, to);
+  // The server's dry run names what the promotion would archive, before anything moves.
+  const dialog = page.locator('#dialog', { hasText: 'Promote beta-r000?' });
+  await dialog.waitFor();
+  const preview = await dialog.innerText();
+  assert.ok(fs.readFileSync(path.join(server.storage, 'projects', 'beta', 'graph.json')).equals(fileBefore), 'nothing is written before the confirmation');
+  await shot(page, 'ui-rebalance-preview.png');
+  await dialog.getByRole('button', { name: 'Promote', exact: true }).click();
   await waitFor(page, (k) => window.kgView.tierOf(k) === 'active', key);
   const moves = page.locator('#moves');
-  await moves.getByText('Archived to stay within budget').waitFor();
+  await moves.getByText('Archived to keep the level within its budget').waitFor();
   const text = await moves.innerText();
   const archived = readGraph(server.storage, 'beta').nodes;
   const nowArchived = Object.values(archived).filter((n) => tierOnDisk(n) === 'archived').map((n) => n.id);
   assert.ok(nowArchived.length > 4, 'the maintenance pass archived active nodes');
-  for (const id of nowArchived.filter((id) => !id.startsWith('beta-r'))) assert.ok(text.includes(id), `${id} is named: ${text}`);
+  for (const id of nowArchived.filter((id) => !id.startsWith('beta-r'))) {
+    assert.ok(preview.includes(id), `${id} was named before it moved: ${preview}`);
+    assert.ok(text.includes(id), `${id} is named after: ${text}`);
+  }
   assert.equal(tierOnDisk(archived['beta-r000']), 'active');
   const level = await (await fetch(url)).json();
   assert.ok(level.budget.chars <= 17500, `back within budget: ${level.budget.chars}`);
   assert.match(await card.locator('.gauge-text').innerText(), new RegExp(`${level.budget.chars.toLocaleString('en-US')} / 17,500`));
   await shot(page, 'ui-rebalanced.png');
+  // Undo takes the whole step back, the re-balance included, to the byte.
+  await moves.locator('#undo').click();
+  await waitFor(page, (k) => window.kgView.tierOf(k) === 'archived', key);
+  assert.ok(fs.readFileSync(path.join(server.storage, 'projects', 'beta', 'graph.json')).equals(fileBefore), 'undo restores the file byte for byte');
   assert.deepEqual(page.errors, []);
 });
 
@@ -351,8 +366,9 @@ test('search uses the server ranking; / focuses it, Enter opens the hit, Esc clo
   await page.keyboard.press('Escape'); // leaves the search box
   await page.keyboard.press('Escape'); // closes the panel
   await page.locator('#panel').waitFor({ state: 'hidden' });
-  // Delete asks, Esc cancels.
+  // Delete asks, Esc cancels. (Opening the hit zoomed in on it: fit the graph to bring the node back on screen.)
   const key = `u:${user.ids.active[7]}`;
+  await page.evaluate(() => window.kgView.fit());
   const p = await page.evaluate((k) => window.kgView.point({ key: k }), key);
   await page.mouse.click(p.x, p.y);
   await page.locator('#panel h2').waitFor();

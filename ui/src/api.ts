@@ -9,7 +9,8 @@ import type {
   NodeDeleteAnswer,
   NodePutAnswer,
   SearchAnswer,
-  TierMoveAnswer,
+  StepAnswer,
+  UndoAnswer,
 } from './types';
 
 /** A refused request, with the server's own message. */
@@ -68,6 +69,11 @@ const q = (params: Record<string, string | null | undefined>): string => {
   return text ? `?${text}` : '';
 };
 
+/** One action of a step (`POST /api/view/step`). */
+export type StepAction =
+  | { kind: 'promote' | 'archive' | 'delete_node'; id: string }
+  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[] };
+
 /** Where a write goes: the level, the project on screen, the view's live session. */
 export interface Address {
   level: LevelName;
@@ -90,8 +96,11 @@ export const api = {
       'GET',
       `/api/view/search${q({ q: query, levels: levels.join(','), project_path: projectPath })}`,
     ),
-  moveTier: (a: Address, id: string, tier: 'active' | 'archived') =>
-    request<TierMoveAnswer>('POST', '/api/view/tier', { level: a.level, id, tier, ...addressing(a) }),
+  /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */
+  step: (a: Address, actions: StepAction[], dryRun: boolean) =>
+    request<StepAnswer>('POST', '/api/view/step', { level: a.level, actions, dry_run: dryRun, ...addressing(a) }),
+  undo: (a: Address) =>
+    request<UndoAnswer>('POST', '/api/view/undo', { level: a.level, project_path: addressing(a).project_path }),
   putNode: (
     a: Address,
     id: string,

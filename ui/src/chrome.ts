@@ -6,7 +6,7 @@ import { $, isTyping } from './dom';
 import { createDialog } from './dialogs';
 import { toggleDrawer } from './gauges';
 import { readHash, refresh, renderSelector, writeHash } from './load';
-import { undoMove } from './moves';
+import { undoStep } from './moves';
 import { deleteNode, select } from './panel';
 import { clearResults, closeResults } from './search';
 import { state } from './state';
@@ -52,9 +52,9 @@ function onKey(ev: KeyboardEvent): void {
       void deleteNode(info);
     }
   } else if ((ev.key === 'z' || ev.key === 'Z') && (ev.ctrlKey || ev.metaKey) && !isTyping(ev.target)) {
-    if (state.lastMove) {
+    if (state.undo) {
       ev.preventDefault();
-      void undoMove();
+      void undoStep();
     }
   } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
     ev.preventDefault();

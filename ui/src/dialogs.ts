@@ -7,13 +7,13 @@ import { nodeKey } from './graph';
 import { onScreen } from './state';
 import type { LevelName } from './types';
 
-/** Ask before something that cannot be undone; resolves true on `action`. */
-export function confirmDialog(title: string, message: string, action: string): Promise<boolean> {
+/** Ask before an action; resolves true on `action`. `detail` goes under the message. */
+export function confirmDialog(title: string, message: string, action: string, detail?: HTMLElement): Promise<boolean> {
   const dialog = $<HTMLDialogElement>('dialog');
   return new Promise((resolve) => {
     const no = h('button', { type: 'button', text: 'Cancel' });
     const yes = h('button', { type: 'button', class: 'danger', text: action });
-    dialog.replaceChildren(h('h2', { text: title }), h('p', { text: message }), h('div', { class: 'actions' }, no, yes));
+    dialog.replaceChildren(h('h2', { text: title }), h('p', { text: message }), ...(detail ? [detail] : []), h('div', { class: 'actions' }, no, yes));
     const done = (v: boolean) => {
       dialog.onclose = null;
       dialog.close();

@@ -67,6 +67,13 @@ const artifactKey = (ref: string): string => `a:${ref}`;
 const edgeKey = (level: LevelName, e: StoredEdge): string =>
   `e:${level === 'user' ? 'u' : 'p'}:${e.from}->${e.to}:${e.rel}`;
 
+/** The part of Cytoscape's canvas renderer (3.x) its own wheel zoom uses. */
+interface WheelRenderer {
+  data: { wheelZooming: boolean; wheelTimeout?: number };
+  redrawHint(what: 'eles', dirty: boolean): void;
+  redraw(): void;
+}
+
 /** From this many nodes on, drawing takes the fast paths (no arrows, haystack edges, textures while moving). */
 const LARGE = 700;
 
@@ -429,7 +436,7 @@ export class GraphView {
   }
 
   /**
-   * Show these levels. `relayout` runs fcose over the active area (first load, a
+   * Show these levels. `relayout` lays the whole canvas out again (first load, a
    * switch of graph, or the Re-layout button); otherwise nodes keep their places and
    * only what changed moves. Returns the keys whose tier or content changed.
    */
@@ -584,7 +591,25 @@ export class GraphView {
     const notches = small ? ev.deltaY / 100 : Math.sign(ev.deltaY);
     const factor = WHEEL_NOTCH ** -notches;
     const box = this.container.getBoundingClientRect();
+    if (this.canvas.large) this.drawFromTextureWhileZooming();
     this.zoomBy(factor, { x: ev.clientX - box.left, y: ev.clientY - box.top });
+  }
+
+  /**
+   * A large graph redrawn in full on every wheel step drops to a few frames a second.
+   * Cytoscape's own wheel zoom draws from a snapshot (`textureOnViewport`) while a
+   * renderer flag says a wheel zoom is under way, and redraws in full 150 ms after the
+   * last event; our steps raise the same flag the same way.
+   */
+  private drawFromTextureWhileZooming(): void {
+    const renderer = (this.cy as unknown as { renderer(): WheelRenderer }).renderer();
+    renderer.data.wheelZooming = true;
+    clearTimeout(renderer.data.wheelTimeout);
+    renderer.data.wheelTimeout = window.setTimeout(() => {
+      renderer.data.wheelZooming = false;
+      renderer.redrawHint('eles', true);
+      renderer.redraw();
+    }, 150);
   }
 
   // ----- selection, highlight, visibility ---------------------------------------------

@@ -1,22 +1,29 @@
 // Tier moves: promoting or archiving a node (a drag across the bands, or the panel's
-// button), undoing the last one, and the box that says what moved and why (for this
-// page's moves and for the maintenance ticks that arrive live).
+// button) as a step the server first previews, undoing steps, and the box that says
+// what moved and why (for this page's steps and for the maintenance ticks that arrive
+// live).
 
 import { actions, address, graph, live } from './app';
-import { api, ApiError } from './api';
+import { api, ApiError, type StepAction } from './api';
+import { confirmDialog } from './dialogs';
 import { $, fmt, h, toast } from './dom';
 import { nodeKey } from './graph';
 import { state } from './state';
-import type { LevelName, TierMoveAnswer } from './types';
+import type { LevelName, StepAnswer } from './types';
 
 type Parts = (string | HTMLElement)[];
 
-/** Show the "what moved" box, with an Undo button when `undo` is given. */
-export function showMoves(parts: Parts, undo: (() => void) | null): void {
+/** Show the "what moved" box. Its Undo button stays while this page has a step to
+ * take back, whatever else the box comes to explain. */
+export function showMoves(parts: Parts): void {
   const box = $('moves');
   const text = h('div', { class: 'text' }, parts);
   const buttons: HTMLElement[] = [];
-  if (undo) buttons.push(h('button', { type: 'button', id: 'undo', text: 'Undo', title: 'Undo this move (Ctrl+Z), once', onclick: undo }));
+  const undo = state.undo;
+  if (undo && undo.steps > 0) {
+    const more = undo.steps > 1 ? ` (${undo.steps} steps)` : '';
+    buttons.push(h('button', { type: 'button', id: 'undo', text: `Undo${more}`, title: 'Take back the last step made here, re-balance included (Ctrl+Z)', onclick: () => void undoStep() }));
+  }
   buttons.push(h('button', { type: 'button', 'aria-label': 'Dismiss', text: '✕', onclick: () => (box.hidden = true) }));
   box.replaceChildren(text, ...buttons);
   box.hidden = false;
@@ -27,27 +34,24 @@ const scoreOf = (level: LevelName, id: string): string => {
   return n?.why.score === null || n?.why.score === undefined ? '' : ` (score ${n.why.score.toFixed(2)})`;
 };
 
-/** What a move from this page did: the node, the neighbours it rescued, the re-balance. */
-function describeMove(ans: TierMoveAnswer, undone: boolean): Parts {
-  const verb = ans.to === 'active' ? 'Promoted' : 'Archived';
-  const parts: Parts = [
-    h('strong', { text: `${undone ? 'Undone: ' : ''}${verb} ${ans.id}` }),
-    ` (${ans.from} → ${ans.to}${ans.to === 'active' ? ', as a read by an agent would' : ', by hand'}).`,
-  ];
+/** What the re-balance at the end of a step moves (or would), one line per kind. */
+function rebalanced(ans: StepAnswer): HTMLElement[] {
   const items: HTMLElement[] = [];
-  if (ans.rescued.length) items.push(h('li', { text: `Rescued from the orphan drawer back to the archive (its neighbours): ${ans.rescued.join(', ')}` }));
-  if (ans.rebalanced) {
-    const r = ans.rebalanced;
-    if (r.archived.length) items.push(h('li', { text: `Archived to stay within budget: ${r.archived.map((id) => id + scoreOf(ans.level, id)).join(', ')} — ${r.reason}.` }));
-    if (r.restored.length) items.push(h('li', { text: `Restored: ${r.restored.join(', ')}` }));
-    if (r.orphaned.length) items.push(h('li', { text: `Orphaned (anchors over their share): ${r.orphaned.join(', ')}` }));
-  }
-  if (ans.to === 'archived' && ans.budget.state === 'under_fill') {
-    items.push(h('li', { text: `The level (${fmt(ans.budget.chars)} chars) is under its ${fmt(ans.budget.fill_line)} fill line: the next maintenance tick may refill archived nodes, this one included.` }));
-  }
-  items.push(h('li', { text: `Level now ${fmt(ans.budget.chars)} / ${fmt(ans.budget.budget)} chars.` }));
-  parts.push(h('ul', {}, items));
-  return parts;
+  const r = ans.rebalanced;
+  const list = (ids: string[]) => ids.map((id) => id + scoreOf(ans.level, id)).join(', ');
+  if (r.archived.length) items.push(h('li', { text: `Archived to keep the level within its budget (lowest scores first): ${list(r.archived)}` }));
+  if (r.restored.length) items.push(h('li', { text: `Restored to active (the level is under its fill line): ${r.restored.join(', ')}` }));
+  if (r.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their share): ${r.orphaned.join(', ')}` }));
+  return items;
+}
+
+/** What a step of this page did, with the level's size after it. */
+function describeStep(title: string, ans: StepAnswer): Parts {
+  const items = rebalanced(ans);
+  if (ans.rescued.length) items.unshift(h('li', { text: `Back from the orphan drawer to the archive (its neighbours): ${ans.rescued.join(', ')}` }));
+  const budget = state.levels[ans.level]?.budget;
+  if (budget) items.push(h('li', { text: `Level now ${fmt(budget.chars)} / ${fmt(budget.budget)} chars.` }));
+  return [h('strong', { text: title }), h('ul', {}, items)];
 }
 
 /** What a maintenance tick (or a hand archive in another window) moved, and why. */
@@ -64,19 +68,31 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
   return [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
 }
 
-/** Promote or archive a node; resolves false (the drag snaps back) when refused. */
+/** Promote or archive a node; resolves false (the drag snaps back) when refused or
+ * cancelled. When the re-balance would move other nodes, the server's dry run of the
+ * step is shown first, and nothing happens unless the person confirms. */
 export async function moveTier(key: string, to: 'active' | 'archived'): Promise<boolean> {
   const info = graph.nodes.get(key);
   if (!info) return false;
-  const projectPath = address(info.level).projectPath;
+  const step: StepAction[] = [{ kind: to === 'active' ? 'promote' : 'archive', id: info.id }];
+  const where = address(info.level);
+  const verb = to === 'active' ? 'Promote' : 'Archive';
   try {
+    const preview = await api.step(where, step, true);
+    // Rescued neighbours only come back to the archive: worth saying after, not asking.
+    const others = rebalanced(preview);
+    if (others.length) {
+      const go = await confirmDialog(`${verb} ${info.id}?`, `${verb === 'Promote' ? 'Promoting' : 'Archiving'} ${info.id} also moves other nodes:`, verb, h('ul', {}, others));
+      if (!go) return false;
+    }
     state.ownMoveAt = Date.now();
-    const ans = await api.moveTier(address(info.level), info.id, to);
-    state.lastMove = { level: info.level, id: info.id, from: ans.from, to: ans.to, projectPath };
-    showMoves(describeMove(ans, false), () => void undoMove());
-    const keys = [key, ...ans.rescued.map((id) => nodeKey(info.level, id))];
-    if (ans.rebalanced) keys.push(...[...ans.rebalanced.archived, ...ans.rebalanced.restored, ...ans.rebalanced.orphaned].map((id) => nodeKey(info.level, id)));
+    const done = await api.step(where, step, false);
+    state.undo = { level: info.level, projectPath: where.projectPath, steps: done.undo_steps };
+    const moved = [...done.rescued, ...done.rebalanced.archived, ...done.rebalanced.restored, ...done.rebalanced.orphaned];
+    const keys = [key, ...moved.map((id) => nodeKey(info.level, id))];
     await actions.refresh(false, keys);
+    const how = to === 'active' ? 'as a read by an agent would' : 'by hand';
+    showMoves(describeStep(`${verb === 'Promote' ? 'Promoted' : 'Archived'} ${info.id} (${info.tier} → ${to}, ${how}).`, done));
     return true;
   } catch (e) {
     toast(`Move refused: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
@@ -84,20 +100,21 @@ export async function moveTier(key: string, to: 'active' | 'archived'): Promise<
   }
 }
 
-/** Reverse the last move made from this page, once. */
-export async function undoMove(): Promise<void> {
-  const m = state.lastMove;
-  if (!m) return;
-  state.lastMove = null;
-  const back: 'active' | 'archived' = m.from === 'active' ? 'active' : 'archived';
+/** Take back the last step made from this page, whatever the re-balance moved with it. */
+export async function undoStep(): Promise<void> {
+  const u = state.undo;
+  if (!u || u.steps === 0) return;
   try {
     state.ownMoveAt = Date.now();
-    const ans = await api.moveTier({ level: m.level, projectPath: m.projectPath, session: live.session }, m.id, back);
-    const parts = describeMove(ans, true);
-    if (m.from === 'orphaned') parts.push(h('p', { class: 'small muted', text: 'It was orphaned: undo puts it back in the archive (orphaning is left to the maintenance pass).' }));
-    showMoves(parts, null);
-    await actions.refresh(false, [nodeKey(m.level, m.id)]);
+    const ans = await api.undo({ level: u.level, projectPath: u.projectPath, session: live.session });
+    state.undo = ans.undo_steps > 0 ? { ...u, steps: ans.undo_steps } : null;
+    await actions.refresh(false, ans.nodes.map((id) => nodeKey(u.level, id)));
+    const left = ans.undo_steps ? ` ${ans.undo_steps} more can be undone.` : '';
+    showMoves([h('strong', { text: `Undone: ${ans.nodes.join(', ')} ${ans.nodes.length === 1 ? 'is' : 'are'} as before the step.` }), left]);
   } catch (e) {
-    toast(`Undo failed: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+    // The server refuses when something changed what the step touched since.
+    state.undo = null;
+    toast(`Undo refused: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+    $('moves').hidden = true;
   }
 }

@@ -2,15 +2,14 @@
 // write it directly; nothing else keeps mutable state at module level.
 
 import type { LiveStatus } from './live';
-import type { GraphRow, LevelData, LevelName, SearchHit, TierName } from './types';
+import type { GraphRow, LevelData, LevelName, SearchHit } from './types';
 
-/** The last tier move made from this page: Ctrl+Z or the Undo button reverses it once. */
-export interface LastMove {
+/** The level whose steps this page can take back (Ctrl+Z or the Undo button), newest
+ * first on the server, which keeps up to 20 per level. */
+export interface Undoable {
   level: LevelName;
-  id: string;
-  from: TierName;
-  to: TierName;
   projectPath: string | null;
+  steps: number;
 }
 
 /** The node panel's edit, as typed (dirty once it differs from the node). */
@@ -29,7 +28,7 @@ export const state = {
   both: false,
   levels: {} as Partial<Record<LevelName, LevelData>>,
   picked: null as string | null,
-  lastMove: null as LastMove | null,
+  undo: null as Undoable | null,
   ownMoveAt: 0,
   liveStatus: 'connecting' as LiveStatus,
   loaded: false,

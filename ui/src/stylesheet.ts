@@ -68,8 +68,9 @@ export function stylesheet(large: boolean): StylesheetJson {
         'text-wrap': 'none',
         // Below this many pixels a label is noise: the hover tip still names the node.
         'min-zoomed-font-size': 7,
+        // A backdrop lifts labels off the edges; a large graph draws too many of them.
         'text-background-color': c.bg,
-        'text-background-opacity': 0.85,
+        'text-background-opacity': large ? 0 : 0.85,
         'text-background-padding': '1px',
         width: 'data(size)',
         height: 'data(size)',
@@ -189,7 +190,9 @@ export function stylesheet(large: boolean): StylesheetJson {
         'text-background-padding': '1px',
         width: 2.2,
         opacity: 1,
-        'z-index': 25,
+        // Above the other edges, below the nodes: a press on a node must grab the node,
+        // not the highlighted edge that ends under it.
+        'z-index': 18,
       },
     },
     { selector: 'edge.flash', style: { 'line-color': c.flash, 'target-arrow-color': c.flash, width: 3, opacity: 1 } },

@@ -53,11 +53,15 @@ function announce(m: Change, level: LevelName): string[] {
     case 'tiers_moved': {
       const lists = { archived: m.archived ?? [], restored: m.restored ?? [], orphaned: m.orphaned ?? [], deleted: m.deleted ?? [] };
       for (const id of [...lists.archived, ...lists.restored, ...lists.orphaned]) keys.push(k(id));
-      // This page's own move is already explained by its own box.
-      const recentOwn = Date.now() - state.ownMoveAt < 3000 && m.reason === 'maintenance tick';
-      if (!recentOwn) showMoves(explainTick(level, m.reason ?? '', lists), null);
+      // This page's own step is already explained by its own box.
+      const recentOwn = Date.now() - state.ownMoveAt < 3000;
+      if (!recentOwn) showMoves(explainTick(level, m.reason ?? '', lists));
       break;
     }
+    case 'step_undone':
+      for (const id of m.nodes) keys.push(k(id));
+      if (Date.now() - state.ownMoveAt >= 3000) toast(`A step of the graph view was undone in another window: ${m.nodes.join(', ')}`, 'live');
+      break;
     default:
       break;
   }

@@ -420,34 +420,6 @@ pub struct ArtifactRow<'a> {
     pub distance: usize,
 }
 
-// ----- POST /api/view/tier ------------------------------------------------------------
-
-/// `POST /api/view/tier`: a node moved by hand, and what the move set off.
-#[derive(Debug, Serialize, TS)]
-pub struct TierMoveAnswer {
-    pub id: String,
-    pub level: LevelName,
-    pub from: TierName,
-    /// Where the node is now (a promotion that overfilled the level may have been
-    /// archived again by the pass it triggered).
-    pub to: TierName,
-    #[ts(type = "StoredNode")]
-    pub node: Object,
-    /// Orphaned neighbours a promotion brought back to the archive.
-    pub rescued: Vec<String>,
-    /// What the maintenance pass moved, when a promotion took the level over budget.
-    pub rebalanced: Option<Rebalanced>,
-    pub budget: Budget,
-}
-
-#[derive(Debug, Serialize, TS)]
-pub struct Rebalanced {
-    pub archived: Vec<String>,
-    pub restored: Vec<String>,
-    pub orphaned: Vec<String>,
-    pub reason: &'static str,
-}
-
 // ----- POST /api/view/step and /api/view/undo -----------------------------------------
 
 /// `POST /api/view/step`: what a step did or, for a dry run, would do. The dry run is
@@ -778,7 +750,6 @@ fn roots(cfg: &ts_rs::Config, out: &mut Declarations) {
     out.add::<LevelData<'static>>(cfg);
     out.add::<SearchAnswer<'static>>(cfg);
     out.add::<NeighbourhoodAnswer<'static>>(cfg);
-    out.add::<TierMoveAnswer>(cfg);
     out.add::<StepAnswer>(cfg);
     out.add::<UndoAnswer>(cfg);
     out.add::<NodePutAnswer>(cfg);

@@ -214,17 +214,6 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
     }
 }
 
-impl Field<String> {
-    /// The text when given and not empty; anything else counts as not given (the
-    /// view's lenient reading).
-    pub(crate) fn text(self) -> Option<String> {
-        match self {
-            Field::Given(s) if !s.is_empty() => Some(s),
-            _ => None,
-        }
-    }
-}
-
 /// What a field's type must look like, in the words clients know.
 trait Expected {
     const MISTYPED: &'static str;

@@ -11,31 +11,28 @@
 //!   ranking, without a session (nothing is marked seen);
 //! - `GET /api/view/neighbourhood?level=user|project&project_path=…&id=…&k=1|2|3` — a
 //!   node and what lies within `k` hops of it, across tiers (`kg_core::neighbourhood`);
-//! - `POST /api/view/tier` — drag to promote / archive by hand through
-//!   `Store::set_tier`, re-balancing the budget when a promotion overfills the level.
 //!
-//! Nothing here reads a node the way an agent does: looking at a node in the view never
-//! promotes it; only an explicit move does.
+//! The view's changes (moves, edits, deletions), previewed and undoable, are in
+//! `steps.rs`. Nothing here reads a node the way an agent does: looking at a node in
+//! the view never promotes it; only an explicit step does.
 
 use crate::app::AppState;
 use crate::payload::{
-    self, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health, LevelData, NodeRow, PathEdge,
-    Rebalanced, SearchAnswer, SearchHit, TierMoveAnswer,
+    self, ArtifactRow, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health, LevelData,
+    NeighbourRow, NeighbourhoodAnswer, NodeRow, PathEdge, SearchAnswer, SearchHit,
 };
-use crate::payload::{ArtifactRow, NeighbourRow, NeighbourhoodAnswer};
-use crate::rest::{Answer, ApiError, ApiResult, Field, FieldProblem, JsonBody, param};
+use crate::rest::{Answer, ApiError, ApiResult, FieldProblem, param};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use kg_core::GraphSlot;
-use kg_core::{Graph, StoreError, Target};
+use kg_core::{Graph, StoreError};
 use kg_core::{InspectConfig, LevelInspection};
 use kg_core::{Level, Tier};
 use kg_core::{NEIGHBOURHOOD_HOPS, NeighbourhoodError};
 use kg_core::{query_terms, search};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -55,7 +52,6 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/view/level", get(level))
         .route("/api/view/search", get(search_route))
         .route("/api/view/neighbourhood", get(neighbourhood_route))
-        .route("/api/view/tier", post(tier))
 }
 
 // ----- the page ---------------------------------------------------------------------
@@ -430,122 +426,6 @@ async fn neighbourhood_route(State(state): Shared, Query(params): Params) -> Api
                     outside_edges: n.outside_edges,
                 })))
             })
-        })
-        .await
-}
-
-/// `POST /api/view/tier`. Read leniently: a field that is not a non-empty string
-/// counts as not given.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct TierBody {
-    id: Field<String>,
-    tier: Field<String>,
-    level: Field<String>,
-    project_path: Field<String>,
-    session_id: Field<String>,
-}
-
-fn tiers_of(state: &AppState, slot: &GraphSlot) -> HashMap<String, Tier> {
-    state.store.with_graph(slot, |g| {
-        g.nodes
-            .iter()
-            .map(|(id, n)| (id.clone(), n.tier()))
-            .collect()
-    })
-}
-
-/// `POST /api/view/tier` with `{level, id, tier: "active"|"archived", project_path?,
-/// session_id?}`: drag to promote (a read: chain rescue included) or archive by hand.
-///
-/// When a promotion takes the level over its 17,500-character budget, the maintenance
-/// pass runs at once (it would within `KG_SAVE_INTERVAL` anyway) and the answer says
-/// what it moved. An archive by hand never triggers a pass: below the fill line the
-/// next tick's refill may restore archived nodes, which the view reports as it
-/// happens.
-///
-/// Answers a [`TierMoveAnswer`].
-async fn tier(State(state): Shared, JsonBody(body): JsonBody<TierBody>) -> ApiResult {
-    let (Some(id), Some(tier_name)) = (body.id.text(), body.tier.text()) else {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "id and tier (\"active\" or \"archived\") are required",
-        ));
-    };
-    let level = parse_level(body.level.text().as_deref())?;
-    let to = match tier_name.as_str() {
-        "active" => Tier::Active,
-        "archived" => Tier::Archived,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "Invalid tier '{other}': move a node to \"active\" or \"archived\""
-            )));
-        }
-    };
-    let project_path = body.project_path.text();
-    let session = body.session_id.text();
-    state
-        .blocking(move |state, now| {
-            let slot = slot_of(state, level, project_path.as_deref(), now)?;
-            let before = tiers_of(state, &slot);
-            let Some(from) = before.get(&id).copied() else {
-                return Err(StoreError::NodeNotFound {
-                    id: id.clone(),
-                    level: level.as_str().into(),
-                }
-                .into());
-            };
-            if from == Tier::Orphaned && to == Tier::Archived {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    format!("'{id}' is orphaned: drag it to the active area to promote it (an orphan cannot be archived by hand)"),
-                ));
-            }
-            let target = Target {
-                level,
-                session: session.as_deref(),
-                project_path: slot.project_root(),
-            };
-            let read = state.store.set_tier(target, &id, to, now)?;
-            let over = state.store.with_graph(&slot, |g| {
-                kg_core::level_budget(g).state == kg_core::BudgetState::Over
-            });
-            let rebalanced = (to == Tier::Active && over).then(|| {
-                let moves = state.store.maintain(
-                    &slot,
-                    "the promotion took the level over its 17,500-character budget",
-                    now,
-                );
-                let sorted = |mut ids: Vec<String>| {
-                    ids.sort();
-                    ids
-                };
-                Rebalanced {
-                    archived: sorted(moves.archived),
-                    restored: sorted(moves.restored),
-                    orphaned: sorted(moves.orphaned),
-                    reason: "the promotion took the level over its 17,500-character budget, so the maintenance pass archived the lowest-scored active nodes",
-                }
-            });
-            let node = state
-                .store
-                .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.to_object()))
-                .unwrap_or_else(|| read.node.clone());
-            let now_tier = state
-                .store
-                .with_graph(&slot, |g| g.nodes.get(&id).map(|n| n.tier()))
-                .unwrap_or(to);
-            let budget = state.store.with_graph(&slot, kg_core::level_budget);
-            Ok(Answer(payload::value(&TierMoveAnswer {
-                id,
-                level: level.into(),
-                from: from.into(),
-                to: now_tier.into(),
-                node,
-                rescued: read.rescued,
-                rebalanced,
-                budget: (&budget).into(),
-            })))
         })
         .await
 }

@@ -398,13 +398,6 @@ export type PathEdge = {
  */
 export type Pool = "active" | "active+archived";
 
-export type Rebalanced = {
-  archived: Array<string>,
-  restored: Array<string>,
-  orphaned: Array<string>,
-  reason: string,
-};
-
 /**
  * `GET /api/view/search`: the server's ranking over the levels on screen.
  */
@@ -495,30 +488,6 @@ export type StepMoves = {
    * Archived nodes that stopped rendering at all.
    */
   orphaned: Array<string>,
-};
-
-/**
- * `POST /api/view/tier`: a node moved by hand, and what the move set off.
- */
-export type TierMoveAnswer = {
-  id: string,
-  level: LevelName,
-  from: TierName,
-  /**
-   * Where the node is now (a promotion that overfilled the level may have been
-   * archived again by the pass it triggered).
-   */
-  to: TierName,
-  node: StoredNode,
-  /**
-   * Orphaned neighbours a promotion brought back to the archive.
-   */
-  rescued: Array<string>,
-  /**
-   * What the maintenance pass moved, when a promotion took the level over budget.
-   */
-  rebalanced: Rebalanced | null,
-  budget: Budget,
 };
 
 /**

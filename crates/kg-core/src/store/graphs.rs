@@ -426,19 +426,6 @@ impl Store {
 
     // ----- background work -------------------------------------------------------------
 
-    /// Run maintenance on one graph now — after a hand move in the graph view took a
-    /// level over its budget — and report what moved.
-    pub fn maintain(&self, slot: &GraphSlot, why: &str, now: f64) -> TierMoves {
-        let mut state = slot.lock();
-        let moves = self.maybe_compact(slot, &mut state, now, None);
-        if !moves.is_empty() {
-            self.save_maintenance(slot, &mut state);
-            self.note_debt(slot, &mut state, now);
-        }
-        self.record_moves(slot, moves.clone(), why, now);
-        moves
-    }
-
     pub(super) fn record_moves(&self, slot: &GraphSlot, mut moves: TierMoves, why: &str, now: f64) {
         if !moves.is_empty() {
             moves.reason = why.to_string();

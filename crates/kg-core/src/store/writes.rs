@@ -246,64 +246,6 @@ impl Store {
         self.commit(slot, state, journal, now).map(drop)
     }
 
-    /// Move a node between tiers by hand (graph view): `Active` promotes like a read
-    /// (chain rescue included), `Archived` archives it. Returns the node after the move.
-    pub fn set_tier(
-        &self,
-        target: Target<'_>,
-        id: &str,
-        tier: Tier,
-        now: f64,
-    ) -> Result<NodeRead, StoreError> {
-        let slot = self.resolve_target(target, now)?;
-        let mut state = slot.lock();
-        let current =
-            state
-                .graph
-                .nodes
-                .get(id)
-                .map(Node::tier)
-                .ok_or_else(|| StoreError::NodeNotFound {
-                    id: id.to_string(),
-                    level: slot.level.as_str().to_string(),
-                })?;
-        match tier {
-            Tier::Active => self.read_node_locked(&slot, &mut state, target.session, id, now),
-            Tier::Archived | Tier::Orphaned => {
-                if current == Tier::Active {
-                    let mut journal = Journal::default();
-                    archive_node_in(&mut state.graph, &mut journal, id);
-                    self.commit(&slot, &mut state, journal, now)?;
-                    self.record(
-                        slot.level,
-                        slot.project_root(),
-                        target.session,
-                        ChangeKind::TiersMoved(TierMoves {
-                            archived: vec![id.to_string()],
-                            reason: "archived by hand".into(),
-                            ..TierMoves::default()
-                        }),
-                        now,
-                    );
-                }
-                let g = &state.graph;
-                Ok(NodeRead {
-                    id: id.to_string(),
-                    level: slot.level,
-                    node: g.nodes.get(id).map(Node::to_object).unwrap_or_default(),
-                    was_archived: false,
-                    rescued: Vec::new(),
-                    edges: g
-                        .edges
-                        .values()
-                        .filter(|e| e.touches(id))
-                        .map(|e| e.as_object().clone())
-                        .collect(),
-                })
-            }
-        }
-    }
-
     /// Endorse nodes that helped (core.md §9.1).
     pub fn useful(&self, sid: &str, ids: &[String], now: f64) -> Result<Likes, StoreError> {
         let mut liked = {

@@ -11,7 +11,7 @@ use kg_core::debt::compute_debt;
 use kg_core::model::{Edge, field, float_value};
 use kg_core::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use kg_core::tools::{self, ReadArgs};
-use kg_core::{EdgeKey, Graph, Level, Node, Store, Target, Tier};
+use kg_core::{EdgeKey, Graph, Level, Node, Store, Target};
 use kg_test_support::{T, TempHome, open_store};
 use serde_json::{Value, json};
 use std::fs;
@@ -86,8 +86,9 @@ impl World {
 
     /// Archive by hand (the graph view's move; no version bump).
     fn archive(&self, sid: &str, level: Level, id: &str, now: f64) {
+        let archive = kg_core::Action::Archive { id: id.into() };
         self.store
-            .set_tier(self.target(sid, level), id, Tier::Archived, now)
+            .perform(self.target(sid, level), &[archive], now)
             .expect("archive");
     }
 

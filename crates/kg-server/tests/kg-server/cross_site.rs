@@ -25,7 +25,7 @@ fn routes(project: &str, sid: &str) -> Vec<(&'static str, String, String)> {
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "kg_put_node", "arguments": {"session_id": sid, "level": "user",
         "id": "archived-fact", "gist": "overwritten"}}});
-    let tier = json!({"level": "user", "id": "archived-fact", "tier": "active"});
+    let step = json!({"level": "user", "actions": [{"kind": "promote", "id": "archived-fact"}]});
     vec![
         ("GET", "/health".into(), String::new()),
         ("GET", "/api/health".into(), String::new()),
@@ -44,7 +44,12 @@ fn routes(project: &str, sid: &str) -> Vec<(&'static str, String, String)> {
             String::new(),
         ),
         ("GET", "/api/view/graphs".into(), String::new()),
-        ("POST", "/api/view/tier".into(), tier.to_string()),
+        ("POST", "/api/view/step".into(), step.to_string()),
+        (
+            "POST",
+            "/api/view/undo".into(),
+            json!({"level": "user"}).to_string(),
+        ),
         (
             "DELETE",
             "/api/edges/user/a/b/relates".into(),
@@ -102,8 +107,8 @@ fn seeded() -> (Server, String, String) {
     assert!(!err, "{text}");
     let (status, answer) = server.json(
         "POST",
-        "/api/view/tier",
-        Some(&json!({"level": "user", "id": "archived-fact", "tier": "archived"})),
+        "/api/view/step",
+        Some(&json!({"level": "user", "actions": [{"kind": "archive", "id": "archived-fact"}]})),
     );
     assert_eq!(status, 200, "{answer}");
     (server, project, sid)

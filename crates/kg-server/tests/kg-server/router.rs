@@ -413,33 +413,23 @@ async fn query_and_path_errors() {
 #[tokio::test]
 async fn view_routes_answer_their_own_errors() {
     let app = App::new();
-    let (status, body) = app.call("POST", "/api/view/tier", Some("{}")).await;
-    assert_eq!(
-        (status, body.as_str()),
-        (
-            422,
-            r#"{"detail":"id and tier (\"active\" or \"archived\") are required"}"#
-        )
-    );
+    let (status, body) = app.call("POST", "/api/view/step", Some("{}")).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("missing field `level`"), "{body}");
     let (status, body) = app
         .call(
             "POST",
-            "/api/view/tier",
-            Some(r#"{"id": "x", "tier": "gone"}"#),
+            "/api/view/step",
+            Some(r#"{"level": "user", "actions": [{"kind": "gone", "id": "x"}]}"#),
         )
         .await;
-    assert_eq!(
-        (status, body.as_str()),
-        (
-            400,
-            r#"{"detail":"Invalid tier 'gone': move a node to \"active\" or \"archived\""}"#
-        )
-    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("unknown variant `gone`"), "{body}");
     let (status, body) = app
         .call(
             "POST",
-            "/api/view/tier",
-            Some(r#"{"id": "x", "tier": "active"}"#),
+            "/api/view/step",
+            Some(r#"{"level": "user", "actions": [{"kind": "promote", "id": "x"}]}"#),
         )
         .await;
     assert_eq!(
@@ -467,17 +457,14 @@ async fn view_routes_answer_their_own_errors() {
     let put = json!({"level": "project", "id": "n1", "gist": "g", "project_path": project});
     let (status, body) = app.call("POST", "/api/nodes", Some(&put.to_string())).await;
     assert_eq!(status, 200, "{body}");
-    for (to, from) in [("archived", "active"), ("active", "archived")] {
-        let tier = json!({"level": "project", "id": "n1", "tier": to, "project_path": project});
+    for (kind, list) in [("archive", "archived"), ("promote", "promoted")] {
+        let step = json!({"level": "project", "project_path": project,
+                          "actions": [{"kind": kind, "id": "n1"}]});
         let (status, body) = app
-            .call("POST", "/api/view/tier", Some(&tier.to_string()))
+            .call("POST", "/api/view/step", Some(&step.to_string()))
             .await;
         assert_eq!(status, 200, "{body}");
-        let body = parse(&body);
-        assert_eq!(
-            (body["from"].as_str(), body["to"].as_str()),
-            (Some(from), Some(to))
-        );
+        assert_eq!(parse(&body)[list], json!(["n1"]), "{kind}");
     }
 }
 
@@ -697,8 +684,8 @@ async fn the_neighbourhood_view_answers_from_the_store() {
             .await;
         assert_eq!(status, 200, "{body}");
     }
-    let archive = r#"{"level": "user", "id": "c", "tier": "archived"}"#;
-    let (status, body) = app.call("POST", "/api/view/tier", Some(archive)).await;
+    let archive = r#"{"level": "user", "actions": [{"kind": "archive", "id": "c"}]}"#;
+    let (status, body) = app.call("POST", "/api/view/step", Some(archive)).await;
     assert_eq!(status, 200, "{body}");
 
     let (status, body) = app

@@ -1,5 +1,0 @@
-declare module 'cytoscape-fcose' {
-  import type { Ext } from 'cytoscape';
-  const fcose: Ext;
-  export default fcose;
-}
