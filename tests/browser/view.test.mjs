@@ -238,6 +238,40 @@ test('a promotion that overfills the level re-balances it, and the view says wha
   assert.deepEqual(page.errors, []);
 });
 
+test('a longer gist that overfills the level is previewed, saved when confirmed, and undone to the byte', async () => {
+  const page = await open(`#project=${encodeURIComponent(betaDir)}`);
+  const file = path.join(server.storage, 'projects', 'beta', 'graph.json');
+  const before = fs.readFileSync(file);
+  const key = 'p:beta-0050';
+  const p = await page.evaluate((k) => window.kgView.point({ key: k }), key);
+  await page.mouse.click(p.x, p.y);
+  await page.locator('#panel h2', { hasText: 'beta-0050' }).waitFor();
+  // 245 → 400 characters: the level, 97 under its budget, goes over.
+  await page.fill('#gist', 'Beta insight 050, rewritten at length in the graph view '.padEnd(400, 'y'));
+  await page.click('#save');
+  const dialog = page.locator('#dialog', { hasText: 'Save beta-0050?' });
+  await dialog.waitFor();
+  const named = (await dialog.innerText()).match(/beta-\d{4}/g) ?? [];
+  assert.ok(named.length > 0, 'the dry run names what would be archived');
+  assert.ok(fs.readFileSync(file).equals(before), 'nothing is written before the confirmation');
+  // Cancel first: nothing happens.
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await page.waitForTimeout(300);
+  assert.ok(fs.readFileSync(file).equals(before), 'cancelled: nothing written');
+  await page.click('#save');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.locator('#moves', { hasText: 'Saved beta-0050.' }).waitFor();
+  const nodes = readGraph(server.storage, 'beta').nodes;
+  const archived = Object.values(nodes).filter((n) => tierOnDisk(n) === 'archived' && !n.id.startsWith('beta-r')).map((n) => n.id);
+  assert.deepEqual(archived.sort(), named.filter((id) => id !== 'beta-0050').sort(), 'the nodes named are the nodes archived');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+z');
+  await page.locator('#moves', { hasText: 'Undone' }).waitFor();
+  assert.ok(fs.readFileSync(file).equals(before), 'undo restores the file byte for byte');
+  assert.deepEqual(page.errors, []);
+});
+
 test('edges are created and deleted from the node panel, with the server\'s messages', async () => {
   const page = await open();
   const id = user.ids.active[9];

@@ -6,8 +6,6 @@ import type {
   GraphList,
   LevelData,
   LevelName,
-  NodeDeleteAnswer,
-  NodePutAnswer,
   SearchAnswer,
   StepAnswer,
   UndoAnswer,
@@ -101,23 +99,6 @@ export const api = {
     request<StepAnswer>('POST', '/api/view/step', { level: a.level, actions, dry_run: dryRun, ...addressing(a) }),
   undo: (a: Address) =>
     request<UndoAnswer>('POST', '/api/view/undo', { level: a.level, project_path: addressing(a).project_path }),
-  putNode: (
-    a: Address,
-    id: string,
-    gist: string,
-    notes: string[] | undefined,
-    touches: string[] | undefined,
-  ) =>
-    request<NodePutAnswer>('POST', '/api/nodes', {
-      level: a.level,
-      id,
-      gist,
-      notes,
-      touches,
-      ...addressing(a),
-    }),
-  deleteNode: (a: Address, id: string) =>
-    request<NodeDeleteAnswer>('DELETE', `/api/nodes/${a.level}/${encodeURIComponent(id)}${q(addressing(a))}`),
   putEdge: (a: Address, from: string, to: string, rel: string, notes: string[] | undefined) =>
     request<EdgePutAnswer>('POST', '/api/edges', {
       level: a.level,

@@ -1,9 +1,10 @@
 // The modal dialogs: a yes/no confirmation, and "New node".
 
 import { actions, address, graph, SCAN_LIMIT } from './app';
-import { api, ApiError } from './api';
+import { api, ApiError, type StepAction } from './api';
 import { $, chars, h, lines, toast } from './dom';
 import { nodeKey } from './graph';
+import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { onScreen } from './state';
 import type { LevelName } from './types';
 
@@ -54,13 +55,19 @@ export function createDialog(): void {
   create.addEventListener('click', async () => {
     error.textContent = '';
     const lv = level.value as LevelName;
+    const nodeId = id.value.trim();
+    const step: StepAction[] = [{ kind: 'put_node', id: nodeId, gist: gist.value, notes: lines(notes.value).length ? lines(notes.value) : undefined, touches: lines(touches.value).length ? lines(touches.value) : undefined }];
     try {
-      const r = await api.putNode(address(lv), id.value.trim(), gist.value, lines(notes.value).length ? lines(notes.value) : undefined, lines(touches.value).length ? lines(touches.value) : undefined);
+      // Check the node with a dry run while the form is open, so a refusal is shown here.
+      await api.step(address(lv), step, true);
       dialog.close();
-      const key = nodeKey(lv, String(r.node.id));
-      await actions.refresh(false, [key]);
+      const done = await runStep(lv, step, { title: `Create ${nodeId}?`, message: '', verb: 'Create' });
+      if (!done) return;
+      const key = nodeKey(lv, nodeId);
+      await actions.refresh(false, [key, ...movedKeys(done)]);
       actions.focusNode(key);
-      toast(`Created ${r.node.id}`);
+      if (movedKeys(done).length) showMoves(describeStep(`Created ${nodeId}.`, done));
+      else toast(`Created ${nodeId}`);
     } catch (e) {
       error.textContent = e instanceof ApiError ? e.detail : String(e);
       id.focus();

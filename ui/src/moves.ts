@@ -46,7 +46,7 @@ function rebalanced(ans: StepAnswer): HTMLElement[] {
 }
 
 /** What a step of this page did, with the level's size after it. */
-function describeStep(title: string, ans: StepAnswer): Parts {
+export function describeStep(title: string, ans: StepAnswer): Parts {
   const items = rebalanced(ans);
   if (ans.rescued.length) items.unshift(h('li', { text: `Back from the orphan drawer to the archive (its neighbours): ${ans.rescued.join(', ')}` }));
   const budget = state.levels[ans.level]?.budget;
@@ -68,29 +68,57 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
   return [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
 }
 
+/** How to ask before a step: the dialog's title, message and button. */
+interface Ask {
+  title: string;
+  /** What the step does, when the title does not say it all ('' for nothing more). */
+  message: string;
+  verb: string;
+  /** Ask even when nothing else moves (a deletion). */
+  always?: boolean;
+}
+
+/**
+ * Do a step as the view does every change: the server's dry run first; when its
+ * re-balance would move other nodes (or `ask.always`), the person confirms, seeing
+ * them. Resolves to the server's answer, or null when cancelled; a refusal throws
+ * the server's message.
+ */
+export async function runStep(level: LevelName, step: StepAction[], ask: Ask): Promise<StepAnswer | null> {
+  const where = address(level);
+  const preview = await api.step(where, step, true);
+  const others = rebalanced(preview);
+  if (others.length || ask.always) {
+    const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes:` : ask.message;
+    const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined);
+    if (!go) return null;
+  }
+  state.ownMoveAt = Date.now();
+  const done = await api.step(where, step, false);
+  state.undo = { level, projectPath: where.projectPath, steps: done.undo_steps };
+  return done;
+}
+
+/** The keys of the other nodes a step moved, to flash. */
+export const movedKeys = (ans: StepAnswer): string[] =>
+  [...ans.rescued, ...ans.rebalanced.archived, ...ans.rebalanced.restored, ...ans.rebalanced.orphaned].map((id) => nodeKey(ans.level, id));
+
 /** Promote or archive a node; resolves false (the drag snaps back) when refused or
  * cancelled. When the re-balance would move other nodes, the server's dry run of the
  * step is shown first, and nothing happens unless the person confirms. */
 export async function moveTier(key: string, to: 'active' | 'archived'): Promise<boolean> {
   const info = graph.nodes.get(key);
   if (!info) return false;
-  const step: StepAction[] = [{ kind: to === 'active' ? 'promote' : 'archive', id: info.id }];
-  const where = address(info.level);
   const verb = to === 'active' ? 'Promote' : 'Archive';
   try {
-    const preview = await api.step(where, step, true);
     // Rescued neighbours only come back to the archive: worth saying after, not asking.
-    const others = rebalanced(preview);
-    if (others.length) {
-      const go = await confirmDialog(`${verb} ${info.id}?`, `${verb === 'Promote' ? 'Promoting' : 'Archiving'} ${info.id} also moves other nodes:`, verb, h('ul', {}, others));
-      if (!go) return false;
-    }
-    state.ownMoveAt = Date.now();
-    const done = await api.step(where, step, false);
-    state.undo = { level: info.level, projectPath: where.projectPath, steps: done.undo_steps };
-    const moved = [...done.rescued, ...done.rebalanced.archived, ...done.rebalanced.restored, ...done.rebalanced.orphaned];
-    const keys = [key, ...moved.map((id) => nodeKey(info.level, id))];
-    await actions.refresh(false, keys);
+    const done = await runStep(info.level, [{ kind: to === 'active' ? 'promote' : 'archive', id: info.id }], {
+      title: `${verb} ${info.id}?`,
+      message: '',
+      verb,
+    });
+    if (!done) return false;
+    await actions.refresh(false, [key, ...movedKeys(done)]);
     const how = to === 'active' ? 'as a read by an agent would' : 'by hand';
     showMoves(describeStep(`${verb === 'Promote' ? 'Promoted' : 'Archived'} ${info.id} (${info.tier} → ${to}, ${how}).`, done));
     return true;

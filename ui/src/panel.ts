@@ -8,7 +8,7 @@ import { confirmDialog } from './dialogs';
 import { $, chars, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
 import type { EdgeInfo, NodeInfo } from './graph';
-import { moveTier } from './moves';
+import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
 import { state } from './state';
 import type { LevelName, TierWhy } from './types';
 
@@ -174,11 +174,20 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     const touches = touchesBox.value !== touchesText ? lines(touchesBox.value) : undefined;
     saveBtn.disabled = true;
     try {
-      await api.putNode(address(info.level), info.id, gistBox.value, notes, touches);
+      const done = await runStep(info.level, [{ kind: 'put_node', id: info.id, gist: gistBox.value, notes, touches }], {
+        title: `Save ${info.id}?`,
+        message: '',
+        verb: 'Save',
+      });
+      if (!done) {
+        saveBtn.disabled = false;
+        return;
+      }
       state.panel.draft = null;
       setProjection(null, 0);
-      toast(`Saved ${info.id}`);
-      await actions.refresh(false, [info.key]);
+      await actions.refresh(false, [info.key, ...movedKeys(done)]);
+      if (movedKeys(done).length) showMoves(describeStep(`Saved ${info.id}.`, done));
+      else toast(`Saved ${info.id}`);
       renderPanel(true);
     } catch (e) {
       error.textContent = e instanceof ApiError ? e.detail : String(e);
@@ -358,13 +367,17 @@ function deleteSection(info: NodeInfo): Part[] {
 export async function deleteNode(info: NodeInfo): Promise<void> {
   let n = 0;
   for (const e of graph.edges.values()) if (e.level === info.level && (e.edge.from === info.id || e.edge.to === info.id)) n++;
-  const ok = await confirmDialog('Delete node?', `Delete “${info.id}” and its ${n} edge(s) from the ${info.level} graph? This cannot be undone.`, 'Delete');
-  if (!ok) return;
   try {
-    const r = await api.deleteNode(address(info.level), info.id);
-    toast(`Deleted ${r.deleted} and ${r.edges_deleted} edge(s)`);
+    const done = await runStep(info.level, [{ kind: 'delete_node', id: info.id }], {
+      title: 'Delete node?',
+      message: `Delete “${info.id}” and its ${n} edge(s) from the ${info.level} graph? Undo brings them back.`,
+      verb: 'Delete',
+      always: true,
+    });
+    if (!done) return;
     select(null);
-    await actions.refresh(false);
+    await actions.refresh(false, movedKeys(done));
+    showMoves(describeStep(`Deleted ${info.id} and ${done.edges_deleted} edge(s).`, done));
   } catch (e) {
     toast(`Delete failed: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
   }
