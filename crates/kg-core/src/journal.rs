@@ -13,12 +13,31 @@ pub struct Journal {
     steps: Vec<Undo>,
 }
 
-/// One entry of a graph by name (`node 'a'`, `edge a->b:uses`…) and its value, `None`
-/// when it does not exist.
+/// One entry of a graph and its value, `None` when it does not exist.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
-    pub(crate) name: String,
+    pub(crate) key: EntryKey,
     pub(crate) value: Option<Value>,
+}
+
+/// Which entry of a graph.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum EntryKey {
+    Node(String),
+    Edge(EdgeKey),
+    Version(String),
+    Progress(String),
+}
+
+impl std::fmt::Display for EntryKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EntryKey::Node(id) => write!(f, "node '{id}'"),
+            EntryKey::Edge(key) => write!(f, "edge {key}"),
+            EntryKey::Version(key) => write!(f, "the version of {key}"),
+            EntryKey::Progress(key) => write!(f, "task '{key}'"),
+        }
+    }
 }
 
 /// One entry as it was: its position and value, or `None` when it did not exist.
@@ -77,23 +96,25 @@ impl Journal {
         let mut seen = std::collections::HashSet::new();
         let mut entries = Vec::new();
         for step in &self.steps {
-            let (name, value) = match step {
+            let (key, value) = match step {
                 Undo::Node((id, _)) => (
-                    format!("node '{id}'"),
+                    EntryKey::Node(id.clone()),
                     g.nodes.get(id).map(|n| Value::Object(n.to_object())),
                 ),
                 Undo::Edge((key, _)) => (
-                    format!("edge {key}"),
+                    EntryKey::Edge(key.clone()),
                     g.edges.get(key).map(|e| Value::Object(e.as_object().clone())),
                 ),
                 Undo::Version((key, _)) => (
-                    format!("version of {key}"),
+                    EntryKey::Version(key.clone()),
                     g.versions.get(key).map(|v| Value::Object(v.as_object().clone())),
                 ),
-                Undo::Progress((key, _)) => (format!("task '{key}'"), g.progress.get(key).cloned()),
+                Undo::Progress((key, _)) => {
+                    (EntryKey::Progress(key.clone()), g.progress.get(key).cloned())
+                }
             };
-            if seen.insert(name.clone()) {
-                entries.push(Entry { name, value });
+            if seen.insert(key.clone()) {
+                entries.push(Entry { key, value });
             }
         }
         entries

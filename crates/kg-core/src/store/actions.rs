@@ -11,7 +11,7 @@
 
 use super::writes::{NodeEdit, archive_node_in, delete_node_in, read_node_in};
 use super::*;
-use crate::journal::Entry;
+use crate::journal::{Entry, EntryKey};
 
 /// Steps kept for undo per graph; the oldest goes first.
 pub const UNDO_STEPS: usize = 20;
@@ -153,11 +153,11 @@ impl Store {
             )));
         };
         let now_entries = step.journal.current_entries(&state.graph);
-        let changed: Vec<&str> = now_entries
+        let changed: Vec<String> = now_entries
             .iter()
             .zip(&step.after)
             .filter(|(now, then)| now != then)
-            .map(|(now, _)| now.name.as_str())
+            .map(|(now, _)| now.key.to_string())
             .collect();
         if !changed.is_empty() {
             let error = StoreError::CannotUndo(format!(
@@ -171,8 +171,10 @@ impl Store {
         let nodes: Vec<String> = step
             .after
             .iter()
-            .filter_map(|e| e.name.strip_prefix("node '")?.strip_suffix('\''))
-            .map(str::to_string)
+            .filter_map(|e| match &e.key {
+                EntryKey::Node(id) => Some(id.clone()),
+                _ => None,
+            })
             .collect();
         // Undo is rare and by hand: a copy is the simplest way back if the save fails.
         let before_undo = state.graph.clone();
