@@ -13,8 +13,17 @@ import { Live, type LiveStatus } from './live';
 import { state } from './state';
 import type { LevelName, LiveMessage, TierName } from './types';
 
-/** A gist over this many characters counts as maintenance debt (the server's scan limit). */
-export const SCAN_LIMIT = 300;
+/** The length over which a gist counts as maintenance debt, as the server says (null
+ * until the level has loaded). */
+export const scanLimit = (level: LevelName): number | null => state.levels[level]?.budget.scan_limit ?? null;
+
+/** "120 / 300 characters", and whether that is over the limit. */
+export function gistLength(level: LevelName, gist: string): { text: string; over: boolean } {
+  const n = [...gist].length;
+  const limit = scanLimit(level);
+  const over = limit !== null && n > limit;
+  return { text: limit === null ? `${n} characters` : `${n} / ${limit} characters`, over };
+}
 
 export const tierMark: Record<TierName, string> = { active: '● ACTIVE', archived: '◌ ARCHIVED', orphaned: '○ ORPHANED' };
 

@@ -1,8 +1,8 @@
 // The modal dialogs: a yes/no confirmation, and "New node".
 
-import { actions, address, graph, SCAN_LIMIT } from './app';
+import { actions, address, gistLength, graph } from './app';
 import { api, ApiError, type StepAction } from './api';
-import { $, chars, h, lines, toast } from './dom';
+import { $, h, lines, toast } from './dom';
 import { nodeKey } from './graph';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { onScreen } from './state';
@@ -35,7 +35,7 @@ export function createDialog(): void {
   const level = h('select', { id: 'new-level' }, levels.map((l) => h('option', { value: l, text: l === 'user' ? 'user graph' : 'project graph' })));
   const id = h('input', { type: 'text', id: 'new-id', placeholder: 'kebab-case-id', autocomplete: 'off' });
   const gist = h('textarea', { id: 'new-gist', rows: 3, placeholder: 'One line: the insight' });
-  const count = h('div', { class: 'counter', text: `0 / ${SCAN_LIMIT} characters` });
+  const count = h('div', { class: 'counter' });
   const notes = h('textarea', { id: 'new-notes', rows: 2, placeholder: 'Notes, one per line (optional)' });
   const touches = h('textarea', { id: 'new-touches', rows: 2, placeholder: 'Files, one per line (optional)' });
   const warn = h('p', { class: 'small muted' });
@@ -43,15 +43,16 @@ export function createDialog(): void {
   const cancel = h('button', { type: 'button', text: 'Cancel', onclick: () => dialog.close() });
   const create = h('button', { type: 'button', class: 'primary', id: 'new-create', text: 'Create' });
   const check = () => {
-    const n = chars(gist.value);
-    count.textContent = `${n} / ${SCAN_LIMIT} characters${n > SCAN_LIMIT ? ' — over the scan limit' : ''}`;
-    count.className = `counter${n > SCAN_LIMIT ? ' over' : ''}`;
+    const length = gistLength(level.value as LevelName, gist.value);
+    count.textContent = `${length.text}${length.over ? ' — over the scan limit' : ''}`;
+    count.className = `counter${length.over ? ' over' : ''}`;
     const exists = graph.nodes.has(nodeKey(level.value as LevelName, id.value.trim()));
     warn.textContent = exists ? 'A node with this id exists in that graph: creating replaces its gist.' : '';
   };
   gist.addEventListener('input', check);
   id.addEventListener('input', check);
   level.addEventListener('change', check);
+  check();
   create.addEventListener('click', async () => {
     error.textContent = '';
     const lv = level.value as LevelName;

@@ -2,7 +2,7 @@
 // would add), the DEBT and HEALTH badges with their factors, and the debt items. The
 // orphaned drawer's toggle and the canvas label carry the same counts.
 
-import { actions, graph } from './app';
+import { actions, graph, scanLimit } from './app';
 import { $, fmt, h } from './dom';
 import { nodeKey } from './graph';
 import { onScreen, state } from './state';
@@ -143,7 +143,7 @@ function debtList(level: LevelName, title: string, items: DebtItem[]): HTMLEleme
         h('button', {
           class: 'link',
           text: it.id,
-          title: it.kind === 'oversized' ? 'Gist over the 300-character scan limit: shorten it, move detail to notes' : 'No edge touches this active node: connect it',
+          title: it.kind === 'oversized' ? `Gist over the ${scanLimit(level) ?? ''}-character scan limit: shorten it, move detail to notes` : 'No edge touches this active node: connect it',
           onclick: () => actions.focusNode(nodeKey(level, it.id)),
         }),
       ),

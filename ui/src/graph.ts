@@ -115,7 +115,6 @@ const ZOOM_STEP = 1.25;
 const HOME_MAX_ZOOM = 1.5;
 /** Below this zoom active labels would be under 11.5 px: the first picture stays above it and scrolls instead. */
 const READABLE_ZOOM = 11.5 / LABEL.size;
-const isArtifactRef = (ref: string): boolean => ref.includes('/') || ref.includes('~');
 
 export class GraphView {
   private readonly canvas: Canvas;
@@ -339,14 +338,16 @@ export class GraphView {
     const artifacts = new Set<string>();
     for (const l of levels) {
       const other: LevelName = l.level === 'user' ? 'project' : 'user';
-      const resolve = (ref: string): { key: string; kind: 'node' | 'cross' | 'artifact' } => {
+      // The server says which ends are files; any other end is a node of this level or,
+      // when both levels are shown, of the other one.
+      const resolve = (ref: string, artifact: boolean): { key: string; kind: 'node' | 'cross' | 'artifact' } => {
         if (ids.get(l.level)?.has(ref)) return { key: nodeKey(l.level, ref), kind: 'node' };
-        if (!isArtifactRef(ref) && ids.get(other)?.has(ref)) return { key: nodeKey(other, ref), kind: 'cross' };
+        if (!artifact && ids.get(other)?.has(ref)) return { key: nodeKey(other, ref), kind: 'cross' };
         return { key: artifactKey(ref), kind: 'artifact' };
       };
-      for (const { edge, live } of l.edges) {
-        const s = resolve(edge.from);
-        const t = resolve(edge.to);
+      for (const { edge, live, from_artifact, to_artifact } of l.edges) {
+        const s = resolve(edge.from, from_artifact);
+        const t = resolve(edge.to, to_artifact);
         if (s.kind === 'artifact') artifacts.add(s.key);
         if (t.kind === 'artifact') artifacts.add(t.key);
         const tiers = [s, t].map((e) => nodes.get(e.key)?.tier);

@@ -61,9 +61,11 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
     items.push(h('li', { text: `Archived by hand in another window: ${lists.archived.join(', ')}` }));
     return [h('strong', { text: `A ${level}-level node was archived by hand.` }), h('ul', {}, items)];
   }
-  if (lists.archived.length) items.push(h('li', { text: `Archived (lowest scores; the level was over 17,500 chars): ${lists.archived.join(', ')}` }));
-  if (lists.restored.length) items.push(h('li', { text: `Restored (highest scores; the level was under its 14,000 fill line): ${lists.restored.join(', ')}` }));
-  if (lists.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over 5,250 chars; fewest links first): ${lists.orphaned.join(', ')}` }));
+  const b = state.levels[level]?.budget;
+  const n = (x: number | undefined) => (x === undefined ? '' : ` ${fmt(x)}`);
+  if (lists.archived.length) items.push(h('li', { text: `Archived (lowest scores; the level was over its${n(b?.budget)} chars): ${lists.archived.join(', ')}` }));
+  if (lists.restored.length) items.push(h('li', { text: `Restored (highest scores; the level was under its${n(b?.fill_line)} fill line): ${lists.restored.join(', ')}` }));
+  if (lists.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their${n(b?.anchor_budget)}-character share; fewest links first): ${lists.orphaned.join(', ')}` }));
   if (lists.deleted.length) items.push(h('li', { text: `Deleted for good (orphaned longer than the grace period): ${lists.deleted.join(', ')}` }));
   return [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
 }

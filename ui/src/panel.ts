@@ -2,15 +2,15 @@
 // touches, with the budget they cost), why it is in its tier, its edges, its times,
 // and deleting it.
 
-import { actions, address, graph, SCAN_LIMIT, tierMark } from './app';
+import { actions, address, gistLength, graph, tierMark } from './app';
 import { api, ApiError } from './api';
 import { confirmDialog } from './dialogs';
-import { $, chars, h, lines, listOf, toast, when } from './dom';
+import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
 import type { EdgeInfo, NodeInfo } from './graph';
 import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
 import { state } from './state';
-import type { LevelName, TierWhy } from './types';
+import type { LevelName, StepAnswer, TierWhy } from './types';
 
 type Part = HTMLElement | string | null;
 
@@ -109,25 +109,23 @@ function panelHead(info: NodeInfo): HTMLElement {
 
 // ----- the editor: gist, notes, touches ----------------------------------------------------------
 
-/** What saving this gist does to the level's rendered size (exact for active nodes). */
-function gistDelta(info: NodeInfo, gist: string): { delta: number; exact: boolean } {
-  const now = chars(gist);
-  const old = chars(String(info.node.gist ?? ''));
-  if (info.tier === 'active') return { delta: now - old, exact: true };
-  const line = 2 + chars(info.id) + 2 + now + 1;
-  return { delta: line - info.why.cost, exact: false };
+/** The gist's length against the scan limit; `effect` is what saving would do, once
+ * the server's dry run has said. */
+function renderGistCounter(count: HTMLElement, info: NodeInfo, gist: string, effect: string): void {
+  const length = gistLength(info.level, gist);
+  count.className = `counter${length.over ? ' over' : ''}`;
+  count.replaceChildren(
+    h('span', { text: `${length.text}${length.over ? ' — over the scan limit: counts as maintenance debt' : ''}` }),
+    h('span', { text: effect }),
+  );
 }
 
-/** The gist's length against the scan limit, and what the edit adds to the level. */
-function renderGistCounter(count: HTMLElement, info: NodeInfo, gist: string, dirty: boolean): number {
-  const n = chars(gist);
-  const { delta, exact } = gistDelta(info, gist);
-  count.className = `counter${n > SCAN_LIMIT ? ' over' : ''}`;
-  count.replaceChildren(
-    h('span', { text: `${n} / ${SCAN_LIMIT} characters${n > SCAN_LIMIT ? ' — over the scan limit: counts as maintenance debt' : ''}` }),
-    h('span', { text: dirty || delta ? `${exact ? '' : '≈ '}${delta >= 0 ? '+' : ''}${delta} chars to the level` : '' }),
-  );
-  return delta;
+/** What saving would do to the level, from the server's dry run of the save. */
+function saveEffect(ans: StepAnswer): { delta: number; text: string } {
+  const delta = ans.chars_after - ans.chars_before;
+  const moved = ans.rebalanced.archived.length + ans.rebalanced.restored.length + ans.rebalanced.orphaned.length;
+  const size = `${delta >= 0 ? '+' : ''}${delta} chars to the level`;
+  return { delta, text: moved ? `${size}; saving re-balances it (${moved} node${moved === 1 ? '' : 's'} move)` : size };
 }
 
 function clearButton(box: HTMLTextAreaElement, what: string, changed: () => void): HTMLElement {
@@ -163,8 +161,25 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     draft.dirty = gist !== String(info.node.gist ?? '') || notesBox.value !== notesText || touchesBox.value !== touchesText;
     saveBtn.disabled = !draft.dirty;
     revertBtn.disabled = !draft.dirty;
-    const delta = renderGistCounter(count, info, gist, draft.dirty);
-    setProjection(info.level, draft.dirty ? delta : 0);
+    renderGistCounter(count, info, gist, '');
+    setProjection(info.level, 0);
+    clearTimeout(state.panel.previewTimer);
+    if (!draft.dirty) return;
+    // Ask the server what saving would do, once typing pauses; a later keystroke wins.
+    const asked = ++state.panel.previewSeq;
+    const notes = notesBox.value !== notesText ? lines(notesBox.value) : undefined;
+    const touches = touchesBox.value !== touchesText ? lines(touchesBox.value) : undefined;
+    state.panel.previewTimer = window.setTimeout(async () => {
+      try {
+        const ans = await api.step(address(info.level), [{ kind: 'put_node', id: info.id, gist, notes, touches }], true);
+        if (asked !== state.panel.previewSeq || !state.panel.draft?.dirty) return;
+        const effect = saveEffect(ans);
+        renderGistCounter(count, info, gist, effect.text);
+        setProjection(info.level, effect.delta);
+      } catch {
+        // An edit the server would refuse says why when saved.
+      }
+    }, 250);
   };
   for (const box of [gistBox, notesBox, touchesBox]) box.addEventListener('input', update);
 

@@ -49,6 +49,9 @@ export const state = {
   panel: {
     draft: null as PanelDraft | null,
     sig: '',
+    /** The dry run of the draft's save: pending, and which request is the latest. */
+    previewTimer: undefined as number | undefined,
+    previewSeq: 0,
   },
 
   /** The search box. */

@@ -56,7 +56,8 @@ mod layering;
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
 pub use model::{
-    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, float_value, validate_ident,
+    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, float_value, is_artifact_ref,
+    validate_ident,
 };
 pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
@@ -80,7 +81,7 @@ pub use wording::{preload_header, reminder_pool, server_warming_up, session_star
 
 // What the graph view, the tray and `kg-memory status` show.
 pub use catalogue::{Catalogue, CatalogueEntry, neediest_first};
-pub use debt::{Debt, DebtLevel};
+pub use debt::{Debt, DebtLevel, GIST_SCAN_LIMIT};
 pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,

@@ -874,6 +874,12 @@ impl IdentKind {
     }
 }
 
+/// Whether an edge end names a file or folder (an artifact the node is about) rather
+/// than a node: it holds `/` or `~`, which node ids cannot.
+pub fn is_artifact_ref(reference: &str) -> bool {
+    reference.contains('/') || reference.contains('~')
+}
+
 /// Check an identifier at the write boundary; the error says what is allowed.
 /// Unlike the reference, a trailing newline is refused.
 pub fn validate_ident(kind: IdentKind, value: &str) -> Result<(), String> {

@@ -16,7 +16,7 @@
 //!   that were left out this way, so a reader knows some exist.
 
 use crate::graph::Graph;
-use crate::model::{EdgeKey, Tier};
+use crate::model::{EdgeKey, Tier, is_artifact_ref};
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
@@ -95,11 +95,6 @@ enum End<'g> {
     Artifact(&'g str),
 }
 
-/// Whether an edge end that names no node here is an artifact path.
-fn is_artifact(reference: &str) -> bool {
-    reference.contains('/') || reference.contains('~')
-}
-
 /// The nodes and artifact paths within `k` hops of node `id` (any tier) in `graph`,
 /// edge direction ignored, with the edges among them. `k` must be in
 /// [`NEIGHBOURHOOD_HOPS`].
@@ -128,7 +123,7 @@ pub fn neighbourhood<'g>(
     for (e, (key, ends)) in graph.edges.keys().zip(&structure.edges).enumerate() {
         let mut vertex = |reference: &'g str, node: Option<usize>| match node {
             Some(i) => Some(NodeIndex::new(i)),
-            None if is_artifact(reference) => Some(
+            None if is_artifact_ref(reference) => Some(
                 *artifacts
                     .entry(reference)
                     .or_insert_with(|| net.add_node(End::Artifact(reference))),
@@ -380,7 +375,7 @@ mod tests {
                         nodes.insert(other.to_string(), d + 1);
                         queue.push_back((other.to_string(), d + 1));
                     }
-                } else if is_artifact(other) {
+                } else if is_artifact_ref(other) {
                     artifacts.entry(other.to_string()).or_insert(d + 1);
                 }
             }
@@ -437,7 +432,7 @@ mod tests {
                 .edges
                 .keys()
                 .filter(|key| {
-                    let foreign = |s: &str| !g.nodes.contains_key(s) && !is_artifact(s);
+                    let foreign = |s: &str| !g.nodes.contains_key(s) && !is_artifact_ref(s);
                     (nodes.contains_key(key.from()) && foreign(key.to()))
                         || (nodes.contains_key(key.to()) && foreign(key.from()))
                 })

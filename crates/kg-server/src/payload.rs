@@ -139,6 +139,8 @@ pub struct Budget {
     pub anchor_chars: usize,
     pub anchor_budget: usize,
     pub state: BudgetState,
+    /// Gists longer than this count as maintenance debt (they scan badly).
+    pub scan_limit: usize,
 }
 
 impl From<&kg_core::Budget> for Budget {
@@ -151,6 +153,7 @@ impl From<&kg_core::Budget> for Budget {
             anchor_chars: b.anchor_chars,
             anchor_budget: b.anchor_budget,
             state: b.state.into(),
+            scan_limit: kg_core::GIST_SCAN_LIMIT,
         }
     }
 }
@@ -327,6 +330,9 @@ pub struct EdgeRow<'a> {
     #[ts(type = "StoredEdge")]
     pub edge: &'a Object,
     pub live: bool,
+    /// Whether `from` / `to` name a file or folder rather than a node.
+    pub from_artifact: bool,
+    pub to_artifact: bool,
 }
 
 // ----- GET /api/view/search -----------------------------------------------------------
@@ -443,6 +449,9 @@ pub struct StepAnswer {
     pub rebalanced: StepMoves,
     /// Steps that can be undone on this level now.
     pub undo_steps: usize,
+    /// The level's rendered size before and after the step, in characters.
+    pub chars_before: usize,
+    pub chars_after: usize,
 }
 
 /// Nodes the maintenance passes moved between tiers.
@@ -476,6 +485,8 @@ impl StepAnswer {
                 orphaned: moves.orphaned.clone(),
             },
             undo_steps: outcome.undo_steps,
+            chars_before: outcome.chars_before,
+            chars_after: outcome.chars_after,
         }
     }
 }

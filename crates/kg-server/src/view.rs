@@ -254,6 +254,8 @@ fn level_data<'a>(
             .map(|(edge, &live)| EdgeRow {
                 edge: edge.as_object(),
                 live,
+                from_artifact: kg_core::is_artifact_ref(edge.from()),
+                to_artifact: kg_core::is_artifact_ref(edge.to()),
             })
             .collect(),
     }

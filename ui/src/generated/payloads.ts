@@ -25,6 +25,10 @@ export type Budget = {
   anchor_chars: number,
   anchor_budget: number,
   state: BudgetState,
+  /**
+   * Gists longer than this count as maintenance debt (they scan badly).
+   */
+  scan_limit: number,
 };
 
 /**
@@ -112,6 +116,11 @@ export type EdgePutAnswer = {
 export type EdgeRow = {
   edge: StoredEdge,
   live: boolean,
+  /**
+   * Whether `from` / `to` name a file or folder rather than a node.
+   */
+  from_artifact: boolean,
+  to_artifact: boolean,
 };
 
 /**
@@ -470,6 +479,11 @@ export type StepAnswer = {
    * Steps that can be undone on this level now.
    */
   undo_steps: number,
+  /**
+   * The level's rendered size before and after the step, in characters.
+   */
+  chars_before: number,
+  chars_after: number,
 };
 
 /**

@@ -82,6 +82,10 @@ pub struct Outcome {
     pub rebalanced: TierMoves,
     /// Steps that can now be undone on this graph.
     pub undo_steps: usize,
+    /// The level's rendered size before the step, in characters.
+    pub chars_before: usize,
+    /// The level's rendered size after it (what the budget is measured on).
+    pub chars_after: usize,
 }
 
 /// What an undo put back.
@@ -232,7 +236,10 @@ impl Store {
             edits.push(edit);
         }
         let mut journal = Journal::default();
-        let mut outcome = Outcome::default();
+        let mut outcome = Outcome {
+            chars_before: crate::inspect::level_budget(&state.graph).chars,
+            ..Outcome::default()
+        };
         let g = &mut state.graph;
         for (action, edit) in actions.iter().zip(edits) {
             let id = action.id().to_string();
@@ -274,6 +281,7 @@ impl Store {
         if actions.iter().any(|a| !matches!(a, Action::Archive { .. })) {
             outcome.rebalanced = self.maybe_compact(slot, state, now, Some(&mut journal));
         }
+        outcome.chars_after = crate::inspect::level_budget(&state.graph).chars;
         Ok((outcome, journal))
     }
 

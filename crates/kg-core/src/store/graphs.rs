@@ -484,7 +484,7 @@ pub(super) fn last_used(slot: &GraphSlot) -> f64 {
 pub(super) fn remove_dangling_edges(graph: &mut Graph, foreign: &HashSet<String>, ns: &Namespace) {
     let nodes = &graph.nodes;
     let known = |x: &str| {
-        nodes.contains_key(x) || x.contains('/') || x.contains('~') || foreign.contains(x)
+        nodes.contains_key(x) || crate::model::is_artifact_ref(x) || foreign.contains(x)
     };
     let before = graph.edges.len();
     let mut dropped = Vec::new();
