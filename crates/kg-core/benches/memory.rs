@@ -1,4 +1,5 @@
-//! The bounded-memory hot paths: rendering a full read, one maintenance pass, search.
+//! The bounded-memory hot paths: rendering a full read, one maintenance pass, search,
+//! and the graph view's dry run of a step.
 //! Run: `cargo bench -p kg-core --bench memory` (results in BENCHMARKS.md).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -187,5 +188,31 @@ fn searching(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, render, maintenance, searching);
+/// The graph view's preview of a promotion (issue 18: at most 20 ms on a 2,000-node
+/// level): the step and the maintenance passes applied, journalled and rolled back.
+fn dry_run(c: &mut Criterion) {
+    let home = kg_test_support::TempHome::new();
+    let level = compacted(2_000, 7);
+    let archived = level
+        .nodes
+        .iter()
+        .find(|(_, n)| n.tier() == kg_core::Tier::Archived)
+        .map(|(id, _)| id.clone())
+        .expect("the compacted bench graph archives nodes");
+    std::fs::create_dir_all(home.storage()).expect("storage root");
+    let text = kg_core::persist::serialize_graph(&level, Level::User, None);
+    std::fs::write(home.storage().join("user.json"), text).expect("user.json");
+    let store = kg_test_support::open_store(&home, NOW);
+    let target = kg_core::Target {
+        level: Level::User,
+        session: None,
+        project_path: None,
+    };
+    let step = [kg_core::Action::Promote { id: archived }];
+    c.bench_function("steps/dry_run_promotion_2000_nodes", |b| {
+        b.iter(|| black_box(store.preview(target, &step, NOW).expect("preview")))
+    });
+}
+
+criterion_group!(benches, render, maintenance, searching, dry_run);
 criterion_main!(benches);
