@@ -167,9 +167,14 @@ function levelCard(level: LevelName, l: LevelData): HTMLElement {
       h('span', { text: `○ ${l.counts.orphaned} orphaned` }),
     ),
     gauge(l),
-    h('div', { class: 'badges' }, debtBadge(l.debt), healthBadge(l)),
-    h('h3', { class: 'small muted', text: `What the debt consists of (${items.length})` }),
-    items.length ? debtList(level, title, items) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes.' }),
+    // An empty level owes nothing and has no shape: debt and health would be noise.
+    ...(l.counts.active + l.counts.archived + l.counts.orphaned === 0
+      ? [h('p', { class: 'small muted', text: 'No nodes yet.' })]
+      : [
+          h('div', { class: 'badges' }, debtBadge(l.debt), healthBadge(l)),
+          h('h3', { class: 'small muted', text: `What the debt consists of (${items.length})` }),
+          items.length ? debtList(level, title, items) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes.' }),
+        ]),
   );
 }
 

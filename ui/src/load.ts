@@ -8,7 +8,7 @@ import { renderLevels } from './gauges';
 import { markReady } from './hook';
 import { renderPanel, select } from './panel';
 import { onScreen, state } from './state';
-import type { Debt, LevelData } from './types';
+import type { Debt, GraphRow, LevelData } from './types';
 
 // ----- the graph on screen: hash and selector ----------------------------------------------------
 
@@ -49,11 +49,12 @@ export function renderSelector(): void {
   select.replaceChildren();
   for (const row of state.graphs) {
     const c = row.counts;
-    const tiers = `${c.active}/${c.archived}/${c.orphaned}`;
+    // An empty graph has nothing to owe: its line says so instead of "DEBT LOW".
+    const about = c.active + c.archived + c.orphaned === 0 ? 'empty' : `${debtText(row.debt)} · ${c.active}/${c.archived}/${c.orphaned}`;
     if (row.level === 'user') {
-      select.append(h('option', { value: 'user', text: `User graph — ${debtText(row.debt)} · ${tiers}` }));
+      select.append(h('option', { value: 'user', text: `User graph — ${about}` }));
     } else {
-      const label = `Project ${row.graph} — ${debtText(row.debt)} · ${tiers}`;
+      const label = `Project ${row.graph} — ${about}`;
       select.append(
         h('option', {
           value: row.project_path ? `p:${row.project_path}` : `x:${row.graph}`,
@@ -76,13 +77,31 @@ export function renderSelector(): void {
 
 // ----- the levels on screen ----------------------------------------------------------------------
 
+/** An empty graph says how it fills; an empty memory (no graph has a node) says how
+ * to connect Claude Code, the one step a new user still has to take. */
 function renderEmpty(): void {
   const empty = $('empty');
   const none = graph.nodes.size === 0;
   empty.hidden = !none;
-  empty.textContent = none
-    ? 'This graph has no nodes yet. Create one with “+ Node”, or let an agent capture what it learns (kg_put_node).'
-    : '';
+  if (!none) {
+    empty.replaceChildren();
+    return;
+  }
+  const size = (g: GraphRow) => g.counts.active + g.counts.archived + g.counts.orphaned;
+  if (state.graphs.every((g) => size(g) === 0)) {
+    empty.replaceChildren(
+      h('h2', { text: 'No memories yet' }),
+      h('p', { text: 'KG Memory fills up as Claude Code works. Connect it once, in a terminal:' }),
+      h('pre', {}, h('code', { text: 'kg-memory install claude-code' })),
+      h('p', { text: 'or with “Connect Claude Code…” in the tray menu. Then start a session in a project folder: what the agent learns appears here as it writes it.' }),
+    );
+    empty.classList.add('first-run');
+    return;
+  }
+  empty.classList.remove('first-run');
+  empty.replaceChildren(
+    h('p', { text: 'This graph has no nodes yet. Create one with “+ Node”, or let an agent capture what it learns (kg_put_node).' }),
+  );
 }
 
 /** A project that cannot be opened (moved, outside this HOME): show the user graph. */
