@@ -61,11 +61,11 @@ export function when(ts: unknown): string {
   return `${d.toLocaleString()} (${rel})`;
 }
 
+/** Say something briefly, one message at a time: a newer one replaces the last. */
 export function toast(message: string, kind: 'info' | 'error' | 'live' = 'info'): void {
   const box = $('toasts');
   const t = h('div', { class: `toast ${kind}`, text: message });
-  box.append(t);
-  while (box.children.length > 4) box.firstElementChild?.remove();
+  box.replaceChildren(t);
   window.setTimeout(() => t.remove(), kind === 'error' ? 7000 : 4000);
 }
 

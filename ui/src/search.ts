@@ -26,7 +26,17 @@ export function clearResults(): void {
   closeResults();
 }
 
-function hitItem(hit: SearchHit, i: number): HTMLElement {
+/** A hit's relevance in words: the server's rank-fusion score only orders hits, so it
+ * is read against the best hit's, not as a number a person could interpret. */
+function relevance(hit: SearchHit, best: number): string {
+  const share = best > 0 ? hit.score / best : 0;
+  if (share >= 0.999) return 'best match';
+  if (share >= 0.75) return 'strong match';
+  if (share >= 0.5) return 'good match';
+  return 'weak match';
+}
+
+function hitItem(hit: SearchHit, i: number, best: number): HTMLElement {
   return h(
     'li',
     {
@@ -40,7 +50,7 @@ function hitItem(hit: SearchHit, i: number): HTMLElement {
     },
     h('strong', { text: hit.id }),
     h('span', { class: 'small muted', text: `${hit.level} · ${tierMark[hit.tier]}` }),
-    h('span', { class: 'small muted', text: hit.score.toFixed(3) }),
+    h('span', { class: 'small muted', text: relevance(hit, best), title: `Rank-fusion score ${hit.score} (the best hit: ${best})` }),
     h('span', { class: 'gist', text: hit.gist }),
   );
 }
@@ -51,7 +61,8 @@ function renderResults(answer: { total: number; hits: SearchHit[] } | null, mess
   list.replaceChildren();
   if (message) list.append(h('li', { class: 'note', role: 'presentation', text: message }));
   if (answer) {
-    answer.hits.forEach((hit, i) => list.append(hitItem(hit, i)));
+    const best = Math.max(0, ...answer.hits.map((hit) => hit.score));
+    answer.hits.forEach((hit, i) => list.append(hitItem(hit, i, best)));
     if (answer.total > answer.hits.length) list.append(h('li', { class: 'note', role: 'presentation', text: `${answer.total - answer.hits.length} more match(es) not listed` }));
   }
   list.hidden = list.children.length === 0;

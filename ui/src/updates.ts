@@ -2,7 +2,7 @@
 // and with its status: a toast saying who changed what, a coalesced refresh that
 // flashes the changed nodes, and the box explaining a maintenance tick.
 
-import { graph } from './app';
+import { graph, live } from './app';
 import { $, toast } from './dom';
 import { nodeKey } from './graph';
 import type { LiveStatus } from './live';
@@ -31,24 +31,29 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
 function announce(m: Change, level: LevelName): string[] {
   const k = (id: string) => nodeKey(level, id);
   const keys: string[] = [];
-  const who = 'source_session' in m && m.source_session ? 'another session' : 'the server';
+  const source = 'source_session' in m ? m.source_session : null;
+  const who = source ? 'another session' : 'the server';
+  // This page's own writes come back too: it has said what they did already.
+  const say = (text: string) => {
+    if (!source || source !== live.session) toast(text, 'live');
+  };
   switch (m.type) {
     case 'node_updated':
       if (m.node) {
         keys.push(k(String(m.node.id)));
-        toast(`${graph.nodes.has(k(String(m.node.id))) ? 'Updated' : 'New'} node ${m.node.id} (by ${who})`, 'live');
+        say(`${graph.nodes.has(k(String(m.node.id))) ? 'Updated' : 'New'} node ${m.node.id} (by ${who})`);
       }
       break;
     case 'edge_updated':
-      if (m.edge) toast(`Edge ${m.edge.from} → ${m.edge.rel} → ${m.edge.to} (by ${who})`, 'live');
+      if (m.edge) say(`Edge ${m.edge.from} → ${m.edge.rel} → ${m.edge.to} (by ${who})`);
       break;
     case 'node_deleted':
-      toast(`Deleted node ${m.node_id} (by ${who})`, 'live');
+      say(`Deleted node ${m.node_id} (by ${who})`);
       break;
     case 'node_recalled':
       if (m.node) keys.push(k(String(m.node.id)));
       for (const id of m.rescued_from_orphan ?? []) keys.push(k(id));
-      toast(`Recalled ${m.node?.id} to active (by ${who})`, 'live');
+      say(`Recalled ${m.node?.id} to active (by ${who})`);
       break;
     case 'tiers_moved': {
       const lists = { archived: m.archived ?? [], restored: m.restored ?? [], orphaned: m.orphaned ?? [], deleted: m.deleted ?? [] };
