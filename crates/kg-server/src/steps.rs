@@ -35,50 +35,7 @@ struct StepBody {
     /// Say what would happen, change nothing.
     #[serde(default)]
     dry_run: bool,
-    actions: Vec<ActionBody>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-enum ActionBody {
-    Promote {
-        id: String,
-    },
-    Archive {
-        id: String,
-    },
-    PutNode {
-        id: String,
-        gist: String,
-        #[serde(default)]
-        notes: Option<Vec<String>>,
-        #[serde(default)]
-        touches: Option<Vec<String>>,
-    },
-    DeleteNode {
-        id: String,
-    },
-}
-
-impl From<ActionBody> for Action {
-    fn from(body: ActionBody) -> Action {
-        match body {
-            ActionBody::Promote { id } => Action::Promote { id },
-            ActionBody::Archive { id } => Action::Archive { id },
-            ActionBody::PutNode {
-                id,
-                gist,
-                notes,
-                touches,
-            } => Action::PutNode {
-                id,
-                gist,
-                notes,
-                touches,
-            },
-            ActionBody::DeleteNode { id } => Action::DeleteNode { id },
-        }
-    }
+    actions: Vec<Action>,
 }
 
 /// `{level, project_path?}`.
@@ -105,7 +62,7 @@ async fn step(State(state): Shared, JsonBody(body): JsonBody<StepBody>) -> ApiRe
             body.actions.len()
         )));
     }
-    let actions: Vec<Action> = body.actions.into_iter().map(Action::from).collect();
+    let actions = body.actions;
     let dry_run = body.dry_run;
     state
         .blocking(move |state, now| {

@@ -16,8 +16,12 @@ use crate::journal::{Entry, EntryKey};
 /// Steps kept for undo per graph; the oldest goes first.
 pub const UNDO_STEPS: usize = 20;
 
-/// One change a person asks for in the graph view.
-#[derive(Debug, Clone, PartialEq)]
+/// One change a person asks for in the graph view. Its JSON (the server's step
+/// route reads it as is) is `{"kind": "promote" | "archive" | "put_node" |
+/// "delete_node", "id": …}`, plus `gist` and optional `notes` and `touches` for
+/// `put_node`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
     /// Bring an archived or orphaned node back to the active tier, as a full read
     /// does (its orphaned neighbours come back to the archive with it).
