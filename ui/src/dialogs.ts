@@ -8,12 +8,13 @@ import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { onScreen } from './state';
 import type { LevelName } from './types';
 
-/** Ask before an action; resolves true on `action`. `detail` goes under the message. */
-export function confirmDialog(title: string, message: string, action: string, detail?: HTMLElement): Promise<boolean> {
+/** Ask before an action; resolves true on `action`. `detail` goes under the message;
+ * a `destructive` action's button is red. */
+export function confirmDialog(title: string, message: string, action: string, detail?: HTMLElement, destructive = true): Promise<boolean> {
   const dialog = $<HTMLDialogElement>('dialog');
   return new Promise((resolve) => {
     const no = h('button', { type: 'button', text: 'Cancel' });
-    const yes = h('button', { type: 'button', class: 'danger', text: action });
+    const yes = h('button', { type: 'button', class: destructive ? 'danger' : 'primary', text: action });
     dialog.replaceChildren(h('h2', { text: title }), h('p', { text: message }), ...(detail ? [detail] : []), h('div', { class: 'actions' }, no, yes));
     const done = (v: boolean) => {
       dialog.onclose = null;

@@ -76,13 +76,13 @@ interface Ask {
   /** What the step does, when the title does not say it all ('' for nothing more). */
   message: string;
   verb: string;
-  /** Ask even when nothing else moves (a deletion). */
-  always?: boolean;
+  /** A deletion: asked even when nothing else moves, with a red button. */
+  destructive?: boolean;
 }
 
 /**
  * Do a step as the view does every change: the server's dry run first; when its
- * re-balance would move other nodes (or `ask.always`), the person confirms, seeing
+ * re-balance would move other nodes (or `ask.destructive`), the person confirms, seeing
  * them. Resolves to the server's answer, or null when cancelled; a refusal throws
  * the server's message.
  */
@@ -90,9 +90,9 @@ export async function runStep(level: LevelName, step: StepAction[], ask: Ask): P
   const where = address(level);
   const preview = await api.step(where, step, true);
   const others = rebalanced(preview);
-  if (others.length || ask.always) {
+  if (others.length || ask.destructive) {
     const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes:` : ask.message;
-    const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined);
+    const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined, ask.destructive);
     if (!go) return null;
   }
   state.ownMoveAt = Date.now();

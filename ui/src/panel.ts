@@ -387,7 +387,7 @@ export async function deleteNode(info: NodeInfo): Promise<void> {
       title: 'Delete node?',
       message: `Delete “${info.id}” and its ${n} edge(s) from the ${info.level} graph? Undo brings them back.`,
       verb: 'Delete',
-      always: true,
+      destructive: true,
     });
     if (!done) return;
     select(null);
