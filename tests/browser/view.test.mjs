@@ -272,6 +272,33 @@ test('a longer gist that overfills the level is previewed, saved when confirmed,
   assert.deepEqual(page.errors, []);
 });
 
+test('a double-click shows a node and its neighbours within k hops, as the server computes them', async () => {
+  const page = await open();
+  const id = user.ids.active[3];
+  const key = `u:${id}`;
+  const p = await page.evaluate((k) => window.kgView.point({ key: k }), key);
+  await page.mouse.dblclick(p.x, p.y);
+  const bar = page.locator('#hood');
+  await bar.getByText(`Around ${id}`).waitFor();
+  const expected = async (k) => {
+    const ans = await (await fetch(`${server.base}/api/view/neighbourhood?level=user&id=${id}&k=${k}`)).json();
+    return [...ans.nodes.map((n) => `u:${n.id}`), ...ans.artifacts.map((a) => `a:${a.path}`)].sort();
+  };
+  const shown = () => page.evaluate(() => window.kgView.aroundKeys().sort());
+  assert.deepEqual(await shown(), await expected(1));
+  await shot(page, 'ui-neighbourhood.png');
+  await page.keyboard.press('2');
+  await bar.getByText('within 2 hops').waitFor();
+  assert.deepEqual(await shown(), await expected(2));
+  assert.ok((await expected(2)).length >= (await expected(1)).length);
+  await page.keyboard.press('Escape'); // closes the panel the double-click opened
+  await page.keyboard.press('Escape');
+  await bar.waitFor({ state: 'hidden' });
+  const all = await page.evaluate(() => window.kgView.aroundKeys().length);
+  assert.ok(all > (await expected(2)).length, 'every node is back');
+  assert.deepEqual(page.errors, []);
+});
+
 test('edges are created and deleted from the node panel, with the server\'s messages', async () => {
   const page = await open();
   const id = user.ids.active[9];

@@ -6,6 +6,7 @@ import type {
   GraphList,
   LevelData,
   LevelName,
+  NeighbourhoodAnswer,
   SearchAnswer,
   StepAnswer,
   UndoAnswer,
@@ -89,6 +90,11 @@ export const api = {
   graphs: () => request<GraphList>('GET', '/api/view/graphs'),
   level: (level: LevelName, projectPath: string | null) =>
     request<LevelData>('GET', `/api/view/level${q({ level, project_path: level === 'project' ? projectPath : null })}`),
+  neighbourhood: (level: LevelName, projectPath: string | null, id: string, k: number) =>
+    request<NeighbourhoodAnswer>(
+      'GET',
+      `/api/view/neighbourhood${q({ level, project_path: level === 'project' ? projectPath : null, id, k: String(k) })}`,
+    ),
   search: (query: string, levels: LevelName[], projectPath: string | null) =>
     request<SearchAnswer>(
       'GET',

@@ -36,6 +36,8 @@ export interface Actions {
   focusNode(key: string): void;
   /** Move a node to another tier, as a drag or the panel asks (moves.ts). */
   moveTier(key: string, to: 'active' | 'archived'): Promise<boolean>;
+  /** Show a node's neighbourhood (neighbourhood.ts). */
+  showAround(key: string, k?: number): Promise<void>;
   /** A change or a resync arrived on the live connection (updates.ts). */
   onLive(m: LiveMessage): void;
   /** The live connection's status changed (updates.ts). */
@@ -51,6 +53,7 @@ export const actions: Actions = {
   select: unbound,
   focusNode: unbound,
   moveTier: unbound,
+  showAround: unbound,
   onLive: unbound,
   onLiveStatus: unbound,
 };
@@ -63,6 +66,7 @@ export function bindActions(impl: Actions): void {
 export const graph = new GraphView($('cy'), $('tip'), {
   select: (key) => actions.select(key),
   move: (key, to) => actions.moveTier(key, to),
+  around: (key) => void actions.showAround(key),
   refuse: (m) => toast(m, 'error'),
 });
 

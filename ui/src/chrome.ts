@@ -7,6 +7,7 @@ import { createDialog } from './dialogs';
 import { toggleDrawer } from './gauges';
 import { readHash, refresh, renderSelector, writeHash } from './load';
 import { undoStep } from './moves';
+import { showAll, showAround } from './neighbourhood';
 import { deleteNode, select } from './panel';
 import { clearResults, closeResults } from './search';
 import { state } from './state';
@@ -42,9 +43,18 @@ function onKey(ev: KeyboardEvent): void {
     else if (state.picked) {
       select(null);
       ev.preventDefault();
-    } else if (!$('moves').hidden) $('moves').hidden = true;
+    } else if (state.around) showAll();
+    else if (!$('moves').hidden) $('moves').hidden = true;
     else if (graph.drawer) toggleDrawer(false);
     if (isTyping(ev.target)) (ev.target as HTMLElement).blur();
+  } else if ((ev.key === 'h' || ev.key === 'H') && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
+    if (state.picked) {
+      ev.preventDefault();
+      void showAround(state.picked, state.around?.k ?? 1);
+    }
+  } else if (['1', '2', '3'].includes(ev.key) && state.around && !isTyping(ev.target)) {
+    ev.preventDefault();
+    void showAround(state.around.key, Number(ev.key));
   } else if (ev.key === 'Delete' && !isTyping(ev.target)) {
     const info = state.picked ? graph.nodes.get(state.picked) : undefined;
     if (info) {

@@ -58,6 +58,8 @@ export interface Callbacks {
   select(key: string | null): void;
   /** A drag asked for a tier change; resolve false to snap the node back. */
   move(key: string, to: 'active' | 'archived'): Promise<boolean>;
+  /** A node was double-clicked: show its neighbourhood. */
+  around(key: string): void;
   /** A drop that cannot be honoured (say why). */
   refuse(message: string): void;
 }
@@ -206,6 +208,10 @@ export class GraphView {
       const n = ev.target as NodeSingular;
       if (n.hasClass('band')) return;
       this.cb.select(n.id());
+    });
+    cy.on('dbltap', 'node', (ev: EventObject) => {
+      const n = ev.target as NodeSingular;
+      if (!n.hasClass('band') && this.canvas.nodes.has(n.id())) this.cb.around(n.id());
     });
     cy.on('grab', 'node', (ev: EventObject) => {
       const n = ev.target as NodeSingular;
@@ -430,6 +436,25 @@ export class GraphView {
       off.connectedEdges().addClass('off-topic');
     });
     this.legend.render(this.topics(), topic);
+  }
+
+  /** Show only these nodes (a neighbourhood) and the edges among them; null shows all. */
+  showAround(keys: Set<string> | null): void {
+    this.cy.batch(() => {
+      this.cy.elements('.off-hood').removeClass('off-hood');
+      if (keys === null) return;
+      const off = this.cy.nodes().filter((n) => !n.hasClass('band') && !keys.has(n.id()));
+      off.addClass('off-hood');
+      off.connectedEdges().addClass('off-hood');
+    });
+  }
+
+  /** The nodes (and files) a neighbourhood leaves on screen, for the test hook. */
+  aroundKeys(): string[] {
+    return this.cy
+      .nodes()
+      .filter((n) => !n.hasClass('band') && !n.hasClass('off-hood'))
+      .map((n) => n.id());
   }
 
   get onlyTopic(): string | null {

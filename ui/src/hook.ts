@@ -20,6 +20,8 @@ interface KgViewHook {
   labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
   positions(): Record<string, { x: number; y: number }>;
   zoom(): number;
+  /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
+  aroundKeys(): string[];
 }
 
 const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
@@ -38,6 +40,7 @@ export function installHook(): void {
     labels: (tier) => graph.labelBoxes(tier),
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
+    aroundKeys: () => graph.aroundKeys(),
   };
 }
 

@@ -6,6 +6,7 @@ import { graph, live } from './app';
 import { $, h, toast } from './dom';
 import { renderLevels } from './gauges';
 import { markReady } from './hook';
+import { showAll, showAround } from './neighbourhood';
 import { renderPanel, select } from './panel';
 import { onScreen, state } from './state';
 import type { Debt, GraphRow, LevelData } from './types';
@@ -125,6 +126,11 @@ async function showLevels(fetched: LevelData[], relayout: boolean, flash: string
   if (!relayout && !first) graph.flash([...new Set([...changed, ...flash])]);
   else if (flash.length) graph.flash(flash);
   if (state.picked && !graph.nodes.has(state.picked)) select(null);
+  // A neighbourhood on screen follows the graph: asked again, or ended with its centre.
+  if (state.around) {
+    if (graph.nodes.has(state.around.key)) void showAround(state.around.key, state.around.k);
+    else showAll();
+  }
   renderLevels();
   renderPanel(false);
   renderEmpty();

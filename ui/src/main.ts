@@ -11,12 +11,13 @@ import { applyTheme, wire } from './chrome';
 import { installHook } from './hook';
 import { loadGraphs, readHash, refresh, renderSelector } from './load';
 import { moveTier } from './moves';
+import { showAround } from './neighbourhood';
 import { focusNode, select } from './panel';
 import { wireSearch } from './search';
 import { state } from './state';
 import { onLive, onLiveStatus } from './updates';
 
-bindActions({ refresh, select, focusNode, moveTier, onLive, onLiveStatus });
+bindActions({ refresh, select, focusNode, moveTier, showAround, onLive, onLiveStatus });
 installHook();
 
 async function start(): Promise<void> {

@@ -29,6 +29,8 @@ export const state = {
   levels: {} as Partial<Record<LevelName, LevelData>>,
   picked: null as string | null,
   undo: null as Undoable | null,
+  /** The neighbourhood on screen: its centre and hops, or null for the whole graph. */
+  around: null as { key: string; k: number } | null,
   ownMoveAt: 0,
   liveStatus: 'connecting' as LiveStatus,
   loaded: false,

@@ -197,8 +197,8 @@ export function stylesheet(large: boolean): StylesheetJson {
     },
     { selector: 'edge.flash', style: { 'line-color': c.flash, 'target-arrow-color': c.flash, width: 3, opacity: 1 } },
     // A topic picked in the legend: the others stay in place but step back.
-    { selector: 'node.off-topic', style: { opacity: 0.12, label: '', events: 'no' } },
-    { selector: 'edge.off-topic', style: { opacity: 0.05 } },
+    { selector: 'node.off-topic, node.off-hood', style: { opacity: 0.12, label: '', events: 'no' } },
+    { selector: 'edge.off-topic, edge.off-hood', style: { opacity: 0.05 } },
     // Hovering or picking a node: its neighbours and edges stand out, the rest fades.
     { selector: 'node.faded', style: { opacity: 0.3 } },
     { selector: 'edge.faded', style: { opacity: 0.12 } },
