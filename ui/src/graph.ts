@@ -65,7 +65,7 @@ export interface Callbacks {
 }
 
 export const nodeKey = (level: LevelName, id: string): string => `${level === 'user' ? 'u' : 'p'}:${id}`;
-const artifactKey = (ref: string): string => `a:${ref}`;
+export const artifactKey = (ref: string): string => `a:${ref}`;
 const edgeKey = (level: LevelName, e: StoredEdge): string =>
   `e:${level === 'user' ? 'u' : 'p'}:${e.from}->${e.to}:${e.rel}`;
 

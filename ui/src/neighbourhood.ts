@@ -5,7 +5,7 @@
 import { graph } from './app';
 import { api, ApiError } from './api';
 import { $, h, toast } from './dom';
-import { nodeKey } from './graph';
+import { artifactKey, nodeKey } from './graph';
 import { state } from './state';
 
 /** Show the neighbourhood of the node `key` within `k` hops. */
@@ -15,7 +15,7 @@ export async function showAround(key: string, k = 1): Promise<void> {
   try {
     const ans = await api.neighbourhood(info.level, state.project, info.id, k);
     const keys = new Set(ans.nodes.map((n) => nodeKey(info.level, n.id)));
-    for (const a of ans.artifacts) keys.add(`a:${a.path}`);
+    for (const a of ans.artifacts) keys.add(artifactKey(a.path));
     state.around = { key, k };
     graph.showAround(keys);
     renderBar(info.id, k, ans.nodes.length - 1, ans.outside_edges);

@@ -27,6 +27,9 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
   }
 }
 
+/** Whether this page made a step in the last 3 s: its own box explains what came of it. */
+const ownStepJustNow = (): boolean => Date.now() - state.ownMoveAt < 3000;
+
 /** Say what changed (by whom) and return the keys of the nodes to flash. */
 function announce(m: Change, level: LevelName): string[] {
   const k = (id: string) => nodeKey(level, id);
@@ -59,13 +62,12 @@ function announce(m: Change, level: LevelName): string[] {
       const lists = { archived: m.archived ?? [], restored: m.restored ?? [], orphaned: m.orphaned ?? [], deleted: m.deleted ?? [] };
       for (const id of [...lists.archived, ...lists.restored, ...lists.orphaned]) keys.push(k(id));
       // This page's own step is already explained by its own box.
-      const recentOwn = Date.now() - state.ownMoveAt < 3000;
-      if (!recentOwn) showMoves(explainTick(level, m.reason ?? '', lists));
+      if (!ownStepJustNow()) showMoves(explainTick(level, m.reason ?? '', lists));
       break;
     }
     case 'step_undone':
       for (const id of m.nodes) keys.push(k(id));
-      if (Date.now() - state.ownMoveAt >= 3000) toast(`A step of the graph view was undone in another window: ${m.nodes.join(', ')}`, 'live');
+      if (!ownStepJustNow()) toast(`A step of the graph view was undone in another window: ${m.nodes.join(', ')}`, 'live');
       break;
     default:
       break;

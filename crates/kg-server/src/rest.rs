@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-type Shared = State<Arc<AppState>>;
+pub(crate) type Shared = State<Arc<AppState>>;
 type Params = Query<HashMap<String, String>>;
 
 /// What a REST handler answers.
@@ -328,7 +328,7 @@ struct ProgressBody {
     state: Option<Value>,
 }
 
-fn parse_level(text: &str) -> Result<Level, ApiError> {
+pub(crate) fn parse_level(text: &str) -> Result<Level, ApiError> {
     Level::parse(text).map_err(ApiError::bad_request)
 }
 

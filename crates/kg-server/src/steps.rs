@@ -5,12 +5,12 @@
 
 use crate::app::AppState;
 use crate::payload::{self, StepAnswer, UndoAnswer};
-use crate::rest::{Answer, ApiError, ApiResult, JsonBody};
+use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
 use crate::view::slot_of;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::post;
-use kg_core::{Action, Level, Target};
+use kg_core::{Action, Target};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -45,10 +45,6 @@ struct UndoBody {
     level: String,
     #[serde(default)]
     project_path: Option<String>,
-}
-
-fn parse_level(text: &str) -> Result<Level, ApiError> {
-    Level::parse(text).map_err(ApiError::bad_request)
 }
 
 async fn step(State(state): Shared, JsonBody(body): JsonBody<StepBody>) -> ApiResult {
@@ -103,5 +99,3 @@ async fn undo(State(state): Shared, JsonBody(body): JsonBody<UndoBody>) -> ApiRe
         })
         .await
 }
-
-type Shared = State<Arc<AppState>>;
