@@ -512,7 +512,7 @@ async fn watch(app: AppHandle) {
                 tokio::select! {
                     change = changes.recv() => match change {
                         Ok(change) => {
-                            if let ChangeKind::Quarantined { path, moved_to, recovered_from_prev } = &change.kind {
+                            if let ChangeKind::Quarantined { path, moved_to, recovered_from_prev, .. } = &change.kind {
                                 notify::show(
                                     "KG Memory moved a damaged graph file aside",
                                     &format!(

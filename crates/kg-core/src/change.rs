@@ -65,6 +65,8 @@ pub enum ChangeKind {
         path: PathBuf,
         /// Where it now lies: `<file>.corrupt-<unix seconds>`.
         moved_to: PathBuf,
+        /// Why it did not parse, as the parser said it.
+        cause: String,
         /// The graph was loaded from its `.prev` backup; false means it starts empty.
         recovered_from_prev: bool,
     },
@@ -172,6 +174,11 @@ impl ChangeLog {
         }
         self.entries.push_back(change.clone());
         change
+    }
+
+    /// The changes still held, newest first.
+    pub fn newest_first(&self) -> impl Iterator<Item = &Change> {
+        self.entries.iter().rev()
     }
 
     /// Changes with `seq >= from`, or `None` when some of them were already dropped.

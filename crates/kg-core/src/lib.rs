@@ -64,7 +64,8 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, GraphSlot, Outcome, Store, StoreConfig, StoreError, Target, UNDO_STEPS, Undone,
+    Action, DamagedFile, GraphSlot, Outcome, Store, StoreConfig, StoreError, Target, UNDO_STEPS,
+    Undone,
 };
 pub use tracked::Tracked;
 

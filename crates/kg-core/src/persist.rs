@@ -581,10 +581,12 @@ pub enum Loaded {
     Missing,
     /// The file parsed.
     Fine(GraphFile),
-    /// The file did not parse and was moved aside (the error log says why);
-    /// `recovered` is the `.prev` content when that parsed, else the graph starts empty.
+    /// The file did not parse and was moved aside; `recovered` is the `.prev`
+    /// content when that parsed, else the graph starts empty.
     Quarantined {
         moved_to: PathBuf,
+        /// Why the file did not parse, as the parser said it.
+        cause: String,
         recovered: Option<GraphFile>,
     },
 }
@@ -622,6 +624,7 @@ pub fn load_graph_file(path: &Path, now: f64) -> Result<Loaded, PersistError> {
             );
             Ok(Loaded::Quarantined {
                 moved_to,
+                cause,
                 recovered,
             })
         }

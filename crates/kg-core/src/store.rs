@@ -169,6 +169,26 @@ struct GraphState {
     writer: GraphWriter,
     /// The graph view's last steps on this graph, newest last, for undo.
     history: std::collections::VecDeque<actions::UndoStep>,
+    /// The last time this graph's file did not parse and was moved aside, kept for
+    /// the server's lifetime so a view opened later still says why the graph looks
+    /// as it does.
+    damaged: Option<DamagedFile>,
+}
+
+/// A graph file that did not parse and was moved aside when it was loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DamagedFile {
+    /// The graph file that did not parse.
+    pub path: PathBuf,
+    /// Where the damaged bytes now lie: `<file>.corrupt-<unix seconds>`.
+    pub moved_to: PathBuf,
+    /// Why it did not parse, as the parser said it.
+    pub cause: String,
+    /// The backup the graph was loaded from instead (`.prev`), or `None` when there
+    /// was no valid backup and the graph started empty.
+    pub backup: Option<PathBuf>,
+    /// When it was moved aside, in seconds since the Unix epoch.
+    pub at: f64,
 }
 
 /// One graph and where it lives.
@@ -377,6 +397,17 @@ impl Store {
         log.since(seq).map(|it| it.cloned().collect())
     }
 
+    /// Up to `limit` of the newest changes that `keep` accepts, newest first (the log
+    /// holds the last 20,000 changes of this server's lifetime).
+    pub fn recent_changes(&self, limit: usize, keep: impl Fn(&Change) -> bool) -> Vec<Change> {
+        let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        log.newest_first()
+            .filter(|c| keep(c))
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
     // ----- graph slots ---------------------------------------------------------------
 
     /// The user graph, loaded when the store opens and never unloaded.
@@ -427,6 +458,11 @@ impl Store {
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
         let state = slot.lock();
         compute_debt(&state.graph, false, state.activity.iter().copied(), now)
+    }
+
+    /// The last damaged file of a graph that was moved aside while this store ran.
+    pub fn damaged_file(&self, slot: &GraphSlot) -> Option<DamagedFile> {
+        slot.lock().damaged.clone()
     }
 
     /// Run `f` with a graph locked and its project's tool-event stamps (debt activity).

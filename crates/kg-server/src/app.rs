@@ -248,6 +248,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ws::router())
         .merge(crate::view::router())
         .merge(crate::steps::router())
+        .merge(crate::activity::router())
         .route_service(
             "/",
             tower::ServiceBuilder::new()

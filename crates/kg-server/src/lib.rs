@@ -2,6 +2,7 @@
 //! API, a WebSocket of live changes and background maintenance. The `kg-memory`
 //! binary runs it headless; the tray app runs it in-process.
 
+pub mod activity;
 pub mod app;
 pub mod client;
 pub mod clock;

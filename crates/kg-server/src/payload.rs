@@ -249,10 +249,38 @@ pub struct LevelData<'a> {
     pub health: Health<'a>,
     pub debt: LevelDebt<'a>,
     pub debt_items: Vec<DebtItem<'a>>,
+    /// The graph's file did not parse and was moved aside while this server ran: the
+    /// view says so instead of showing the graph as merely small or empty.
+    pub damaged: Option<Damaged>,
     /// In node order.
     pub nodes: Vec<NodeRow<'a>>,
     /// In edge order.
     pub edges: Vec<EdgeRow<'a>>,
+}
+
+/// A damaged graph file that was moved aside, and what the level holds instead.
+#[derive(Debug, Serialize, TS)]
+pub struct Damaged {
+    pub path: String,
+    pub moved_to: String,
+    /// Why it did not parse.
+    pub cause: String,
+    /// The backup (`.prev`) the level was loaded from, or null when it started empty.
+    pub backup: Option<String>,
+    /// Seconds since the Unix epoch.
+    pub at: f64,
+}
+
+impl From<kg_core::DamagedFile> for Damaged {
+    fn from(d: kg_core::DamagedFile) -> Self {
+        Damaged {
+            path: d.path.display().to_string(),
+            moved_to: d.moved_to.display().to_string(),
+            cause: d.cause,
+            backup: d.backup.map(|b| b.display().to_string()),
+            at: d.at,
+        }
+    }
 }
 
 /// The HEALTH of the rendered level, with the line `kg_read` prints.
@@ -536,6 +564,64 @@ pub struct EdgeDeleteAnswer {
     pub level: LevelName,
 }
 
+// ----- GET /api/view/activity -----------------------------------------------------------
+
+/// `GET /api/view/activity`: the newest changes of the levels on screen, newest first.
+#[derive(Debug, Serialize, TS)]
+pub struct ActivityAnswer<'a> {
+    pub entries: Vec<ActivityEntry<'a>>,
+}
+
+/// One change of the store's change log, as the activity panel lists it.
+#[derive(Debug, Serialize, TS)]
+pub struct ActivityEntry<'a> {
+    /// Its place in the change log.
+    pub seq: u64,
+    /// Seconds since the Unix epoch.
+    pub ts: f64,
+    pub level: LevelName,
+    pub project_path: Option<&'a str>,
+    pub author: Author,
+    /// The KG session that made it, when one did (a view's is its connection's).
+    pub session: Option<&'a str>,
+    pub kind: ActivityKind,
+    /// The nodes it concerns, the main one first.
+    pub ids: Vec<String>,
+    /// What happened, in one plain line.
+    pub summary: String,
+}
+
+/// Who made a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Author {
+    /// An agent's KG session (MCP tools, hooks).
+    Agent,
+    /// A person in a graph view.
+    View,
+    /// The server itself: tier moves, debt verdicts, damaged files.
+    Maintenance,
+    /// A REST call without a session.
+    Client,
+}
+
+/// What kind of change an activity entry is: the `type` of the matching `/ws` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    NodeUpdated,
+    EdgeUpdated,
+    NodeDeleted,
+    EdgeDeleted,
+    NodeRecalled,
+    TiersMoved,
+    NodeLiked,
+    ProgressSaved,
+    StepUndone,
+    DebtChanged,
+    Quarantined,
+}
+
 // ----- /ws ------------------------------------------------------------------------------
 
 /// A message on `/ws`. A change's `source_session` is the KG session that made it
@@ -650,6 +736,7 @@ pub enum LiveMessage<'a> {
         level: LevelName,
         path: String,
         moved_to: String,
+        cause: &'a str,
         recovered_from_prev: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
@@ -741,11 +828,13 @@ impl<'a> LiveMessage<'a> {
             ChangeKind::Quarantined {
                 path,
                 moved_to,
+                cause,
                 recovered_from_prev,
             } => LiveMessage::Quarantined {
                 level,
                 path: path.display().to_string(),
                 moved_to: moved_to.display().to_string(),
+                cause,
                 recovered_from_prev: *recovered_from_prev,
                 project_path,
             },
@@ -762,6 +851,7 @@ fn roots(cfg: &ts_rs::Config, out: &mut Declarations) {
     out.add::<SearchAnswer<'static>>(cfg);
     out.add::<NeighbourhoodAnswer<'static>>(cfg);
     out.add::<StepAnswer>(cfg);
+    out.add::<ActivityAnswer<'static>>(cfg);
     out.add::<UndoAnswer>(cfg);
     out.add::<NodePutAnswer>(cfg);
     out.add::<NodeDeleteAnswer>(cfg);

@@ -211,6 +211,7 @@ fn level_data<'a>(
     slot: &'a GraphSlot,
     graph: &'a Graph,
     inspection: &'a LevelInspection,
+    damaged: Option<kg_core::DamagedFile>,
 ) -> LevelData<'a> {
     let h = &inspection.health;
     LevelData {
@@ -237,6 +238,7 @@ fn level_data<'a>(
                 gist_chars: i.gist_chars,
             })
             .collect(),
+        damaged: damaged.map(Into::into),
         nodes: graph
             .nodes
             .values()
@@ -297,9 +299,10 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
         .blocking(move |state, now| {
             let slot = slot_of(state, level, param(&params, "project_path"), now)?;
             let config = inspect_config(state);
+            let damaged = state.store.damaged_file(&slot);
             let body = state.store.with_graph_activity(&slot, |g, activity| {
                 let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now);
-                payload::value(&level_data(level, &slot, g, &inspection))
+                payload::value(&level_data(level, &slot, g, &inspection, damaged))
             });
             Ok(Answer(body))
         })

@@ -15,7 +15,7 @@ use axum::response::Response;
 use axum::routing::get;
 use kg_core::{Change, Level};
 use kg_core::{JsonStyle, to_json};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast::error::RecvError;
@@ -26,9 +26,34 @@ use tokio::sync::broadcast::error::RecvError;
 pub struct Registry {
     holders: Mutex<HashMap<String, u64>>,
     next: AtomicU64,
+    /// Ids minted for connections that came without a session (graph views, the tray),
+    /// newest last: the activity log tells a view's changes from an agent's by them.
+    minted: Mutex<VecDeque<String>>,
 }
 
+/// How many minted connection ids are remembered.
+const MINTED_KEPT: usize = 1_000;
+
 impl Registry {
+    fn mint(&self, store: &kg_core::Store) -> String {
+        let sid = store.connection_id();
+        let mut minted = self.minted.lock().unwrap_or_else(|e| e.into_inner());
+        if minted.len() == MINTED_KEPT {
+            minted.pop_front();
+        }
+        minted.push_back(sid.clone());
+        sid
+    }
+
+    /// Whether `sid` was minted for a connection without a session (a graph view).
+    pub fn minted_for_connection(&self, sid: &str) -> bool {
+        self.minted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|m| m == sid)
+    }
+
     fn claim(&self, sid: &str) -> u64 {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.holders
@@ -142,7 +167,7 @@ async fn connection(
     // does not hear its own echo), but no record in the session registry: a page
     // left open, or thousands of connections, must neither rewrite the registry nor
     // push agents' sessions out of it.
-    let sid = requested.unwrap_or_else(|| state.store.connection_id());
+    let sid = requested.unwrap_or_else(|| state.ws.mint(&state.store));
     let me = state.ws.claim(&sid);
     let mut changes = state.changes.subscribe();
     if !send(

@@ -3,6 +3,48 @@
 
 import type { StoredEdge, StoredNode } from '../types';
 
+/**
+ * `GET /api/view/activity`: the newest changes of the levels on screen, newest first.
+ */
+export type ActivityAnswer = {
+  entries: Array<ActivityEntry>,
+};
+
+/**
+ * One change of the store's change log, as the activity panel lists it.
+ */
+export type ActivityEntry = {
+  /**
+   * Its place in the change log.
+   */
+  seq: number,
+  /**
+   * Seconds since the Unix epoch.
+   */
+  ts: number,
+  level: LevelName,
+  project_path: string | null,
+  author: Author,
+  /**
+   * The KG session that made it, when one did (a view's is its connection's).
+   */
+  session: string | null,
+  kind: ActivityKind,
+  /**
+   * The nodes it concerns, the main one first.
+   */
+  ids: Array<string>,
+  /**
+   * What happened, in one plain line.
+   */
+  summary: string,
+};
+
+/**
+ * What kind of change an activity entry is: the `type` of the matching `/ws` message.
+ */
+export type ActivityKind = "node_updated" | "edge_updated" | "node_deleted" | "edge_deleted" | "node_recalled" | "tiers_moved" | "node_liked" | "progress_saved" | "step_undone" | "debt_changed" | "quarantined";
+
 export type ArtifactRow = {
   path: string,
   /**
@@ -10,6 +52,11 @@ export type ArtifactRow = {
    */
   distance: number,
 };
+
+/**
+ * Who made a change.
+ */
+export type Author = "agent" | "view" | "maintenance" | "client";
 
 /**
  * A level's rendered size, as the compactor charges it, against its budget.
@@ -49,6 +96,26 @@ export type Counts = {
   active: number,
   archived: number,
   orphaned: number,
+};
+
+/**
+ * A damaged graph file that was moved aside, and what the level holds instead.
+ */
+export type Damaged = {
+  path: string,
+  moved_to: string,
+  /**
+   * Why it did not parse.
+   */
+  cause: string,
+  /**
+   * The backup (`.prev`) the level was loaded from, or null when it started empty.
+   */
+  backup: string | null,
+  /**
+   * Seconds since the Unix epoch.
+   */
+  at: number,
 };
 
 /**
@@ -169,6 +236,11 @@ export type LevelData = {
   health: Health,
   debt: LevelDebt,
   debt_items: Array<DebtItem>,
+  /**
+   * The graph's file did not parse and was moved aside while this server ran: the
+   * view says so instead of showing the graph as merely small or empty.
+   */
+  damaged: Damaged | null,
   /**
    * In node order.
    */
@@ -320,6 +392,7 @@ export type LiveMessage =
     level: LevelName,
     path: string,
     moved_to: string,
+    cause: string,
     recovered_from_prev: boolean,
     project_path?: string,
   };

@@ -2,6 +2,7 @@
 
 use super::sessions::known_session;
 use super::writes::string_array;
+use crate::persist::sibling_with_extension;
 use super::*;
 
 impl Store {
@@ -172,9 +173,18 @@ impl Store {
             Loaded::Fine(file) => file,
             Loaded::Quarantined {
                 moved_to,
+                cause,
                 recovered,
-                ..
             } => {
+                state.damaged = Some(DamagedFile {
+                    path: slot.path.clone(),
+                    moved_to: moved_to.clone(),
+                    cause: cause.clone(),
+                    backup: recovered
+                        .is_some()
+                        .then(|| sibling_with_extension(&slot.path, "prev")),
+                    at: now,
+                });
                 self.record(
                     slot.level,
                     slot.project_root(),
@@ -182,6 +192,7 @@ impl Store {
                     ChangeKind::Quarantined {
                         path: slot.path.clone(),
                         moved_to,
+                        cause,
                         recovered_from_prev: recovered.is_some(),
                     },
                     now,

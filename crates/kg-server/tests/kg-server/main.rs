@@ -1,5 +1,6 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
+mod activity;
 mod concurrency;
 mod connections;
 mod crash;
