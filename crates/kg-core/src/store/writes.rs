@@ -561,7 +561,10 @@ pub(super) fn delete_node_in(g: &mut Graph, journal: &mut Journal, id: &str) -> 
         .cloned()
         .collect();
     journal.node(g, id);
-    for key in &touching {
+    // The edges go all at once, so each is remembered at its index in the full list.
+    // Rollback restores the newest remembered first; remembering the last edge first
+    // makes it restore the first edge first, so each goes back where it was.
+    for key in touching.iter().rev() {
         journal.edge(g, key);
     }
     g.remove_node(id).map_or(0, |(_, n)| n)

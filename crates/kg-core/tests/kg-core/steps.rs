@@ -242,3 +242,31 @@ fn a_reload_from_disk_forgets_the_steps() {
         Err(StoreError::CannotUndo(m)) if m.starts_with("Nothing to undo")
     ));
 }
+
+// A deleted node's edges leave from several places in the edge list at once; undo
+// put them back out of order (the file differed) until they were remembered last
+// first.
+#[test]
+fn undoing_a_deletion_puts_each_edge_back_in_its_place() {
+    let (home, store) = full_level();
+    for to in ["topic-40", "topic-60"] {
+        store
+            .put_edge(user(), "topic-10", to, "relates", None, T)
+            .expect("edge");
+    }
+    let edge_order = |store: &Store| {
+        store.with_graph(store.user_slot(), |g| {
+            g.edges.keys().map(ToString::to_string).collect::<Vec<_>>()
+        })
+    };
+    let file_before = user_file(&home);
+    let order_before = edge_order(&store);
+    let deleted = Action::DeleteNode {
+        id: "topic-10".into(),
+    };
+    let done = store.perform(user(), &[deleted], T).expect("delete");
+    assert_eq!(done.edges_deleted, 4, "{done:?}");
+    store.undo(user(), T + 1.0).expect("undo");
+    assert_eq!(edge_order(&store), order_before);
+    assert_eq!(user_file(&home), file_before);
+}
