@@ -187,9 +187,12 @@ export function readGraph(storage, slug = null) {
 
 export const tierOnDisk = (node) => (node._orphaned_ts !== undefined ? 'orphaned' : node._archived ? 'archived' : 'active');
 
+/** Where the browser tests leave their screenshots (not committed): look at them. */
+export const SCREENSHOTS = path.join(REPO, 'target', 'screenshots');
+
 export async function shot(page, name, locator = null) {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const file = path.join(ARTIFACTS, name);
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, name);
   if (locator) await locator.screenshot({ path: file });
   else await page.screenshot({ path: file });
   return file;

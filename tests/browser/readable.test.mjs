@@ -10,11 +10,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, mcp, openView, REPO, startServer, tempRoot } from './harness.mjs';
+import { freePort, launchBrowser, mcp, openView, shot, startServer, tempRoot } from './harness.mjs';
 import { projectMemory } from './memory-seed.mjs';
 import { makeGraph, writeStorage } from './seed.mjs';
 
-const SCREENSHOTS = path.join(REPO, 'target', 'screenshots');
 const SIZES = [
   { width: 1440, height: 900 },
   { width: 1024, height: 700 },
@@ -36,7 +35,6 @@ before(async () => {
   writeStorage(path.join(root, 'storage'), user.file, { shop: memory.file });
   server = await startServer({ root, port: await freePort() });
   browser = await launchBrowser();
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
 after(async () => {
@@ -54,7 +52,6 @@ async function open(viewport, theme = 'light') {
   return page;
 }
 
-const shot = (page, name) => page.screenshot({ path: path.join(SCREENSHOTS, name) });
 const labels = (page, tier = 'active') => page.evaluate((t) => window.kgView.labels(t), tier);
 const zoom = (page) => page.evaluate(() => window.kgView.zoom());
 

@@ -1,6 +1,7 @@
 // The server's REST API, same origin only (the page is served by kg-server at /ui).
 
 import type {
+  ActivityAnswer,
   EdgeDeleteAnswer,
   EdgePutAnswer,
   GraphList,
@@ -100,6 +101,8 @@ export const api = {
       'GET',
       `/api/view/search${q({ q: query, levels: levels.join(','), project_path: projectPath })}`,
     ),
+  activity: (levels: LevelName[], projectPath: string | null) =>
+    request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */
   step: (a: Address, actions: StepAction[], dryRun: boolean) =>
     request<StepAnswer>('POST', '/api/view/step', { level: a.level, actions, dry_run: dryRun, ...addressing(a) }),

@@ -36,6 +36,10 @@ export interface Actions {
   focusNode(key: string): void;
   /** Move a node to another tier, as a drag or the panel asks (moves.ts). */
   moveTier(key: string, to: 'active' | 'archived'): Promise<boolean>;
+  /** Add a node to the nodes chosen for a bulk action, or take it out (bulk.ts). */
+  toggleChosen(key: string): void;
+  /** Choose nodes for a bulk action, added to the chosen ones or instead (bulk.ts). */
+  choose(keys: string[], add: boolean): void;
   /** Show a node's neighbourhood (neighbourhood.ts). */
   showAround(key: string, k?: number): Promise<void>;
   /** A change or a resync arrived on the live connection (updates.ts). */
@@ -53,6 +57,8 @@ export const actions: Actions = {
   select: unbound,
   focusNode: unbound,
   moveTier: unbound,
+  toggleChosen: unbound,
+  choose: unbound,
   showAround: unbound,
   onLive: unbound,
   onLiveStatus: unbound,
@@ -65,6 +71,8 @@ export function bindActions(impl: Actions): void {
 
 export const graph = new GraphView($('cy'), $('tip'), {
   select: (key) => actions.select(key),
+  toggleChosen: (key) => actions.toggleChosen(key),
+  chooseBox: (keys) => actions.choose(keys, true),
   move: (key, to) => actions.moveTier(key, to),
   around: (key) => void actions.showAround(key),
   refuse: (m) => toast(m, 'error'),

@@ -1,10 +1,13 @@
 // The page around the graph: the graph selector and "both levels", the toolbar, the
 // theme, the URL's hash, and the keyboard shortcuts.
 
+import { toggleActivity } from './activity';
 import { graph, live } from './app';
+import { clearChosen } from './bulk';
 import { $, isTyping } from './dom';
 import { createDialog } from './dialogs';
 import { toggleDrawer } from './gauges';
+import { showView } from './list';
 import { readHash, refresh, renderSelector, writeHash } from './load';
 import { undoStep } from './moves';
 import { showAll, showAround } from './neighbourhood';
@@ -26,6 +29,7 @@ async function switchGraph(): Promise<void> {
   writeHash();
   renderSelector();
   select(null);
+  clearChosen();
   clearResults();
   state.loaded = false;
   live.connect(state.project);
@@ -43,7 +47,8 @@ function onKey(ev: KeyboardEvent): void {
     else if (state.picked) {
       select(null);
       ev.preventDefault();
-    } else if (state.around) showAll();
+    } else if (state.chosen.size) clearChosen();
+    else if (state.around) showAll();
     else if (!$('moves').hidden) $('moves').hidden = true;
     else if (graph.drawer) toggleDrawer(false);
     if (isTyping(ev.target)) (ev.target as HTMLElement).blur();
@@ -66,6 +71,10 @@ function onKey(ev: KeyboardEvent): void {
       ev.preventDefault();
       void undoStep();
     }
+  } else if (['a', 'g', 'l'].includes(ev.key) && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
+    ev.preventDefault();
+    if (ev.key === 'a') toggleActivity();
+    else showView(ev.key === 'l' ? 'list' : 'graph');
   } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey && !ev.altKey && !isTyping(ev.target)) {
     ev.preventDefault();
     createDialog();
@@ -85,10 +94,14 @@ export function wire(): void {
     writeHash();
     state.loaded = false;
     select(null);
+    clearChosen();
     void refresh(true);
   });
   $('new-node').addEventListener('click', createDialog);
   $('relayout').addEventListener('click', () => void refresh(true));
+  $('activity-toggle').addEventListener('click', () => toggleActivity());
+  $('show-graph').addEventListener('click', () => showView('graph'));
+  $('show-list').addEventListener('click', () => showView('list'));
   $('fit').addEventListener('click', () => graph.fit());
   $('zoom-in').addEventListener('click', () => graph.zoomIn());
   $('zoom-out').addEventListener('click', () => graph.zoomOut());

@@ -36,6 +36,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** Replace an element's children, skipping the absent ones as `h` does. */
+export function fill(el: HTMLElement, ...children: (Child | Child[])[]): void {
+  el.replaceChildren(...children.flat().filter((c): c is Node | string => c !== null && c !== undefined && c !== false));
+}
+
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   const el = document.getElementById(id);
   if (!el) throw new Error(`missing #${id}`);

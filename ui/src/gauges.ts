@@ -8,6 +8,20 @@ import { nodeKey } from './graph';
 import { onScreen, state } from './state';
 import type { DebtItem, LevelData, LevelDebt, LevelName } from './types';
 
+/** What really happens to a level over its budget: new nodes are protected for their
+ * grace period, so when every active node is new, nothing can be archived yet. */
+function overBudget(l: LevelData): string {
+  const b = l.budget;
+  const days = (x: number) => `${x} day${x === 1 ? '' : 's'}`;
+  const free = l.counts.active - b.active_in_grace;
+  if (free > 0) {
+    const among = b.active_in_grace ? ` among the ${free} active nodes older than ${days(b.grace_days)} (the ${b.active_in_grace} newer ones are protected)` : '';
+    return `over the budget: the next write or tick archives the lowest-scored nodes${among}`;
+  }
+  const soon = b.first_grace_ends_in_days === null ? '' : ` The first leaves it in ${days(b.first_grace_ends_in_days)}; the level shrinks from then on.`;
+  return `over the budget, but nothing can be archived yet: every active node is newer than ${days(b.grace_days)}, and a node that new is never archived (it has not had time to prove useful).${soon} Archive by hand to make room now`;
+}
+
 /** The budget gauge of a level, with the projected change of the edit under way. */
 export function gauge(l: LevelData): HTMLElement {
   const b = l.budget;
@@ -17,7 +31,7 @@ export function gauge(l: LevelData): HTMLElement {
   const pct = (x: number) => `${Math.max(0, Math.min(100, (100 * x) / scale)).toFixed(2)}%`;
   const state_ =
     b.state === 'over'
-      ? 'over the budget: the next write or tick archives the lowest-scored nodes'
+      ? overBudget(l)
       : b.state === 'under_fill'
         ? 'under the fill line: refill may bring archived nodes back'
         : 'between the fill line and the budget: nothing moves';
@@ -169,7 +183,7 @@ function levelCard(level: LevelName, l: LevelData): HTMLElement {
     gauge(l),
     // An empty level owes nothing and has no shape: debt and health would be noise.
     ...(l.counts.active + l.counts.archived + l.counts.orphaned === 0
-      ? [h('p', { class: 'small muted', text: 'No nodes yet.' })]
+      ? [h('p', { class: 'small muted', text: l.damaged ? 'Empty: its file was damaged and moved aside (see the message above the graph).' : 'No nodes yet.' })]
       : [
           h('div', { class: 'badges' }, debtBadge(l.debt), healthBadge(l)),
           h('h3', { class: 'small muted', text: `What the debt consists of (${items.length})` }),

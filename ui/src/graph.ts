@@ -56,6 +56,10 @@ export interface EdgeInfo {
 
 export interface Callbacks {
   select(key: string | null): void;
+  /** Shift-click: add the node to the nodes chosen for a bulk action, or take it out. */
+  toggleChosen(key: string): void;
+  /** A box drawn with Shift held: these nodes join the chosen ones. */
+  chooseBox(keys: string[]): void;
   /** A drag asked for a tier change; resolve false to snap the node back. */
   move(key: string, to: 'active' | 'archived'): Promise<boolean>;
   /** A node was double-clicked: show its neighbourhood. */
@@ -185,7 +189,7 @@ export class GraphView {
       style: stylesheet(large),
       minZoom: 0.05,
       maxZoom: 4,
-      boxSelectionEnabled: false,
+      boxSelectionEnabled: true,
       autounselectify: true,
       textureOnViewport: large,
       hideEdgesOnViewport: large,
@@ -207,9 +211,25 @@ export class GraphView {
     cy.on('tap', 'node', (ev: EventObject) => {
       const n = ev.target as NodeSingular;
       if (n.hasClass('band')) return;
-      this.cb.select(n.id());
+      if ((ev.originalEvent as MouseEvent | undefined)?.shiftKey) this.cb.toggleChosen(n.id());
+      else this.cb.select(n.id());
+    });
+    // Shift-drag on the background draws a box (Cytoscape's box selection, with nodes
+    // left unselectable so its own selection state never competes with ours).
+    const boxed: string[] = [];
+    cy.on('box', 'node', (ev: EventObject) => {
+      const n = ev.target as NodeSingular;
+      if (!n.hasClass('band') && this.canvas.nodes.has(n.id()) && n.visible()) boxed.push(n.id());
+    });
+    cy.on('boxend', () => {
+      // 'box' events of the same gesture arrive after 'boxend'; collect them first.
+      window.setTimeout(() => {
+        if (boxed.length) this.cb.chooseBox(boxed.splice(0));
+      }, 0);
     });
     cy.on('dbltap', 'node', (ev: EventObject) => {
+      // Two quick shift-clicks choose two nodes; they are not a double-click.
+      if ((ev.originalEvent as MouseEvent | undefined)?.shiftKey) return;
       const n = ev.target as NodeSingular;
       if (!n.hasClass('band') && this.canvas.nodes.has(n.id())) this.cb.around(n.id());
     });
@@ -660,6 +680,15 @@ export class GraphView {
       edges.addClass('labeled');
       near.addClass('neighbour');
       if (!this.canvas.large) cy.elements().not('.band').difference(n).difference(near).difference(edges).addClass('faded');
+    });
+  }
+
+  /** Ring the nodes chosen for a bulk action. */
+  markChosen(keys: string[]): void {
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.nodes('.chosen').removeClass('chosen');
+      for (const k of keys) cy.getElementById(k).addClass('chosen');
     });
   }
 

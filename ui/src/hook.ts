@@ -22,6 +22,8 @@ interface KgViewHook {
   zoom(): number;
   /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
   aroundKeys(): string[];
+  /** The node keys chosen for a bulk action. */
+  chosen(): string[];
 }
 
 const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
@@ -41,6 +43,7 @@ export function installHook(): void {
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
     aroundKeys: () => graph.aroundKeys(),
+    chosen: () => [...state.chosen],
   };
 }
 

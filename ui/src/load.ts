@@ -4,8 +4,12 @@
 import { api, ApiError } from './api';
 import { graph, live } from './app';
 import { $, h, toast } from './dom';
+import { scheduleActivity } from './activity';
+import { renderBanners } from './banners';
+import { pruneChosen } from './bulk';
 import { renderLevels } from './gauges';
 import { markReady } from './hook';
+import { renderList } from './list';
 import { showAll, showAround } from './neighbourhood';
 import { renderPanel, select } from './panel';
 import { onScreen, state } from './state';
@@ -89,7 +93,9 @@ function renderEmpty(): void {
     return;
   }
   const size = (g: GraphRow) => g.counts.active + g.counts.archived + g.counts.orphaned;
-  if (state.graphs.every((g) => size(g) === 0)) {
+  // A level that lost its file is not a new one: the banner above says what happened.
+  const damaged = onScreen().some((l) => state.levels[l]?.damaged);
+  if (!damaged && state.graphs.every((g) => size(g) === 0)) {
     empty.replaceChildren(
       h('h2', { text: 'No memories yet' }),
       h('p', { text: 'KG Memory fills up as Claude Code works. Connect it once, in a terminal:' }),
@@ -101,7 +107,11 @@ function renderEmpty(): void {
   }
   empty.classList.remove('first-run');
   empty.replaceChildren(
-    h('p', { text: 'This graph has no nodes yet. Create one with “+ Node”, or let an agent capture what it learns (kg_put_node).' }),
+    h('p', {
+      text: damaged
+        ? 'This graph is empty because its file was damaged and moved aside, with no backup to load (see the message above).'
+        : 'This graph has no nodes yet. Create one with “+ Node”, or let an agent capture what it learns (kg_put_node).',
+    }),
   );
 }
 
@@ -134,6 +144,10 @@ async function showLevels(fetched: LevelData[], relayout: boolean, flash: string
   renderLevels();
   renderPanel(false);
   renderEmpty();
+  renderBanners();
+  pruneChosen();
+  renderList();
+  scheduleActivity();
   if (!first) scheduleGraphs();
   if (first || relayout) {
     metrics.layoutMs = graph.lastLayoutMs;

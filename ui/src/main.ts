@@ -7,6 +7,7 @@
 
 import './styles.css';
 import { bindActions, live } from './app';
+import { choose, toggleChosen } from './bulk';
 import { applyTheme, wire } from './chrome';
 import { installHook } from './hook';
 import { loadGraphs, readHash, refresh, renderSelector } from './load';
@@ -17,7 +18,7 @@ import { wireSearch } from './search';
 import { state } from './state';
 import { onLive, onLiveStatus } from './updates';
 
-bindActions({ refresh, select, focusNode, moveTier, showAround, onLive, onLiveStatus });
+bindActions({ refresh, select, focusNode, moveTier, toggleChosen, choose, showAround, onLive, onLiveStatus });
 installHook();
 
 async function start(): Promise<void> {

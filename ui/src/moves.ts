@@ -34,12 +34,22 @@ const scoreOf = (level: LevelName, id: string): string => {
   return n?.why.score === null || n?.why.score === undefined ? '' : ` (score ${n.why.score.toFixed(2)})`;
 };
 
-/** What the re-balance at the end of a step moves (or would), one line per kind. */
-function rebalanced(ans: StepAnswer): HTMLElement[] {
+/** What the re-balance at the end of a step moves (or would), one line per kind;
+ * `own` are the nodes the step itself promotes or writes. */
+function rebalanced(ans: StepAnswer, own: Set<string> = new Set()): HTMLElement[] {
   const items: HTMLElement[] = [];
   const r = ans.rebalanced;
   const list = (ids: string[]) => ids.map((id) => id + scoreOf(ans.level, id)).join(', ');
   if (r.archived.length) items.push(h('li', { text: `Archived to keep the level within its budget (lowest scores first): ${list(r.archived)}` }));
+  const backAgain = r.archived.filter((id) => own.has(id));
+  if (backAgain.length) {
+    items.push(
+      h('li', {
+        class: 'warn',
+        text: `${backAgain.join(', ')} ${backAgain.length === 1 ? 'is' : 'are'} among them: even with this step, ${backAgain.length === 1 ? 'it scores' : 'they score'} lowest, so the same step archives ${backAgain.length === 1 ? 'it' : 'them'} again.`,
+      }),
+    );
+  }
   if (r.restored.length) items.push(h('li', { text: `Restored to active (the level is under its fill line): ${r.restored.join(', ')}` }));
   if (r.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their share): ${r.orphaned.join(', ')}` }));
   return items;
@@ -89,7 +99,8 @@ interface Ask {
 export async function runStep(level: LevelName, step: StepAction[], ask: Ask): Promise<StepAnswer | null> {
   const where = address(level);
   const preview = await api.step(where, step, true);
-  const others = rebalanced(preview);
+  const own = new Set(step.filter((a) => a.kind !== 'archive' && a.kind !== 'delete_node').map((a) => a.id));
+  const others = rebalanced(preview, own);
   if (others.length || ask.destructive) {
     const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes:` : ask.message;
     const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined, ask.destructive);

@@ -27,6 +27,10 @@ export function select(key: string | null): void {
   state.picked = key;
   state.panel.draft = null;
   graph.pick(key);
+  for (const row of document.querySelectorAll<HTMLElement>('#list tbody tr')) {
+    row.classList.toggle('picked', row.dataset.key === key);
+    row.setAttribute('aria-selected', String(row.dataset.key === key));
+  }
   setProjection(null, 0);
   renderPanel(true);
 }

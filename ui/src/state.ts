@@ -2,7 +2,10 @@
 // write it directly; nothing else keeps mutable state at module level.
 
 import type { LiveStatus } from './live';
-import type { GraphRow, LevelData, LevelName, SearchHit } from './types';
+import type { GraphRow, LevelData, LevelName, SearchHit, TierName } from './types';
+
+/** A column of the list view, each sortable. */
+export type ListColumn = 'id' | 'gist' | 'tier' | 'score' | 'read' | 'useful' | 'size' | 'level';
 
 /** The level whose steps this page can take back (Ctrl+Z or the Undo button), newest
  * first on the server, which keeps up to 20 per level. */
@@ -28,6 +31,10 @@ export const state = {
   both: false,
   levels: {} as Partial<Record<LevelName, LevelData>>,
   picked: null as string | null,
+  /** The nodes chosen for a bulk action (shift-click, a box, the list's check boxes). */
+  chosen: new Set<string>(),
+  /** What the canvas area shows: the graph or the list of nodes. */
+  view: 'graph' as 'graph' | 'list',
   undo: null as Undoable | null,
   /** The neighbourhood on screen: its centre and hops, or null for the whole graph. */
   around: null as { key: string; k: number } | null,
@@ -66,6 +73,22 @@ export const state = {
     /** Bumped by every search and every dismissal: an answer that arrives for an older
      * generation (the user already chose a hit or closed the list) is dropped. */
     generation: 0,
+  },
+
+  /** The list view: its sort and its filters. */
+  list: {
+    sort: 'score' as ListColumn,
+    descending: true,
+    text: '',
+    tier: 'all' as TierName | 'all',
+  },
+
+  /** The activity panel: open or not, and its filters. */
+  activity: {
+    open: false,
+    level: 'all' as LevelName | 'all',
+    kind: 'all' as string,
+    timer: undefined as number | undefined,
   },
 
   /** Timings for the test and benchmark hook (`window.kgView.metrics`). */

@@ -157,6 +157,8 @@ export function stylesheet(large: boolean): StylesheetJson {
         'z-index': 30,
       },
     },
+    // Chosen for a bulk action: a ring of the selection colour, whatever else it is.
+    { selector: 'node.chosen', style: { 'underlay-color': c.select, 'underlay-padding': 7, 'underlay-opacity': 0.55, 'underlay-shape': 'ellipse', opacity: 1 } },
     { selector: 'node.hit', style: { 'underlay-color': c.hit, 'underlay-padding': 9, 'underlay-opacity': 0.5, opacity: 1 } },
     { selector: 'node.flash', style: { 'underlay-color': c.flash, 'underlay-padding': 12, 'underlay-opacity': 0.7, opacity: 1 } },
     {

@@ -3,6 +3,7 @@
 // flashes the changed nodes, and the box explaining a maintenance tick.
 
 import { graph, live } from './app';
+import { renderBanners } from './banners';
 import { $, toast } from './dom';
 import { nodeKey } from './graph';
 import type { LiveStatus } from './live';
@@ -20,6 +21,7 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
   el.textContent = s === 'live' ? 'live' : s === 'reconnecting' ? 'reconnecting…' : 'connecting…';
   el.classList.toggle('on', s === 'live');
   el.title = s === 'live' ? 'Changes made by agents appear here as they happen' : 'The memory server does not answer; retrying';
+  renderBanners();
   if (s === 'live' && reconnected) {
     toast('Reconnected to the memory server', 'live');
     void loadGraphs();
@@ -35,7 +37,7 @@ function announce(m: Change, level: LevelName): string[] {
   const k = (id: string) => nodeKey(level, id);
   const keys: string[] = [];
   const source = 'source_session' in m ? m.source_session : null;
-  const who = source ? 'another session' : 'the server';
+  const who = source ? 'another session' : 'a client without a session';
   // This page's own writes come back too: it has said what they did already.
   const say = (text: string) => {
     if (!source || source !== live.session) toast(text, 'live');
@@ -65,6 +67,9 @@ function announce(m: Change, level: LevelName): string[] {
       if (!ownStepJustNow()) showMoves(explainTick(level, m.reason ?? '', lists));
       break;
     }
+    case 'quarantined':
+      toast(`A ${level}-level graph file was damaged and moved aside: see the message above the graph.`, 'error');
+      break;
     case 'step_undone':
       for (const id of m.nodes) keys.push(k(id));
       if (!ownStepJustNow()) toast(`A step of the graph view was undone in another window: ${m.nodes.join(', ')}`, 'live');

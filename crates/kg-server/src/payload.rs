@@ -141,10 +141,26 @@ pub struct Budget {
     pub state: BudgetState,
     /// Gists longer than this count as maintenance debt (they scan badly).
     pub scan_limit: usize,
+    /// Days a new node is protected from archiving.
+    pub grace_days: f64,
+    /// Active nodes still inside that grace period: compaction cannot archive them, so
+    /// a level over its budget whose active nodes are all in grace stays over.
+    pub active_in_grace: usize,
+    /// Days until the first of them leaves its grace period (one decimal), if any.
+    pub first_grace_ends_in_days: Option<f64>,
 }
 
-impl From<&kg_core::Budget> for Budget {
-    fn from(b: &kg_core::Budget) -> Budget {
+impl Budget {
+    /// The budget of an inspected level, with what its grace periods allow.
+    pub fn of(inspection: &kg_core::LevelInspection, grace_days: f64) -> Budget {
+        let b = &inspection.budget;
+        let in_grace = || {
+            inspection
+                .nodes
+                .iter()
+                .filter(|why| why.tier == Tier::Active)
+                .filter_map(|why| why.grace_left_days)
+        };
         Budget {
             chars: b.chars,
             budget: b.budget,
@@ -154,6 +170,9 @@ impl From<&kg_core::Budget> for Budget {
             anchor_budget: b.anchor_budget,
             state: b.state.into(),
             scan_limit: kg_core::GIST_SCAN_LIMIT,
+            grace_days,
+            active_in_grace: in_grace().count(),
+            first_grace_ends_in_days: in_grace().reduce(f64::min),
         }
     }
 }

@@ -18,8 +18,8 @@
 
 use crate::app::AppState;
 use crate::payload::{
-    self, ArtifactRow, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health, LevelData,
-    NeighbourRow, NeighbourhoodAnswer, NodeRow, PathEdge, SearchAnswer, SearchHit,
+    self, ArtifactRow, Budget, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health,
+    LevelData, NeighbourRow, NeighbourhoodAnswer, NodeRow, PathEdge, SearchAnswer, SearchHit,
 };
 use crate::rest::{Answer, ApiError, ApiResult, FieldProblem, param};
 use axum::Router;
@@ -210,7 +210,7 @@ fn level_data<'a>(
     level: Level,
     slot: &'a GraphSlot,
     graph: &'a Graph,
-    inspection: &'a LevelInspection,
+    (inspection, config): (&'a LevelInspection, InspectConfig),
     damaged: Option<kg_core::DamagedFile>,
 ) -> LevelData<'a> {
     let h = &inspection.health;
@@ -219,7 +219,7 @@ fn level_data<'a>(
         project_path: slot.project_root(),
         graph: slot.slug.as_deref().unwrap_or("user"),
         counts: inspection.counts.into(),
-        budget: (&inspection.budget).into(),
+        budget: Budget::of(inspection, config.grace_days),
         health: Health {
             nodes: h.nodes,
             edges: h.edges,
@@ -302,7 +302,7 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
             let damaged = state.store.damaged_file(&slot);
             let body = state.store.with_graph_activity(&slot, |g, activity| {
                 let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now);
-                payload::value(&level_data(level, &slot, g, &inspection, damaged))
+                payload::value(&level_data(level, &slot, g, (&inspection, config), damaged))
             });
             Ok(Answer(body))
         })

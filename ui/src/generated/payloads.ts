@@ -76,6 +76,19 @@ export type Budget = {
    * Gists longer than this count as maintenance debt (they scan badly).
    */
   scan_limit: number,
+  /**
+   * Days a new node is protected from archiving.
+   */
+  grace_days: number,
+  /**
+   * Active nodes still inside that grace period: compaction cannot archive them, so
+   * a level over its budget whose active nodes are all in grace stays over.
+   */
+  active_in_grace: number,
+  /**
+   * Days until the first of them leaves its grace period (one decimal), if any.
+   */
+  first_grace_ends_in_days: number | null,
 };
 
 /**
