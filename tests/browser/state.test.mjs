@@ -157,7 +157,7 @@ test("the graph picker's counts and debt follow live writes", async () => {
     async ({ server, browser }) => {
       const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
       const option = page.locator('#graph-select option[value="user"]');
-      assert.match(await option.innerText(), /· 5\/1\/0$/);
+      assert.match(await option.innerText(), /^User graph · 5\/1\/0 · DEBT /);
       const res = await fetch(`${server.base}/api/nodes`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
@@ -167,7 +167,7 @@ test("the graph picker's counts and debt follow live writes", async () => {
       // The write also re-balances the level (it is under its fill line, so the
       // archived node comes back): the picker shows what the server now says.
       const row = (await (await fetch(`${server.base}/api/view/graphs`)).json()).graphs.find((g) => g.level === 'user');
-      const expected = `User graph — DEBT ${row.debt.level} (${row.debt.score}) · ${row.counts.active}/${row.counts.archived}/${row.counts.orphaned}`;
+      const expected = `User graph · ${row.counts.active}/${row.counts.archived}/${row.counts.orphaned} · DEBT ${row.debt.level} ${row.debt.score}`;
       assert.notEqual(row.counts.active, 5);
       await page.waitForFunction((text) => document.querySelector('#graph-select option[value="user"]').textContent === text, expected, { timeout: 10000 });
       assert.deepEqual(page.errors, []);

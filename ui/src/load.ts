@@ -47,19 +47,20 @@ export function scheduleGraphs(): void {
   state.refresh.graphsTimer = window.setTimeout(() => void loadGraphs(), 1500);
 }
 
-const debtText = (d: Debt | null): string => (d ? `DEBT ${d.level} (${d.score})` : 'DEBT ?');
+const debtText = (d: Debt | null): string => (d ? `DEBT ${d.level} ${d.score}` : 'DEBT ?');
 
 export function renderSelector(): void {
   const select = $<HTMLSelectElement>('graph-select');
   select.replaceChildren();
   for (const row of state.graphs) {
     const c = row.counts;
-    // An empty graph has nothing to owe: its line says so instead of "DEBT LOW".
-    const about = c.active + c.archived + c.orphaned === 0 ? 'empty' : `${debtText(row.debt)} · ${c.active}/${c.archived}/${c.orphaned}`;
+    // The name and the counts first: a narrow window cuts the end of the line. An empty
+    // graph has nothing to owe: its line says so instead of "DEBT LOW".
+    const about = c.active + c.archived + c.orphaned === 0 ? 'empty' : `${c.active}/${c.archived}/${c.orphaned} · ${debtText(row.debt)}`;
     if (row.level === 'user') {
-      select.append(h('option', { value: 'user', text: `User graph — ${about}` }));
+      select.append(h('option', { value: 'user', text: `User graph · ${about}` }));
     } else {
-      const label = `Project ${row.graph} — ${about}`;
+      const label = `${row.graph} · ${about}`;
       select.append(
         h('option', {
           value: row.project_path ? `p:${row.project_path}` : `x:${row.graph}`,
@@ -72,9 +73,10 @@ export function renderSelector(): void {
   }
   const current = state.project ? `p:${state.project}` : 'user';
   if (state.project && ![...select.options].some((o) => o.value === current)) {
-    select.append(h('option', { value: current, text: `Project ${state.project}` }));
+    select.append(h('option', { value: current, text: state.project }));
   }
   select.value = current;
+  select.title = `${select.selectedOptions[0]?.text ?? ''}\n(nodes active / archived / orphaned, and the maintenance debt)`;
   const both = $<HTMLInputElement>('both-levels');
   both.disabled = !state.project;
   both.checked = state.both && !!state.project;
