@@ -12,8 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, launchBrowser, openView, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
-import { projectMemory } from './memory-seed.mjs';
-import { makeGraph, writeStorage } from './seed.mjs';
+import { seedShop } from './memory-seed.mjs';
 
 const now = Date.now() / 1000;
 let root;
@@ -24,11 +23,7 @@ let memory;
 
 before(async () => {
   root = tempRoot('kg-ui-list-');
-  projectDir = path.join(root, 'home', 'src', 'shop');
-  fs.mkdirSync(projectDir, { recursive: true });
-  memory = projectMemory({ now, projectPath: projectDir });
-  const user = makeGraph({ prefix: 'u', active: 12, archived: 4, orphaned: 2, now, seed: 5 });
-  writeStorage(path.join(root, 'storage'), user.file, { shop: memory.file });
+  ({ projectDir, memory } = seedShop(root, now));
   server = await startServer({ root, port: await freePort() });
   browser = await launchBrowser();
 });

@@ -3,7 +3,9 @@
 // (`auth-jwt-rotation`), gists that read like notes, edges mostly within a topic and
 // some across. Deterministic: the same graph every run.
 
-import { rng } from './seed.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeGraph, rng, writeStorage } from './seed.mjs';
 
 const DAY = 86400;
 
@@ -111,4 +113,17 @@ export function projectMemory({ now, projectPath, seed = 11 }) {
   }
   const meta = { versions: {}, project_path: projectPath, namespace: { kind: 'project', owner: null } };
   return { file: { nodes, edges, _meta: meta }, ids };
+}
+
+/**
+ * A storage root under `root` holding the project memory above (folder
+ * `home/src/shop`) and a small user graph: what the readability and list tests open.
+ */
+export function seedShop(root, now) {
+  const projectDir = path.join(root, 'home', 'src', 'shop');
+  fs.mkdirSync(projectDir, { recursive: true });
+  const memory = projectMemory({ now, projectPath: projectDir });
+  const user = makeGraph({ prefix: 'u', active: 12, archived: 4, orphaned: 2, now, seed: 5 });
+  writeStorage(path.join(root, 'storage'), user.file, { shop: memory.file });
+  return { projectDir, memory };
 }

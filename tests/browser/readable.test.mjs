@@ -8,11 +8,9 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, launchBrowser, mcp, openView, shot, startServer, tempRoot } from './harness.mjs';
-import { projectMemory } from './memory-seed.mjs';
-import { makeGraph, writeStorage } from './seed.mjs';
+import { seedShop } from './memory-seed.mjs';
 
 const SIZES = [
   { width: 1440, height: 900 },
@@ -28,11 +26,7 @@ const pages = [];
 
 before(async () => {
   root = tempRoot();
-  projectDir = path.join(root, 'home', 'src', 'shop');
-  fs.mkdirSync(projectDir, { recursive: true });
-  memory = projectMemory({ now, projectPath: projectDir });
-  const user = makeGraph({ prefix: 'u', active: 12, archived: 4, orphaned: 2, now, seed: 5 });
-  writeStorage(path.join(root, 'storage'), user.file, { shop: memory.file });
+  ({ projectDir, memory } = seedShop(root, now));
   server = await startServer({ root, port: await freePort() });
   browser = await launchBrowser();
 });

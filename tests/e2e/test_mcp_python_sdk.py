@@ -172,11 +172,13 @@ async def test_kg_read_full_and_session_resolution(server):
         assert fresh_sid not in (sid, "0badf00d")
         assert RECALL_PHRASE in fresh  # that new session's first full read
 
-        # cwd outside HOME: an internal error naming the resolved path.
+        # cwd outside HOME: the caller's error, naming the resolved path and how to
+        # allow such folders.
         outside = server.root / "elsewhere"
         outside.mkdir()
         text = await kg.err("kg_read", {"cwd": str(outside)})
-        assert text == f"Internal error: Project path must be within home directory: {outside}"
+        assert text.startswith(f"Error: Project path must be within home directory: {outside} (")
+        assert "KG_PROJECT_ROOTS" in text
 
 
 # --------------------------------------------------------------------------- kg_put_node
@@ -588,7 +590,7 @@ async def test_kg_delete_edge_and_node(server):
             "Deleted node 'a' and 2 connected edges from user graph"
         )
         text = await kg.err("kg_delete_node", {"session_id": sid, "id": "a"})
-        assert text == "Error: Node 'a' not found in both graph"
+        assert text == "Error: Node 'a' not found in either graph"
         # b survives without edges.
         assert await kg.ok("kg_read", {"session_id": sid, "id": "b"}) == (
             f"▸ b (user, active)\n  gist: node b\n\nSession: {sid}"

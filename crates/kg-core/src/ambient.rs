@@ -6,14 +6,14 @@
 mod prompt;
 mod tool_event;
 
-pub use prompt::prompt_context;
+pub use prompt::{PromptReply, prompt_context, prompt_reply};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
 #[cfg(feature = "internals")]
 pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
-    RECALL_HEADER, RECALL_MAX_HITS, human_text, prompt_terms,
+    RECALL_HEADER, RECALL_MAX_HITS, REMINDER_GAP_SECS, human_text, prompt_terms,
 };
 #[cfg(feature = "internals")]
 pub use tool_event::{
@@ -152,7 +152,13 @@ pub fn session_bootstrap(
     header: &dyn Fn(&str) -> String,
     now: f64,
 ) -> Result<Bootstrap, StoreError> {
-    let root = store.resolve_root(&request.project_path)?;
+    // A folder outside the allowed ones has no project graph, but the user graph is
+    // still the person's memory: preload it, and say why the project part is missing.
+    let root = match store.resolve_root(&request.project_path) {
+        Ok(root) => Some(root),
+        Err(StoreError::Path(crate::namespace::PathError::OutsideHome(_))) => None,
+        Err(e) => return Err(e),
+    };
     let source = request.source.as_deref().unwrap_or("");
     // An id that cannot be Claude Code's is not bound (it would be stored and shown).
     let claude = request
@@ -171,7 +177,7 @@ pub fn session_bootstrap(
         && let Some(candidate) = read_transcript(path).and_then(|t| recover_from_transcript(&t))
         && store
             .session(&candidate)
-            .is_some_and(|r| r.project_path.as_deref() == Some(root.as_str()))
+            .is_some_and(|r| r.project_path == root)
     {
         if let Some(c) = claude {
             store.bind_claude(&candidate, c);
@@ -180,7 +186,7 @@ pub fn session_bootstrap(
     }
     let (sid, was_reused) = match reused {
         Some(sid) => (sid, true),
-        None => (store.register_session(Some(&root), claude, now)?, false),
+        None => (store.register_session(root.as_deref(), claude, now)?, false),
     };
     if was_reused && source == "resume" {
         return Ok(Bootstrap {
@@ -200,10 +206,15 @@ pub fn session_bootstrap(
         }
     });
     let body = rendered.body().to_string();
+    let mut context = rendered.text;
+    if root.is_none() {
+        context.push_str("\n\n");
+        context.push_str(&wording::no_project_memory(&request.project_path));
+    }
     Ok(Bootstrap {
         session_id: sid,
         reused: was_reused,
-        context: rendered.text,
+        context,
         text: body,
         stats: Some(PreloadStats {
             user_active: rendered.user_active,

@@ -64,21 +64,23 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Store, StoreConfig, StoreError, Target, UNDO_STEPS,
-    Undone,
+    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, Target,
+    UNDO_STEPS, Undone,
 };
 pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, USER_PROMPT_SUBMIT, hook_response,
-    prompt_context, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, PromptReply, USER_PROMPT_SUBMIT,
+    hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
 };
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
     kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,
 };
-pub use wording::{preload_header, reminder_pool, server_warming_up, session_start_notice};
+pub use wording::{
+    Reminder, ReminderFits, preload_header, reminder_pool, server_warming_up, session_start_notice,
+};
 
 // What the graph view, the tray and `kg-memory status` show.
 pub use catalogue::{Catalogue, CatalogueEntry, neediest_first};

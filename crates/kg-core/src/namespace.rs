@@ -45,8 +45,16 @@ impl Namespace {
 pub enum PathError {
     /// The path resolves (symlinks followed) outside the user's home folder; it holds
     /// the resolved path, cut for the log.
-    #[error("Project path must be within home directory: {0}")]
+    #[error(
+        "Project path must be within home directory: {0} (KG Memory keeps a project graph only for a folder inside your home folder, or inside a folder listed in the server's KG_PROJECT_ROOTS)"
+    )]
     OutsideHome(String),
+    /// A relative path: it would be resolved against the server's own folder, not the
+    /// client's; it holds the path, cut for the log.
+    #[error(
+        "Project path must be absolute: '{0}' is relative, and the server cannot know which folder it is relative to; send the full path of the project folder"
+    )]
+    Relative(String),
     /// The project's folder name cannot name a storage folder under `projects/`
     /// (empty, `.`, `..`, a leading `-`, or a slash or backslash in it).
     #[error("Invalid slug: '{0}'")]
@@ -111,18 +119,24 @@ pub fn resolve_path(path: &Path) -> PathBuf {
     resolved
 }
 
-/// Resolve a client's project path and require it to lie inside `home` (resolved).
-pub fn resolve_project_root(path: &str, home: &Path) -> Result<String, PathError> {
+/// Resolve a client's project path and require it to be absolute and to lie inside
+/// one of the `allowed` folders (resolved): home, then any `KG_PROJECT_ROOTS`.
+pub fn resolve_project_root(path: &str, allowed: &[PathBuf]) -> Result<String, PathError> {
     if path.len() > crate::limits::MAX_PATH_BYTES {
         return Err(PathError::TooLong(path.len()));
     }
+    if !Path::new(path).is_absolute() {
+        return Err(PathError::Relative(crate::limits::for_log(path).into_owned()));
+    }
     let resolved = resolve_path(Path::new(path));
     let resolved_text = resolved.to_string_lossy().into_owned();
-    let home_text = home.to_string_lossy();
-    let inside = resolved_text == home_text
-        || format!("{resolved_text}/")
-            .starts_with(&format!("{}/", home_text.trim_end_matches('/')));
-    if inside {
+    let within = |folder: &PathBuf| {
+        let folder = folder.to_string_lossy();
+        resolved_text == folder
+            || format!("{resolved_text}/")
+                .starts_with(&format!("{}/", folder.trim_end_matches('/')))
+    };
+    if allowed.iter().any(within) {
         Ok(resolved_text)
     } else {
         Err(PathError::OutsideHome(
@@ -391,28 +405,55 @@ mod tests {
     fn project_paths_must_stay_inside_home() {
         let home = tempfile::tempdir().expect("home");
         let home_path = fs::canonicalize(home.path()).expect("canon");
-        let proj = home_path.join("src/api");
+        let allowed = [home_path.clone()];
+        let home_path = &allowed[..];
+        let home_dir = &allowed[0];
+        let proj = home_dir.join("src/api");
         fs::create_dir_all(&proj).expect("mkdir");
-        let root = resolve_project_root(&proj.to_string_lossy(), &home_path).expect("inside");
+        let root = resolve_project_root(&proj.to_string_lossy(), home_path).expect("inside");
         assert_eq!(root, proj.to_string_lossy());
-        let dotted = format!("{}/src/../src/api/", home_path.display());
+        let dotted = format!("{}/src/../src/api/", home_dir.display());
         assert_eq!(
-            resolve_project_root(&dotted, &home_path).expect("inside"),
+            resolve_project_root(&dotted, home_path).expect("inside"),
             root
         );
-        let escape = format!("{}/../..", home_path.display());
+        let escape = format!("{}/../..", home_dir.display());
         assert!(matches!(
-            resolve_project_root(&escape, &home_path),
+            resolve_project_root(&escape, home_path),
             Err(PathError::OutsideHome(_))
         ));
-        assert!(resolve_project_root("/etc", &home_path).is_err());
+        assert!(resolve_project_root("/etc", home_path).is_err());
         // A sibling whose name merely starts with home's name is outside.
-        let sibling = format!("{}-evil/x", home_path.display());
-        assert!(resolve_project_root(&sibling, &home_path).is_err());
+        let sibling = format!("{}-evil/x", home_dir.display());
+        assert!(resolve_project_root(&sibling, home_path).is_err());
         // A symlink inside home pointing outside resolves outside.
-        let link = home_path.join("link");
+        let link = home_dir.join("link");
         std::os::unix::fs::symlink("/etc", &link).expect("symlink");
-        assert!(resolve_project_root(&link.to_string_lossy(), &home_path).is_err());
+        assert!(resolve_project_root(&link.to_string_lossy(), home_path).is_err());
+        // A relative path would be resolved against the server's folder: refused.
+        assert!(matches!(
+            resolve_project_root("src/api", home_path),
+            Err(PathError::Relative(_))
+        ));
+    }
+
+    #[test]
+    fn project_roots_besides_home_are_allowed() {
+        let home = tempfile::tempdir().expect("home");
+        let work = tempfile::tempdir().expect("work");
+        let work_path = fs::canonicalize(work.path()).expect("canon");
+        let proj = work_path.join("shop");
+        fs::create_dir_all(&proj).expect("mkdir");
+        let only_home = [fs::canonicalize(home.path()).expect("canon")];
+        assert!(matches!(
+            resolve_project_root(&proj.to_string_lossy(), &only_home),
+            Err(PathError::OutsideHome(_))
+        ));
+        let both = [only_home[0].clone(), work_path];
+        assert_eq!(
+            resolve_project_root(&proj.to_string_lossy(), &both).expect("allowed"),
+            proj.to_string_lossy()
+        );
     }
 
     #[test]

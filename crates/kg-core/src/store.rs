@@ -59,6 +59,35 @@ pub struct StoreConfig {
     pub grace_days: f64,
     /// Days an orphaned node is kept before deletion (`KG_ORPHAN_GRACE_DAYS`).
     pub orphan_grace_days: f64,
+    /// Our improvements over the reference, or the reference's behaviour exactly
+    /// (`KG_POLICY`).
+    pub policy: Policy,
+    /// Folders besides home under which project folders may lie
+    /// (`KG_PROJECT_ROOTS`); resolved, like home.
+    pub project_roots: Vec<PathBuf>,
+}
+
+/// Where our behaviour differs from the reference implementation's on purpose (prompt
+/// recall before the first full read, reminders), which to follow. The reference's
+/// behaviour replays its pinned outputs byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Ours: the improvements are on.
+    #[default]
+    Ours,
+    /// The reference implementation's behaviour, exactly (`KG_POLICY=reference`).
+    Reference,
+}
+
+impl Policy {
+    /// `ours` or `reference` (case-insensitive); anything else is refused.
+    pub fn parse(text: &str) -> Option<Policy> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "ours" | "" => Some(Policy::Ours),
+            "reference" => Some(Policy::Reference),
+            _ => None,
+        }
+    }
 }
 
 impl StoreConfig {
@@ -70,6 +99,8 @@ impl StoreConfig {
             home: home.into(),
             grace_days: 5.0,
             orphan_grace_days: 365.0,
+            policy: Policy::Ours,
+            project_roots: Vec::new(),
         }
     }
 }
@@ -86,8 +117,9 @@ pub enum StoreError {
     NodeNotFound {
         /// The id asked for.
         id: String,
-        /// Where it was looked for: `user`, `project`, or `both` when the call named
-        /// no level (user graph first, then the session's project graph).
+        /// Where it was looked for: `user`, `project`, or `either` (`both` under the
+        /// reference policy) when the call named no level (user graph first, then the
+        /// session's project graph).
         level: String,
     },
     /// A well-formed session id the registry does not hold: it expired after 24 hours
@@ -134,7 +166,9 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Errors the reference reports as `Error: …` (the rest are `Internal error: …`).
+    /// Errors reported as `Error: …`, the caller's to fix (the rest are `Internal
+    /// error: …`, as the reference words them). A project folder outside the allowed
+    /// ones is the caller's too; the reference called it internal.
     pub fn is_domain(&self) -> bool {
         matches!(
             self,
@@ -142,6 +176,7 @@ impl StoreError {
                 | StoreError::NodeNotFound { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
+                | StoreError::Path(PathError::OutsideHome(_) | PathError::Relative(_))
         )
     }
 
@@ -253,6 +288,8 @@ impl<'a> Target<'a> {
 pub struct Store {
     config: StoreConfig,
     home: PathBuf,
+    /// Where project folders may lie: home first, then `config.project_roots`, resolved.
+    allowed_roots: Vec<PathBuf>,
     layout: Layout,
     user: Arc<GraphSlot>,
     /// Project graphs in load order, keyed by resolved root.
@@ -309,9 +346,13 @@ impl Store {
             state: Mutex::new(GraphState::default()),
             last_used: AtomicU64::new(now.to_bits()),
         });
+        let allowed_roots = std::iter::once(home.clone())
+            .chain(config.project_roots.iter().map(|r| resolve_path(r)))
+            .collect();
         let store = Store {
             config,
             home,
+            allowed_roots,
             layout,
             user,
             projects: RwLock::new(IndexMap::new()),

@@ -113,50 +113,164 @@ pub fn search_evidence(count: u64) -> String {
 /// The level a web or search capture suggests: the finding may belong to every project.
 pub const CROSS_PROJECT_LEVEL: &str = "project (or user, if the finding is cross-project)";
 
+/// When a reminder applies (our policy; the reference shows any of a pool at random).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReminderFits {
+    /// Whenever the prompt is about something the memory knows.
+    Always,
+    /// Only while the session has not made its full read.
+    BeforeFullRead,
+    /// Only when the prompt speaks of subagents or delegating work.
+    Subagents,
+    /// Only when a level's maintenance debt is HIGH.
+    DebtHigh,
+}
+
+/// A short reminder added to a prompt the memory had nothing to recall for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reminder {
+    /// What the model reads.
+    pub text: &'static str,
+    /// When it applies.
+    pub fits: ReminderFits,
+}
+
+const fn r(text: &'static str, fits: ReminderFits) -> Reminder {
+    Reminder { text, fits }
+}
+
+use ReminderFits::{Always, BeforeFullRead, DebtHigh, Subagents};
+
 /// Reminders for prompts the server had nothing to say about, staged by how far the
-/// conversation has come (the hook picks one at random).
-pub const REMINDERS_EARLY: &[&str] = &[
-    "KG reminder: if no memory is loaded yet, call kg_read before starting task work.",
-    "KG reminder: try kg_search before searching files or the web — it may already be known.",
-    "KG reminder: component nodes say what a file handles; check them before opening files.",
-    "KG reminder: scan the ARCHIVED ids for anything related and batch-read them with kg_read(session_id, ids=[...]).",
-    "KG reminder: subagents get no preload — put the relevant gists or kg_* instructions in their prompt.",
-    "KG reminder: search memory before assuming how something works here.",
+/// conversation has come.
+pub const REMINDERS_EARLY: &[Reminder] = &[
+    r(
+        "KG reminder: if no memory is loaded yet, call kg_read before starting task work.",
+        BeforeFullRead,
+    ),
+    r(
+        "KG reminder: try kg_search before searching files or the web — it may already be known.",
+        Always,
+    ),
+    r(
+        "KG reminder: component nodes say what a file handles; check them before opening files.",
+        Always,
+    ),
+    r(
+        "KG reminder: scan the ARCHIVED ids for anything related and batch-read them with kg_read(session_id, ids=[...]).",
+        Always,
+    ),
+    r(
+        "KG reminder: subagents get no preload — put the relevant gists or kg_* instructions in their prompt.",
+        Subagents,
+    ),
+    r(
+        "KG reminder: search memory before assuming how something works here.",
+        Always,
+    ),
 ];
 
-pub const REMINDERS_MID: &[&str] = &[
-    "KG pulse: did the last exchange teach something durable? One kg_put_node now is cheap.",
-    "KG pulse: a stated preference or constraint of the user belongs in a user-level node.",
-    "KG pulse: when the user corrects you, capture the signal you missed.",
-    "KG pulse: once an approach is agreed, record the method so no one re-derives it.",
-    "KG pulse: after a long debugging stretch, a root-cause node saves the next session hours.",
-    "KG pulse: an explanation that was not obvious is worth a node.",
-    "KG pulse: found how two things relate? Add an edge with kg_put_edge.",
-    "KG pulse: check kg_search before assuming.",
-    "KG pulse: write mid-conversation, while the details are still in view.",
-    "KG pulse: dispatching a subagent? Give it the gists or kg_* instructions it needs.",
-    "KG pulse: check memory first — the answer may already be a node.",
+pub const REMINDERS_MID: &[Reminder] = &[
+    r(
+        "KG pulse: did the last exchange teach something durable? One kg_put_node now is cheap.",
+        Always,
+    ),
+    r(
+        "KG pulse: a stated preference or constraint of the user belongs in a user-level node.",
+        Always,
+    ),
+    r(
+        "KG pulse: when the user corrects you, capture the signal you missed.",
+        Always,
+    ),
+    r(
+        "KG pulse: once an approach is agreed, record the method so no one re-derives it.",
+        Always,
+    ),
+    r(
+        "KG pulse: after a long debugging stretch, a root-cause node saves the next session hours.",
+        Always,
+    ),
+    r(
+        "KG pulse: an explanation that was not obvious is worth a node.",
+        Always,
+    ),
+    r(
+        "KG pulse: found how two things relate? Add an edge with kg_put_edge.",
+        Always,
+    ),
+    r(
+        "KG pulse: check kg_search before assuming.",
+        Always,
+    ),
+    r(
+        "KG pulse: write mid-conversation, while the details are still in view.",
+        Always,
+    ),
+    r(
+        "KG pulse: dispatching a subagent? Give it the gists or kg_* instructions it needs.",
+        Subagents,
+    ),
+    r(
+        "KG pulse: check memory first — the answer may already be a node.",
+        Always,
+    ),
 ];
 
-pub const REMINDERS_DEEP: &[&str] = &[
-    "KG pulse: deep in a session is the best moment to capture what you now understand.",
-    "KG pulse: if a DEBT line reads HIGH, run /kg-maintain or hand it to a maintenance subagent.",
-    "KG pulse: sharpen gists that turned out stale or vague.",
-    "KG pulse: nodes you used together deserve an edge between them.",
-    "KG pulse: record decisions with their rationale, not just the outcome.",
-    "KG pulse: what would future-you want recorded from this session?",
-    "KG pulse: at wrap-up, kg_useful the (at most 5) nodes that actually changed the result.",
-    "KG pulse: one kg_put_node now beats re-deriving it next week.",
+pub const REMINDERS_DEEP: &[Reminder] = &[
+    r(
+        "KG pulse: deep in a session is the best moment to capture what you now understand.",
+        Always,
+    ),
+    r(
+        "KG pulse: if a DEBT line reads HIGH, run /kg-maintain or hand it to a maintenance subagent.",
+        DebtHigh,
+    ),
+    r(
+        "KG pulse: sharpen gists that turned out stale or vague.",
+        Always,
+    ),
+    r(
+        "KG pulse: nodes you used together deserve an edge between them.",
+        Always,
+    ),
+    r(
+        "KG pulse: record decisions with their rationale, not just the outcome.",
+        Always,
+    ),
+    r(
+        "KG pulse: what would future-you want recorded from this session?",
+        Always,
+    ),
+    r(
+        "KG pulse: at wrap-up, kg_useful the (at most 5) nodes that actually changed the result.",
+        Always,
+    ),
+    r(
+        "KG pulse: one kg_put_node now beats re-deriving it next week.",
+        Always,
+    ),
 ];
 
 /// The pool for a conversation whose transcript has `bytes` (None: no transcript).
-pub fn reminder_pool(bytes: Option<u64>) -> &'static [&'static str] {
+pub fn reminder_pool(bytes: Option<u64>) -> &'static [Reminder] {
     match bytes {
         None => REMINDERS_MID,
         Some(b) if b < 200_000 => REMINDERS_EARLY,
         Some(b) if b > 2_500_000 => REMINDERS_DEEP,
         Some(_) => REMINDERS_MID,
     }
+}
+
+/// Ends the preload of a session whose folder is outside the allowed ones: there is no
+/// project memory, and how to have one.
+pub fn no_project_memory(folder: &str) -> String {
+    format!(
+        "No project memory in this session: {folder} is outside your home folder, and KG \
+         Memory keeps project graphs only for folders inside it, so only the user graph is \
+         loaded. To keep one for this folder, add its parent folder to KG_PROJECT_ROOTS in \
+         the memory server's environment and restart the server."
+    )
 }
 
 /// The one-line notice Claude Code shows the user at session start.
@@ -177,7 +291,7 @@ pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u6
 /// Said at session start when no server answered and one is being started.
 pub fn server_warming_up(base_url: &str) -> String {
     format!(
-        "KG memory server is starting (the first start can take a moment), so this session's kg_* tools may be offline. Check {base_url}/health; once it answers, ask the user to run /mcp, select plugin:knowledge-graph:kg and choose Reconnect."
+        "KG memory server is starting, so this session's kg_* tools may be offline for a moment. Check {base_url}/health; once it answers, if the kg_* tools are still missing, ask the user to run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg when it came with the plugin) and choose Reconnect."
     )
 }
 

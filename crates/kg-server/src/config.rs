@@ -27,6 +27,11 @@ pub struct Settings {
     pub clock_file: Option<PathBuf>,
     /// Extra browser origins allowed to talk to the server (the tray app's webview).
     pub extra_origins: Vec<String>,
+    /// Our improvements, or the reference's behaviour exactly (`KG_POLICY`).
+    pub policy: kg_core::Policy,
+    /// Folders besides home where project folders may lie (`KG_PROJECT_ROOTS`, separated
+    /// like `PATH`).
+    pub project_roots: Vec<PathBuf>,
 }
 
 /// A setting that could not be understood.
@@ -58,7 +63,8 @@ fn seconds(name: &str, default: f64) -> f64 {
 impl Settings {
     /// Settings from the environment (`KG_HTTP_HOST`, `KG_HTTP_PORT`,
     /// `KG_STORAGE_ROOT`, `KG_SAVE_INTERVAL`, `KG_AUTOCOMMIT_INTERVAL`,
-    /// `KG_GRACE_PERIOD_DAYS`, `KG_ORPHAN_GRACE_DAYS`, `KG_CLOCK_FILE`).
+    /// `KG_GRACE_PERIOD_DAYS`, `KG_ORPHAN_GRACE_DAYS`, `KG_CLOCK_FILE`), and ours
+    /// (`KG_POLICY`, `KG_PROJECT_ROOTS`).
     pub fn from_env() -> Result<Settings, SettingError> {
         let home = home_dir();
         let port = match std::env::var("KG_HTTP_PORT") {
@@ -84,6 +90,22 @@ impl Settings {
             orphan_grace_days: seconds("KG_ORPHAN_GRACE_DAYS", 365.0),
             clock_file: std::env::var_os("KG_CLOCK_FILE").map(PathBuf::from),
             extra_origins: Vec::new(),
+            policy: match std::env::var("KG_POLICY") {
+                Ok(text) => kg_core::Policy::parse(&text).ok_or_else(|| SettingError {
+                    name: "KG_POLICY".into(),
+                    message: format!(
+                        "{text:?} is not a policy: use `ours` (the default) or `reference`"
+                    ),
+                })?,
+                Err(_) => kg_core::Policy::Ours,
+            },
+            project_roots: std::env::var_os("KG_PROJECT_ROOTS")
+                .map(|roots| {
+                    std::env::split_paths(&roots)
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 
@@ -91,6 +113,8 @@ impl Settings {
         let mut config = kg_core::StoreConfig::new(&self.storage_root, &self.home);
         config.grace_days = self.grace_days;
         config.orphan_grace_days = self.orphan_grace_days;
+        config.policy = self.policy;
+        config.project_roots = self.project_roots.clone();
         config
     }
 

@@ -98,8 +98,14 @@ async fn prompt_submit(
     if value.get("hookSpecificOutput").is_some() {
         return Some(answer);
     }
-    // Nothing to recall: a short reminder, staged by how long the conversation is —
-    // but only for a real prompt (not for whatever else reached this hook).
+    // The server chose silence (our policy picks reminders there, by the session's
+    // state and the prompt's topic).
+    if value.get("quiet").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    // The reference's way (`KG_POLICY=reference`): nothing to recall, so a short
+    // reminder at random, staged by how long the conversation is — but only for a
+    // real prompt (not for whatever else reached this hook).
     payload["prompt"].as_str()?;
     let bytes = payload["transcript_path"]
         .as_str()
@@ -107,7 +113,7 @@ async fn prompt_submit(
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()));
     let pool = kg_core::reminder_pool(bytes);
     let pick = pool.get(random_index(pool.len()))?;
-    Some(hook_json("UserPromptSubmit", pick, None))
+    Some(hook_json("UserPromptSubmit", pick.text, None))
 }
 
 fn hook_json(event: &str, context: &str, system_message: Option<String>) -> String {

@@ -190,8 +190,9 @@ fn specs() -> &'static [ToolSpec] {
             ToolSpec {
                 name: "kg_put_edge",
                 description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
-                    node to another node or to a file path. Prefer an edge between existing nodes over a new \
-                    node; cross-level edges live in the project graph and point at user nodes.",
+                    node to another node. Prefer an edge between existing nodes over a new node; cross-level \
+                    edges live in the project graph and point at user nodes. A file path belongs in a node's \
+                    touches; point an edge at a path only when the relation itself is the fact (lives-in).",
                 schema: object(
                     json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
                            "rel": string(), "notes": strings()}),

@@ -18,7 +18,7 @@ use axum::routing::{delete, get, post};
 use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};
-use kg_core::{EdgeKey, Store, StoreError, Target};
+use kg_core::{EdgeKey, StoreError, Target};
 use kg_core::{GraphSlot, NodeRead};
 use kg_core::{JsonStyle, to_json};
 use kg_core::{Level, float_value};
@@ -565,34 +565,27 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
 type HookBody = Result<JsonBody<Map<String, Value>>, ApiError>;
 
 async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
-    hook_answer(
-        state,
-        body,
-        kg_core::USER_PROMPT_SUBMIT,
-        kg_core::prompt_context,
-    )
-    .await
-}
-
-async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
-    hook_answer(state, body, kg_core::POST_TOOL_USE, kg_core::tool_event).await
-}
-
-/// One hook's answer: the decision's text wrapped as that hook's output, or `{}`.
-async fn hook_answer(
-    state: Arc<AppState>,
-    body: HookBody,
-    hook_event: &'static str,
-    decide: fn(&Store, &Value, f64) -> Option<String>,
-) -> Answer {
     // A hook never breaks a session: anything unusable is simply silence.
     let Ok(JsonBody(payload)) = body else {
         return Answer(json!({}));
     };
     state
         .blocking(move |state, now| {
-            let text = decide(&state.store, &Value::Object(payload), now);
-            Answer(kg_core::hook_response(hook_event, text))
+            Answer(kg_core::prompt_reply(&state.store, &Value::Object(payload), now).to_hook_json())
+        })
+        .await
+}
+
+/// The capture nudge's text wrapped as the hook's output, or `{}`.
+async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
+    // A hook never breaks a session: anything unusable is simply silence.
+    let Ok(JsonBody(payload)) = body else {
+        return Answer(json!({}));
+    };
+    state
+        .blocking(move |state, now| {
+            let text = kg_core::tool_event(&state.store, &Value::Object(payload), now);
+            Answer(kg_core::hook_response(kg_core::POST_TOOL_USE, text))
         })
         .await
 }

@@ -10,7 +10,8 @@ use crate::model::{EdgeKey, Level};
 use crate::search::{SearchResult, search};
 use crate::store::Store;
 use crate::tools::search_slots;
-use crate::wording;
+use crate::store::Policy;
+use crate::wording::{self, ReminderFits};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -336,34 +337,125 @@ fn render(recall: &mut Recall<'_>) -> String {
     lines.join("\n")
 }
 
-/// The `additionalContext` for a UserPromptSubmit hook payload (interfaces.md §7.3),
-/// or `None` for silence. Marks the injected gists seen in the resolved session.
-pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String> {
-    let field = |key: &str| payload.get(key).and_then(Value::as_str);
-    let sid = resolve_session(store, field("session_id"), field("cwd"))?;
-    let full_read = store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))?;
-    if !full_read {
-        return Some(wording::FULL_READ_NUDGE.to_string());
+/// What a prompt hook is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptReply {
+    /// Add this to the model's context.
+    Say(String),
+    /// Nothing from memory, and no reminder either (our policy decided).
+    Quiet,
+    /// Nothing from memory; the hook may add one of its reminders at random (the
+    /// reference's way, kept under `KG_POLICY=reference`).
+    Nothing,
+}
+
+impl PromptReply {
+    /// The answer of `/api/prompt_context`: the hook output, `{"quiet": true}`, or `{}`.
+    pub fn to_hook_json(&self) -> Value {
+        match self {
+            PromptReply::Say(text) => super::hook_output(super::USER_PROMPT_SUBMIT, text.clone()),
+            PromptReply::Quiet => serde_json::json!({"quiet": true}),
+            PromptReply::Nothing => serde_json::json!({}),
+        }
     }
-    let text = human_text(field("prompt").unwrap_or(""))?;
+}
+
+/// The recall (or the full-read nudge) for a UserPromptSubmit hook payload
+/// (interfaces.md §7.3), or `None` when memory has nothing new to say; reminders are
+/// [`prompt_reply`]'s. Marks the injected gists seen in the resolved session.
+pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String> {
+    match respond(store, payload, now, false) {
+        PromptReply::Say(text) => Some(text),
+        PromptReply::Quiet | PromptReply::Nothing => None,
+    }
+}
+
+/// What a prompt brings back: the recall (or, before the session's full read, the
+/// nudge to make it), a reminder when the memory knows the topic but had nothing new,
+/// or silence. Marks the injected gists seen in the resolved session.
+///
+/// Ours differs from the reference in two places: the first prompts of a session get
+/// their recall along with the full-read nudge (the opening question is often the one
+/// that matters most), and a reminder is chosen here, by the session's state and the
+/// prompt's topic, instead of at random by the hook.
+pub fn prompt_reply(store: &Store, payload: &Value, now: f64) -> PromptReply {
+    respond(store, payload, now, true)
+}
+
+fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptReply {
+    let ours = store.config().policy == Policy::Ours;
+    let silence = if ours {
+        PromptReply::Quiet
+    } else {
+        PromptReply::Nothing
+    };
+    let field = |key: &str| payload.get(key).and_then(Value::as_str);
+    let Some(sid) = resolve_session(store, field("session_id"), field("cwd")) else {
+        return silence;
+    };
+    let Some(full_read) =
+        store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))
+    else {
+        return silence;
+    };
+    let prompt = field("prompt").unwrap_or("");
+    if !full_read {
+        if !ours {
+            return PromptReply::Say(wording::FULL_READ_NUDGE.to_string());
+        }
+        return PromptReply::Say(match recall(store, &sid, prompt, now) {
+            Recalled::Text(text) => format!("{}\n\n{text}", wording::FULL_READ_NUDGE),
+            Recalled::Nothing { .. } => wording::FULL_READ_NUDGE.to_string(),
+        });
+    }
+    match recall(store, &sid, prompt, now) {
+        Recalled::Text(text) => PromptReply::Say(text),
+        Recalled::Nothing { .. } if !ours => PromptReply::Nothing,
+        Recalled::Nothing { on_topic: false } => PromptReply::Quiet,
+        Recalled::Nothing { .. } if !remind => PromptReply::Quiet,
+        Recalled::Nothing { on_topic: true } => {
+            let transcript = field("transcript_path").filter(|p| !p.is_empty());
+            reminder(store, &sid, prompt, transcript, now)
+                .map_or(PromptReply::Quiet, |text| PromptReply::Say(text.to_string()))
+        }
+    }
+}
+
+/// What a prompt's recall found.
+enum Recalled {
+    /// The recall block to inject (its gists are now marked seen).
+    Text(String),
+    /// Nothing new to say; `on_topic` when the memory holds something about the
+    /// prompt's words at all (a reminder can then be relevant).
+    Nothing { on_topic: bool },
+}
+
+fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
+    let off_topic = Recalled::Nothing { on_topic: false };
+    let Some(text) = human_text(prompt) else {
+        return off_topic;
+    };
     let terms = prompt_terms(&text);
     if terms.is_empty() {
-        return None;
+        return off_topic;
     }
     let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     // Loads the session's project graph if needed and refreshes its activity; counts
     // no op.
-    let slots = match search_slots(store, Some(&sid), now) {
+    let slots = match search_slots(store, Some(sid), now) {
         Ok(slots) => slots,
         Err(e) => {
             log::warn!("prompt recall for session {sid} skipped: {e}");
-            return None;
+            return off_topic;
         }
     };
     // The session registry is a leaf lock, so asking it under the graph locks is safe.
     let is_seen =
-        |id: &str| store.with_sessions(|s| s.lookup(&sid).is_some_and(|r| r.has_seen(id)));
+        |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
     let result = store.with_graphs(&slots, |graphs| search(graphs, &terms, Some(&is_seen)));
+    let nothing = Recalled::Nothing {
+        on_topic: result.total > 0,
+    };
     let mut recall = select(&result, terms.len());
     // Gate 2: something new must be said.
     if !recall
@@ -372,7 +464,7 @@ pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String
         .chain(&recall.connectors)
         .any(|e| !e.seen)
     {
-        return None;
+        return nothing;
     }
     let text = render(&mut recall);
     let fresh: Vec<&str> = recall
@@ -383,10 +475,80 @@ pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String
         .map(|e| e.id)
         .collect();
     if fresh.is_empty() {
+        return nothing;
+    }
+    store.mark_seen(sid, fresh);
+    Recalled::Text(text)
+}
+
+/// At most one reminder per session in this long: a reminder on every prompt is noise
+/// the model learns to skip.
+pub const REMINDER_GAP_SECS: f64 = 600.0;
+
+/// When each session last got a reminder (in memory; a restart forgets it).
+static REMINDED_AT: Mutex<Option<HashMap<String, f64>>> = Mutex::new(None);
+
+/// Words of a prompt that speak of handing work to subagents.
+const SUBAGENT_WORDS: &[&str] = &["agent", "agents", "subagent", "subagents", "delegate", "dispatch", "parallel"];
+
+/// A reminder that fits the session's state and the prompt, or none: not within
+/// [`REMINDER_GAP_SECS`] of the last one, never about loading memory after the full
+/// read, about subagents only when the prompt speaks of them, about debt only when a
+/// level's debt is HIGH. The pick is stable for a session and prompt.
+fn reminder(
+    store: &Store,
+    sid: &str,
+    prompt: &str,
+    transcript: Option<&str>,
+    now: f64,
+) -> Option<&'static str> {
+    let mut reminded = REMINDED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    let reminded = reminded.get_or_insert_with(HashMap::new);
+    if reminded
+        .get(sid)
+        .is_some_and(|at| now - at < REMINDER_GAP_SECS)
+    {
         return None;
     }
-    store.mark_seen(&sid, fresh);
-    Some(text)
+    let words: HashSet<String> = prompt
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    let about_subagents = SUBAGENT_WORDS.iter().any(|w| words.contains(*w));
+    let debt_high = || {
+        search_slots(store, Some(sid), now).is_ok_and(|slots| {
+            slots
+                .iter()
+                .any(|slot| store.level_debt(slot, now).level == crate::debt::DebtLevel::High)
+        })
+    };
+    // Only the file's size is read: how far the conversation has come.
+    let bytes = transcript.map(|p| std::fs::metadata(p).map_or(0, |m| m.len()));
+    let fitting: Vec<&wording::Reminder> = wording::reminder_pool(bytes)
+        .iter()
+        .filter(|r| match r.fits {
+            ReminderFits::Always => true,
+            ReminderFits::BeforeFullRead => false,
+            ReminderFits::Subagents => about_subagents,
+            ReminderFits::DebtHigh => debt_high(),
+        })
+        .collect();
+    if fitting.is_empty() {
+        return None;
+    }
+    let pick = stable_index(&format!("{sid}\u{0}{prompt}"), fitting.len());
+    // Forget sessions idle for a day, so the map stays small.
+    reminded.retain(|_, at| now - *at < 86_400.0);
+    reminded.insert(sid.to_string(), now);
+    Some(fitting[pick].text)
+}
+
+/// An index below `len` that depends only on `key` (FNV-1a).
+fn stable_index(key: &str, len: usize) -> usize {
+    let hash = key
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash % len.max(1) as u64) as usize
 }
 
 #[cfg(test)]

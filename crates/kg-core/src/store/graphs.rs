@@ -112,9 +112,10 @@ impl Store {
         loaded.then_some(slot)
     }
 
-    /// Resolve a client-supplied project path (realpath, inside home).
+    /// Resolve a client-supplied project path (absolute, realpath, inside home or a
+    /// `KG_PROJECT_ROOTS` folder).
     pub fn resolve_root(&self, path: &str) -> Result<String, StoreError> {
-        Ok(resolve_project_root(path, &self.home)?)
+        Ok(resolve_project_root(path, &self.allowed_roots)?)
     }
 
     /// Node ids of every loaded graph except `except`, for the load-time edge cleanup.

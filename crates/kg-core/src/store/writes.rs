@@ -5,6 +5,15 @@ use super::sessions::known_session;
 use super::*;
 
 impl Store {
+    /// How "not found" names the two levels looked in: "either graph" in our words,
+    /// "both graph" in the reference's (a pinned output).
+    fn both_levels_name(&self) -> &'static str {
+        match self.config.policy {
+            crate::store::Policy::Ours => "either",
+            crate::store::Policy::Reference => "both",
+        }
+    }
+
     /// Create or update a node (core.md §4.2).
     pub fn put_node(
         &self,
@@ -97,7 +106,7 @@ impl Store {
     ) -> Result<(Level, usize), StoreError> {
         let (slots, level_name) = match level {
             Some(t) => (vec![self.resolve_target(t, now)?], t.level.as_str()),
-            None => (self.auto_slots(session, now)?, "both"),
+            None => (self.auto_slots(session, now)?, self.both_levels_name()),
         };
         for slot in slots {
             let mut state = slot.lock();
@@ -167,7 +176,7 @@ impl Store {
     ) -> Result<NodeRead, StoreError> {
         let (slots, level_name) = match level {
             Some(t) => (vec![self.resolve_target(t, now)?], t.level.as_str()),
-            None => (self.auto_slots(session, now)?, "both"),
+            None => (self.auto_slots(session, now)?, self.both_levels_name()),
         };
         for slot in slots {
             let mut state = slot.lock();

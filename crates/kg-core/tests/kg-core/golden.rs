@@ -12,7 +12,7 @@ use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs};
 use kg_core::{EdgeKey, Level, Store};
 use kg_test_support::golden::{Placeholders, Span, matches_with_prose, read_case};
-use kg_test_support::{T, TempHome, open_store};
+use kg_test_support::{T, TempHome};
 use serde_json::{Value, json};
 use std::fs;
 
@@ -63,7 +63,10 @@ impl Replay {
     fn new(case: Value) -> Replay {
         let home = TempHome::new().with_fixture_storage("storage");
         let now = case["now"].as_f64().unwrap_or(T);
-        let store = open_store(&home, now);
+        // The reference's behaviour, exactly: our improvements change pinned outputs.
+        let mut config = kg_core::StoreConfig::new(home.storage(), &home.path);
+        config.policy = kg_core::Policy::Reference;
+        let store = kg_core::Store::open(config, now).expect("store opens");
         let single = case["sid_placeholders"]
             .as_array()
             .is_some_and(|a| a.len() <= 1);

@@ -903,3 +903,80 @@ fn capture_nudge() {
     let nudge = read("claude-b", T + 60.0).expect("a nudge");
     insta::assert_snapshot!("capture_nudge", scrub(&nudge, &[&sid]));
 }
+
+// ----- the plugin's skills and the messages that name a route ------------------------
+
+/// The plugin's skills, by name, as the model reads them.
+fn skills() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hooks/skills");
+    let mut skills: Vec<(String, String)> = fs::read_dir(&dir)
+        .expect("hooks/skills")
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let text = fs::read_to_string(entry.path().join("SKILL.md")).expect("SKILL.md");
+            (name, text)
+        })
+        .collect();
+    skills.sort();
+    skills
+}
+
+/// KG Memory reaches Claude Code by the plugin, by `kg-memory install claude-code`, or
+/// by `claude mcp add`, on whatever port the person chose: a skill that names one
+/// route's tool prefix or server name names the others' too, and none fixes the port.
+#[test]
+fn skills_hold_for_every_route() {
+    let skills = skills();
+    assert!(skills.len() >= 7, "{} skills", skills.len());
+    for (name, text) in &skills {
+        if text.contains("mcp__plugin_knowledge-graph_kg__") {
+            assert!(
+                text.contains("mcp__kg__"),
+                "{name} names only the plugin's tool prefix"
+            );
+        }
+        for (line_no, line) in text.lines().enumerate() {
+            let at = format!("{name}/SKILL.md:{}", line_no + 1);
+            assert!(
+                !line.contains("127.0.0.1:8765"),
+                "{at} fixes the port: {line}"
+            );
+            assert!(
+                !line.contains("about a minute"),
+                "{at}: a server starts in under a second"
+            );
+            if line.contains("/mcp") && line.contains("plugin:knowledge-graph:kg") {
+                assert!(
+                    line.contains("`kg`") || line.contains("(kg,"),
+                    "{at} names only the plugin's server: {line}"
+                );
+            }
+            if line.contains("claude mcp add") && line.contains("--transport") {
+                assert!(
+                    line.contains("-s user"),
+                    "{at}: without -s user the server exists in one folder only: {line}"
+                );
+            }
+        }
+        insta::assert_snapshot!(format!("skill_{name}"), text);
+    }
+}
+
+#[test]
+fn messages_that_name_a_route() {
+    let warming = kg_core::server_warming_up("http://127.0.0.1:9100");
+    assert!(
+        warming.contains("http://127.0.0.1:9100/health"),
+        "{warming}"
+    );
+    assert!(
+        warming.contains("(kg, or plugin:knowledge-graph:kg"),
+        "{warming}"
+    );
+    insta::assert_snapshot!("server_warming_up", warming);
+    insta::assert_snapshot!(
+        "no_project_memory",
+        kg_core::wording::no_project_memory("/srv/work/shop")
+    );
+}

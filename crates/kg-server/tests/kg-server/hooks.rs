@@ -32,6 +32,15 @@ fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Dura
     )
 }
 
+/// The `additionalContext` a hook printed.
+fn context_of(out: &str) -> String {
+    let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("additionalContext")
+        .to_string()
+}
+
 fn env_for(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("KG_HTTP_PORT", server.port.to_string()),
@@ -83,16 +92,31 @@ fn couriers_print_the_servers_answer() {
         kg_core::wording::FULL_READ_NUDGE
     );
 
-    // After it, a prompt with nothing to recall gets a staged reminder.
+    // After it, a prompt about something the memory knows, with nothing new to
+    // recall (the full read showed it), gets a reminder the server chose for the
+    // session's state; a prompt about something it does not know gets nothing.
+    let (_, is_error) = server.call(
+        "kg_put_node",
+        &json!({"session_id": sid, "level": "project", "id": "cache-expiry",
+                "gist": "The cache expires entries after five minutes"}),
+    );
+    assert!(!is_error);
     server.call("kg_read", &json!({"session_id": sid}));
     let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
-    let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
-    let reminder = v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .expect("text");
+    let reminder = context_of(&out);
     assert!(
-        kg_core::wording::REMINDERS_MID.contains(&reminder),
+        kg_core::wording::REMINDERS_MID
+            .iter()
+            .any(|r| r.text == reminder && r.fits == kg_core::ReminderFits::Always),
         "{reminder}"
+    );
+    let haiku = json!({"session_id": "cc-hook-1", "transcript_path": "", "cwd": cwd,
+                       "hook_event_name": "UserPromptSubmit", "prompt": "write a haiku about autumn leaves"});
+    let (out, code, _) = run(&["hook", "prompt-submit"], &haiku.to_string(), &env);
+    assert_eq!(
+        (out.as_str(), code),
+        ("", 0),
+        "nothing for an unrelated prompt"
     );
 
     // A first read of a file: nothing to say, nothing printed.
@@ -133,6 +157,14 @@ fn couriers_stay_silent_and_quick_when_anything_fails() {
             "no-such-event",
         ] {
             let (out, code, _) = run(&["hook", event], garbage, &env_for(&server));
+            if event == "session-start" && garbage.starts_with('{') {
+                // An object without cwd is a session in the hook's own folder (this
+                // crate's, outside the test's HOME): the user graph, and why there is no
+                // project memory.
+                assert!(out.contains("No project memory in this session"), "{out}");
+                assert_eq!(code, 0);
+                continue;
+            }
             assert_eq!((out.as_str(), code), ("", 0), "{event} with {garbage:?}");
         }
     }
@@ -208,5 +240,33 @@ fn install_dry_run_then_install_and_uninstall_round_trip() {
     assert_eq!(
         std::fs::read_to_string(home.join(".claude/settings.json")).expect("read"),
         settings
+    );
+}
+
+#[test]
+fn under_the_reference_policy_the_hook_adds_a_reminder_at_random() {
+    let (_dir, home) = temp_home();
+    let storage = home.join("storage");
+    let mut server = Server::start_in(&home, &storage, None, &[("KG_POLICY", "reference")]);
+    let project = home.join("app");
+    std::fs::create_dir_all(&project).expect("project");
+    let cwd = project.to_string_lossy().into_owned();
+    let env = env_for(&server);
+    let start = json!({"session_id": "cc-ref-1", "transcript_path": "", "cwd": cwd,
+                       "hook_event_name": "SessionStart", "source": "startup"});
+    let (out, _, _) = run(&["hook", "session-start"], &start.to_string(), &env);
+    let context = context_of(&out);
+    let sid = &context.split("session_id: ").nth(1).expect("sid")[..8];
+    server.call("kg_read", &json!({"session_id": sid}));
+    // Even a prompt the memory knows nothing about gets one, as in the reference.
+    let haiku = json!({"session_id": "cc-ref-1", "transcript_path": "", "cwd": cwd,
+                       "hook_event_name": "UserPromptSubmit", "prompt": "write a haiku about autumn leaves"});
+    let (out, _, _) = run(&["hook", "prompt-submit"], &haiku.to_string(), &env);
+    let reminder = context_of(&out);
+    assert!(
+        kg_core::wording::REMINDERS_MID
+            .iter()
+            .any(|r| r.text == reminder),
+        "{reminder}"
     );
 }

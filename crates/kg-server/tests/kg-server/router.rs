@@ -39,6 +39,8 @@ impl App {
             orphan_grace_days: 365.0,
             clock_file: Some(clock),
             extra_origins: Vec::new(),
+            policy: kg_core::Policy::Ours,
+            project_roots: Vec::new(),
         };
         let state = AppState::open(settings, CancellationToken::new()).expect("open the app");
         App {
@@ -831,7 +833,11 @@ async fn the_neighbourhood_view_stays_inside_the_projects() {
     for (climb, status_wanted, detail_wanted) in [
         (format!("{project}/../../../etc"), 400, outside_home),
         ("/etc".to_string(), 400, outside_home),
-        ("../../etc/passwd".to_string(), 400, outside_home),
+        (
+            "../../etc/passwd".to_string(),
+            400,
+            "Project path must be absolute: ",
+        ),
         // Encoded dots are a folder name, not a climb: no such project.
         (
             format!("{project}/%2e%2e/%2e%2e/etc"),
