@@ -1,6 +1,6 @@
 """The real Claude Code CLI (installed by `cd tests && npm ci`) against a real kg-memory.
 
-`claude mcp add --transport http kg <url>` then `claude mcp list` / `claude mcp get kg` run
+`claude mcp add -s user --transport http kg <url>` then `claude mcp list` / `claude mcp get kg` run
 Claude Code's own MCP health check; it must report the server connected. Each run uses a
 temporary HOME under /dev/shm and no network besides the loopback server
 (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_AUTOUPDATER=1). A recording proxy shows
@@ -10,6 +10,7 @@ every failure.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import free_port, server_binary
+from kg_wiring import context_of, kg_memory, listening, stop_holder, transcript_hooks, wait_for_holder
 from logging_proxy import LoggingProxy
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -101,7 +104,7 @@ def describe(claude: Claude, *results: subprocess.CompletedProcess, proxy: Loggi
 
 
 def add_and_check(claude: Claude, name: str, url: str, proxy: LoggingProxy | None = None):
-    added = claude.run("mcp", "add", "--transport", "http", name, url)
+    added = claude.run("mcp", "add", "-s", "user", "--transport", "http", name, url)
     assert added.returncode == 0, describe(claude, added, proxy=proxy)
     listed = claude.run("mcp", "list")
     got = claude.run("mcp", "get", name)
@@ -185,7 +188,147 @@ def test_claude_reports_a_stopped_server_as_failed(kg_server_factory, claude):
     server = kg_server_factory()
     url = server.mcp_url
     assert server.stop() == 0
-    claude.run("mcp", "add", "--transport", "http", "kg", url)
+    claude.run("mcp", "add", "-s", "user", "--transport", "http", "kg", url)
     listed = claude.run("mcp", "list")
     line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
     assert line and not CONNECTED.search(line), describe(claude, listed)
+
+
+def test_user_scope_connects_from_any_folder(kg_server, claude):
+    """`claude mcp add -s user` (what the README and skills say) works outside the folder
+    where it ran; the default (local) scope would not."""
+    add_and_check(claude, "kg", kg_server.mcp_url)
+    elsewhere = claude.home / "another-project"
+    elsewhere.mkdir()
+    listed = run_claude(claude, "mcp", "list", cwd=elsewhere)
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert CONNECTED.search(line), describe(claude, listed)
+
+
+def run_claude(claude: Claude, *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120):
+    return subprocess.run(
+        [str(CLAUDE), "--debug-file", str(claude.debug_file), *args],
+        cwd=cwd,
+        env=env or claude.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def no_stray_server(claude: Claude, *ports: int) -> None:
+    """No second server: nothing on `ports`, no default storage root in Claude's HOME, no
+    pid file of a server a hook would have started there."""
+    for port in ports:
+        assert not listening(port), f"a server listens on port {port}"
+    assert not (claude.home / ".knowledge-graph").exists(), "a server was started over ~/.knowledge-graph"
+    state = claude.home / ".local" / "state" / "kg-memory"
+    pids = sorted(p.name for p in state.glob("server-*.pid")) if state.is_dir() else []
+    assert not pids, f"a hook started a server of its own: {pids}"
+
+
+def test_installed_hooks_and_mcp_entry_reach_a_server_on_another_port_and_root(kg_server, claude):
+    """The installer writes the port and storage root into every entry, so the hooks reach
+    the server they were installed for even when Claude's environment says otherwise."""
+    installed = kg_memory(
+        "--port", str(kg_server.port), "--storage", str(kg_server.storage), "install", "claude-code", home=claude.home
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    settings = json.loads((claude.home / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert f"--port {kg_server.port} --storage {kg_server.storage}" in command, command
+
+    # Claude Code (and so every hook) runs with another port in its environment.
+    decoy = free_port()
+    env = {**claude.env, "KG_HTTP_PORT": str(decoy)}
+    project = kg_server.make_project("wired")
+    listed = run_claude(claude, "mcp", "list", cwd=project, env=env)
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert kg_server.mcp_url.rstrip("/") in line and CONNECTED.search(line), describe(claude, listed)
+
+    prompt = run_claude(claude, "-p", "How do releases work here?", cwd=project, env=env)
+    info = describe(claude, prompt)
+    sessions = json.loads((kg_server.storage / "sessions.json").read_text())
+    bound = [r for r in sessions.values() if r.get("claude_sid")]
+    assert len(bound) == 1 and bound[0]["project_path"] == str(project), f"{sessions}\n{info}"
+    hooks = transcript_hooks(claude.home)
+    assert any("KG MEMORY PRELOADED" in c for c in context_of(hooks, "SessionStart")), f"{hooks}\n{info}"
+    no_stray_server(claude, decoy)
+
+
+def test_installed_hooks_start_the_server_they_were_installed_for(shm_dir, claude):
+    """No server running: the session-start hook starts one on the installed port and
+    storage root, not on the port in Claude's environment over ~/.knowledge-graph."""
+    storage = shm_dir / "my storage"
+    port, decoy = free_port(), free_port()
+    installed = kg_memory("--port", str(port), "--storage", str(storage), "install", "claude-code", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    env = {**claude.env, "KG_HTTP_PORT": str(decoy)}
+    try:
+        prompt = run_claude(claude, "-p", "hello", cwd=claude.project, env=env)
+        record = wait_for_holder(storage)
+        assert record["port"] == port, f"{record}\n{describe(claude, prompt)}"
+        assert not listening(decoy)
+        assert not (claude.home / ".knowledge-graph").exists()
+    finally:
+        stop_holder(storage)
+
+
+def test_a_hook_with_a_bad_flag_is_refused_without_blocking_claude(kg_server, claude):
+    """An unknown flag gets the usage on stderr and exit 1, which Claude Code reports and
+    goes on (exit 2 would block the prompt)."""
+    exe = server_binary()
+    settings_dir = claude.home / ".claude"
+    settings_dir.mkdir(parents=True, exist_ok=True)
+    (settings_dir / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "UserPromptSubmit": [
+                        {"hooks": [{"type": "command", "command": f"{exe} hook prompt-submit --port {kg_server.port} --bogus"}]}
+                    ]
+                }
+            }
+        )
+    )
+    prompt = run_claude(claude, "-p", "hello there", cwd=claude.project)
+    out = prompt.stdout + prompt.stderr
+    assert "blocked by hook" not in out, out
+    assert "Not logged in" in out, f"Claude did not go on to the model call\n{out}"
+    log = claude.debug_file.read_text(errors="replace")
+    assert "UserPromptSubmit (UserPromptSubmit) error: status code 1" in log
+    assert "unexpected argument '--bogus'" in log and "Usage: kg-memory" in log
+
+
+def auto_memory_folders(claude: Claude) -> list[Path]:
+    """Claude Code's auto-memory folders: it makes one per project when auto-memory is on."""
+    return sorted((claude.home / ".claude" / "projects").glob("*/memory"))
+
+
+def test_disable_auto_memory_turns_it_off_and_uninstall_restores_the_users_value(kg_server, claude):
+    """`--disable-auto-memory` sets Claude Code's documented `autoMemoryEnabled: false`
+    (observed: Claude then makes no ~/.claude/projects/<p>/memory folder); uninstall puts
+    back the user's own value, byte for byte."""
+    settings_path = claude.home / ".claude" / "settings.json"
+    settings_path.parent.mkdir(parents=True, exist_ok=True)
+    users = '{\n  "autoMemoryEnabled": true,\n  "theme": "dark"\n}\n'
+    settings_path.write_text(users)
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    installed = kg_memory(*where, "install", "claude-code", "--disable-auto-memory", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "turn off Claude Code's auto-memory" in installed.stdout
+    assert json.loads(settings_path.read_text())["autoMemoryEnabled"] is False
+
+    first = kg_server.make_project("am-off")
+    run_claude(claude, "-p", "hello", cwd=first)
+    assert auto_memory_folders(claude) == [], "auto-memory still on"
+
+    removed = kg_memory(*where, "uninstall", "claude-code", home=claude.home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert "restore autoMemoryEnabled: true" in removed.stdout
+    assert settings_path.read_text() == users
+    second = kg_server.make_project("am-on")
+    run_claude(claude, "-p", "hello", cwd=second)
+    # Claude Code names a project's folder after its path, every other character a dash.
+    assert [p.parent.name for p in auto_memory_folders(claude)] == [re.sub(r"[^A-Za-z0-9]", "-", str(second))]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, server_binary
+from kg_wiring import context_of, kg_memory, transcript_hooks
 
 CLAUDE = REPO / "tests" / "node_modules" / ".bin" / "claude"
 PLUGIN = REPO / "hooks"
@@ -112,7 +113,96 @@ def test_plugin_hooks_reach_the_server(kg_server, shm_dir):
     assert state["found"] and state["session_id"] == sid, f"{state}\n{info}"
     assert state["preloaded_count"] == 1 and not state["full_read_done"], f"{state}\n{info}"
 
+    # The plugin's MCP entry follows KG_HTTP_PORT (`${KG_HTTP_PORT:-8765}` in .mcp.json).
+    mcp = run(env, project, "mcp", "list")
+    line = next((l for l in mcp.stdout.splitlines() if l.startswith("plugin:knowledge-graph:kg: ")), "")
+    assert f"{kg_server.base_url}/" in line and "Connected" in line, mcp.stdout + mcp.stderr
+
     # The UserPromptSubmit courier reached /api/prompt_context, which answered with the
     # full-read nudge (the preload is partial and no full read happened yet).
     assert "KG preload shows only a PARTIAL view" in log, f"the prompt hook's answer is not in Claude's log\n{info}"
     assert "KG MEMORY PRELOADED" in log, f"the session-start hook's answer is not in Claude's log\n{info}"
+
+
+def install_plugin(env, cwd) -> None:
+    added = run(env, cwd, "plugin", "marketplace", "add", str(REPO))
+    assert added.returncode == 0, added.stdout + added.stderr
+    installed = run(env, cwd, "plugin", "install", "knowledge-graph@kg-memory")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+
+def test_the_installer_refuses_beside_the_plugin(kg_server, shm_dir):
+    claude_home = shm_dir / "claude-home"
+    claude_home.mkdir()
+    env = claude_env(claude_home, kg_server.port)
+    install_plugin(env, shm_dir)
+    settings = (claude_home / ".claude" / "settings.json").read_text()
+    refused = kg_memory("install", "claude-code", home=claude_home)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "the knowledge-graph plugin is installed in Claude Code" in refused.stderr, refused.stderr
+    assert "`claude plugin uninstall knowledge-graph@kg-memory`" in refused.stderr, refused.stderr
+    assert (claude_home / ".claude" / "settings.json").read_text() == settings
+    assert not (claude_home / ".claude.json").read_text().count('"kg"')
+
+
+def test_plugin_and_installer_together_preload_once_and_say_which_to_remove(kg_server, shm_dir):
+    """Installer first (it cannot see a plugin yet), then the plugin: Claude Code runs both
+    routes' hooks, and only one answers."""
+    claude_home = shm_dir / "claude-home"
+    claude_home.mkdir()
+    project = kg_server.make_project("twice")
+    env = claude_env(claude_home, kg_server.port)
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    installed = kg_memory(*where, "install", "claude-code", home=claude_home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    install_plugin(env, project)
+
+    debug = shm_dir / "claude-debug.log"
+    prompt = run(env, project, "--debug-file", str(debug), "-p", "How does the release checklist work here?")
+    hooks = transcript_hooks(claude_home)
+    info = f"{prompt.stdout}{prompt.stderr}\n{json.dumps(hooks, indent=1)[-6000:]}"
+    log = debug.read_text(errors="replace")
+    finished = [l for l in log.splitlines() if "Hooks: SessionStart:startup [" in l and "finished with status 0" in l]
+    assert len(finished) == 2 and any("--via plugin] (plugin knowledge-graph@" in l for l in finished), (
+        f"both routes' SessionStart hooks ran\n{finished}\n{info}"
+    )
+    # Only the installer's printed anything (a hook with no output leaves no hook_success).
+    ran = [h["command"] for h in hooks if h["type"] == "hook_success" and h["hookEvent"] == "SessionStart"]
+    assert len(ran) == 1 and "--via plugin" not in ran[0], f"the plugin's hook stood aside\n{info}"
+    preloads = [c for c in context_of(hooks, "SessionStart") if "KG MEMORY PRELOADED" in c]
+    assert len(preloads) == 1, f"preloaded once\n{info}"
+    assert len(context_of(hooks, "UserPromptSubmit")) == 1, f"one prompt answer\n{info}"
+    messages = [h["content"] for h in hooks if h["type"] == "hook_system_message"]
+    assert any(
+        "connected to Claude Code twice" in m
+        and "`kg-memory uninstall claude-code`" in m
+        and "`claude plugin uninstall knowledge-graph@kg-memory`" in m
+        for m in messages
+    ), f"{messages}\n{info}"
+    sessions = json.loads((kg_server.storage / "sessions.json").read_text())
+    assert len([r for r in sessions.values() if r.get("claude_sid")]) == 1, sessions
+
+    status = kg_memory(*where, "status", home=claude_home, cwd=project)
+    assert "! KG Memory is connected to Claude Code twice" in status.stdout, status.stdout
+
+
+def test_the_plugin_follows_the_port_in_claude_codes_own_settings(kg_server, shm_dir):
+    """The README's way to point the plugin elsewhere: KG_HTTP_PORT and KG_STORAGE_ROOT
+    in the `env` of ~/.claude/settings.json reach both the MCP URL and the hooks."""
+    claude_home = shm_dir / "claude-home"
+    claude_home.mkdir()
+    project = kg_server.make_project("settings-env")
+    env = claude_env(claude_home, kg_server.port)
+    del env["KG_HTTP_PORT"]
+    install_plugin(env, project)
+    settings_path = claude_home / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["env"] = {"KG_HTTP_PORT": str(kg_server.port), "KG_STORAGE_ROOT": str(kg_server.storage)}
+    settings_path.write_text(json.dumps(settings))
+    mcp = run(env, project, "mcp", "list")
+    line = next((l for l in mcp.stdout.splitlines() if l.startswith("plugin:knowledge-graph:kg: ")), "")
+    assert f"{kg_server.base_url}/" in line and "Connected" in line, mcp.stdout + mcp.stderr
+    run(env, project, "-p", "hello")
+    sessions = json.loads((kg_server.storage / "sessions.json").read_text())
+    assert [r["project_path"] for r in sessions.values() if r.get("claude_sid")] == [str(project)], sessions
+    assert not (claude_home / ".knowledge-graph").exists()

@@ -4,9 +4,11 @@ exercised with the official Python SDK's stdio client."""
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
-from conftest import server_binary
+from conftest import free_port, server_binary
+from kg_wiring import clean_env, holder, stop_holder, wait_for_holder
 from mcp import StdioServerParameters
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
@@ -49,3 +51,30 @@ async def test_stdio_bridge_serves_every_tool(kg_server):
             assert err == "Input validation error: 'gist' is a required property"
     # The write went through the one server, so it is on its disk.
     assert "via-stdio" in (kg_server.storage / "projects" / "desk" / "graph.json").read_text()
+
+
+@pytest.mark.anyio
+async def test_stdio_bridge_restarts_a_server_that_died(shm_dir):
+    """The bridge starts a server on its port and storage root when none answers, and
+    again when that one dies mid-session: the next call is answered, not failed."""
+    home, storage = shm_dir / "home", shm_dir / "storage"
+    home.mkdir()
+    port = free_port()
+    params = StdioServerParameters(
+        command=str(server_binary()),
+        args=["stdio", "--port", str(port), "--storage", str(storage)],
+        env=clean_env(home),
+    )
+    try:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert [t.name for t in (await session.list_tools()).tools] == NINE_TOOLS
+                first = wait_for_holder(storage)
+                assert first["port"] == port
+                stop_holder(storage, signal.SIGKILL)
+                assert [t.name for t in (await session.list_tools()).tools] == NINE_TOOLS
+                second = holder(storage)
+                assert second and second["pid"] != first["pid"] and second["port"] == port
+    finally:
+        stop_holder(storage)

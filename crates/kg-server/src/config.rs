@@ -49,6 +49,11 @@ fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// The storage root when `KG_STORAGE_ROOT` does not name one.
+pub fn default_storage_root(home: &std::path::Path) -> PathBuf {
+    home.join(".knowledge-graph")
+}
+
 /// Read a number of seconds; the reference falls back to the default on junk.
 fn seconds(name: &str, default: f64) -> f64 {
     match std::env::var(name) {
@@ -76,7 +81,7 @@ impl Settings {
         };
         let storage_root = std::env::var_os("KG_STORAGE_ROOT")
             .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".knowledge-graph"));
+            .unwrap_or_else(|| default_storage_root(&home));
         let save = seconds("KG_SAVE_INTERVAL", 30.0).max(1.0);
         let autocommit = seconds("KG_AUTOCOMMIT_INTERVAL", 900.0);
         Ok(Settings {

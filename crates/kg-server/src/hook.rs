@@ -166,10 +166,11 @@ async fn session_start(
             ));
         }
         // Start one for the next prompts; never wait for it, never restart one.
-        return match start_detached(settings) {
-            Ok(()) => Some(kg_core::server_warming_up(base)),
+        return match crate::launch::start_detached(settings) {
+            Ok(_) => Some(kg_core::server_warming_up(base)),
             Err(e) => Some(format!(
-                "KG memory server is not running and could not be started ({e}); start it with `kg-memory serve`."
+                "KG memory server is not running and could not be started ({e}); start it with `{}`.",
+                crate::launch::serve_command(settings)
             )),
         };
     }
@@ -219,40 +220,4 @@ async fn session_start(
         context,
         Some(kg_core::session_start_notice(sid, reused, counts)),
     ))
-}
-
-/// Start `kg-memory serve` in the background, detached from this hook, logging to
-/// the user's state folder.
-pub fn start_detached(settings: &Settings) -> std::io::Result<()> {
-    let exe = std::env::current_exe()?;
-    let log_dir = settings.state_dir();
-    std::fs::create_dir_all(&log_dir)?;
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_dir.join("server.log"))?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("serve")
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid only detaches the child from our session; no memory is touched.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::process::CommandExt;
-        const DETACHED_PROCESS: u32 = 0x0000_0008;
-        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
-    }
-    cmd.spawn().map(|_| ())
 }

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod config;
 pub mod hook;
 pub mod install;
+pub mod launch;
 pub mod listener;
 pub mod logging;
 pub mod mcp;

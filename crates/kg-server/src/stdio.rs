@@ -1,10 +1,13 @@
 //! `kg-memory stdio`: MCP over stdio for clients that only speak stdio (Claude
 //! Desktop). Each newline-delimited JSON-RPC message is relayed to the running HTTP
 //! server and its answer written back as one line; a server is started when none
-//! answers. Stdout belongs to the protocol, so every log line goes to stderr.
+//! answers, at the start and whenever it goes away mid-session. Stdout belongs to the
+//! protocol, so every log line goes to stderr.
 
-use crate::client;
+use crate::client::{self, ClientError};
 use crate::config::Settings;
+use crate::launch::{Started, serve_command, start_detached};
+use anyhow::Context;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -13,96 +16,221 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 const START_WAIT: Duration = Duration::from_secs(20);
 /// One relayed request may take this long (a full read of a big graph is well below).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often to look again at a server coming up.
+const POLL: Duration = Duration::from_millis(100);
 
+/// A KG Memory server answers at `base` (not merely something on that port).
 async fn healthy(base: &str) -> bool {
-    client::get(&format!("{base}/health"), Duration::from_secs(2))
-        .await
-        .is_ok()
+    crate::app::probe_health(base).await.is_some()
 }
 
 /// Make sure a server answers, starting one if needed; returns its base URL. The
 /// server holding the storage root is the one to talk to, whatever port it chose, and
-/// none is started while the root is held (a second one would lose writes).
+/// none is started while the root is held (a second one would lose writes). A server
+/// started here that exits (its port taken by another program, say) is reported at
+/// once, with what it logged.
 pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
     let (base, held) = crate::root_lock::server_of(settings);
     if healthy(&base).await {
         return Ok(base);
     }
-    match &held {
-        Some(held) => eprintln!(
-            "kg-memory stdio: {} holds {} but does not answer yet; waiting for it",
-            held.who(),
-            held.root.display()
-        ),
+    let mut started: Option<Started> = match &held {
+        Some(held) => {
+            eprintln!(
+                "kg-memory stdio: {} holds {} but does not answer yet; waiting for it",
+                held.who(),
+                held.root.display()
+            );
+            None
+        }
         None => {
             eprintln!("kg-memory stdio: no server at {base}; starting one");
-            crate::hook::start_detached(settings)?;
+            Some(start_detached(settings).with_context(|| {
+                format!(
+                    "cannot start the KG Memory server; start it yourself with `{}`",
+                    serve_command(settings)
+                )
+            })?)
         }
-    }
-    let started = Instant::now();
-    while started.elapsed() < START_WAIT {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let since = Instant::now();
+    while since.elapsed() < START_WAIT {
+        tokio::time::sleep(POLL).await;
         // Whoever won the root meanwhile (ours, or one started at the same moment).
         let (base, _) = crate::root_lock::server_of(settings);
+        let exited = started.as_mut().and_then(Started::exited);
         if healthy(&base).await {
             return Ok(base);
         }
+        if let (Some(reason), Some(s)) = (exited, &started) {
+            anyhow::bail!(
+                "the KG Memory server this bridge started for {base} stopped at once: {reason} (its log: {}). Fix that, then retry, or start the server yourself with `{}`",
+                s.log().display(),
+                serve_command(settings)
+            );
+        }
     }
-    match held {
-        Some(held) => anyhow::bail!(
+    match (held, started) {
+        (Some(held), _) => anyhow::bail!(
             "the storage root {} is held by {}, which did not answer within {START_WAIT:?}; no second server was started. Check it with `kg-memory status`",
             held.root.display(),
             held.who()
         ),
-        None => anyhow::bail!(
-            "the KG Memory server did not come up at {base} within {START_WAIT:?}; see ~/.local/state/kg-memory/server.log"
+        (None, started) => anyhow::bail!(
+            "the KG Memory server did not come up at {base} within {START_WAIT:?}; see {}",
+            started
+                .as_ref()
+                .map_or_else(
+                    || settings.state_dir().join("server.log"),
+                    |s| s.log().to_path_buf()
+                )
+                .display()
         ),
     }
 }
 
-/// Relay stdin to the server until stdin closes.
+/// Relay stdin to the server until stdin closes (or the client stops reading).
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
-    let url = format!("{}/", ensure_server(settings).await?);
+    let mut url = format!("{}/", ensure_server(settings).await?);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(reply) = relay(&url, &line).await {
-            out.write_all(reply.as_bytes()).await?;
-            out.write_all(b"\n").await?;
-            out.flush().await?;
+        let reply = match relay(&url, &line).await {
+            Relayed::Reply(reply) => Some(reply),
+            Relayed::Nothing => None,
+            Relayed::Lost { id, error, reached } => {
+                eprintln!("kg-memory stdio: {error}");
+                recover(settings, &mut url, &line, id, reached).await
+            }
+        };
+        if let Some(reply) = reply {
+            let written = async {
+                out.write_all(reply.as_bytes()).await?;
+                out.write_all(b"\n").await?;
+                out.flush().await
+            };
+            match written.await {
+                // The client closed its end: nobody left to serve.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                other => other.context("cannot write to the client")?,
+            }
         }
     }
     Ok(())
 }
 
-/// Forward one message; `None` for notifications (nothing to answer).
-async fn relay(url: &str, line: &str) -> Option<String> {
-    let id = serde_json::from_str::<Value>(line)
-        .ok()
-        .map(|v| v.get("id").cloned().unwrap_or(Value::Null));
-    let answer = client::request("POST", url, Some(line), REQUEST_TIMEOUT).await;
-    match answer {
-        Ok(a) if a.status == 202 => None,
-        Ok(a) if !a.body.trim().is_empty() => Some(sse_payload(&a.body).trim().to_string()),
-        Ok(a) => Some(error_reply(
-            id,
-            -32603,
-            &format!("empty answer from the server (HTTP {})", a.status),
-        )),
+/// The server went away: bring one back (or learn why not) and send the message again
+/// if it never reached the old one; the reply, or an error reply saying what happened.
+async fn recover(
+    settings: &Settings,
+    url: &mut String,
+    line: &str,
+    id: Option<Value>,
+    reached: bool,
+) -> Option<String> {
+    let id = id.filter(|i| !i.is_null());
+    match ensure_server(settings).await {
+        Ok(base) => {
+            *url = format!("{base}/");
+            if reached {
+                // It may have been carried out: sending it twice could write twice.
+                return Some(error_reply(
+                    id?,
+                    "the KG Memory server stopped while answering this request and was started again; check the result and call again if needed",
+                ));
+            }
+            match relay(url, line).await {
+                Relayed::Reply(reply) => Some(reply),
+                Relayed::Nothing => None,
+                Relayed::Lost { error, .. } => Some(error_reply(
+                    id?,
+                    &format!("KG Memory server unreachable: {error}"),
+                )),
+            }
+        }
         Err(e) => {
-            eprintln!("kg-memory stdio: {e}");
-            // Requests get an error reply; a failed notification has nobody to tell.
-            let id = id.filter(|i| !i.is_null())?;
+            eprintln!("kg-memory stdio: {e:#}");
             Some(error_reply(
-                Some(id),
-                -32603,
-                &format!("KG Memory server unreachable: {e}"),
+                id?,
+                &format!("KG Memory server unreachable, and it could not be started again: {e:#}"),
             ))
         }
     }
+}
+
+/// What became of one relayed message.
+#[derive(Debug)]
+enum Relayed {
+    /// The line to send back.
+    Reply(String),
+    /// A notification: nothing to answer.
+    Nothing,
+    /// No answer from the server. `reached`: the request may have got there.
+    Lost {
+        id: Option<Value>,
+        error: ClientError,
+        reached: bool,
+    },
+}
+
+/// Forward one message.
+async fn relay(url: &str, line: &str) -> Relayed {
+    let id = serde_json::from_str::<Value>(line)
+        .ok()
+        .map(|v| v.get("id").cloned().unwrap_or(Value::Null));
+    match client::request("POST", url, Some(line), REQUEST_TIMEOUT).await {
+        Ok(a) if a.status == 202 => Relayed::Nothing,
+        Ok(a) if is_message(&a.body) || (success(a.status) && !a.body.trim().is_empty()) => {
+            Relayed::Reply(sse_payload(&a.body).trim().to_string())
+        }
+        // Not a KG Memory answer (another program on the port, say): the request
+        // was not carried out, so it may be sent again once a server is back.
+        Ok(a) if !success(a.status) => Relayed::Lost {
+            id,
+            error: ClientError::Status {
+                url: url.to_string(),
+                status: a.status,
+                body: a.body,
+            },
+            reached: false,
+        },
+        Ok(a) => match id.filter(|i| !i.is_null()) {
+            Some(id) => Relayed::Reply(error_reply(
+                id,
+                &format!("empty answer from the server (HTTP {})", a.status),
+            )),
+            None => Relayed::Nothing,
+        },
+        // A slow answer is not a dead server: say so, restart nothing.
+        Err(error @ ClientError::Timeout(..)) => match id.filter(|i| !i.is_null()) {
+            Some(id) => Relayed::Reply(error_reply(
+                id,
+                &format!("KG Memory server did not answer: {error}"),
+            )),
+            None => Relayed::Nothing,
+        },
+        Err(error) => {
+            // Refused at connect: the request never left.
+            let reached = !matches!(
+                &error,
+                ClientError::Io(_, e) if e.kind() == std::io::ErrorKind::ConnectionRefused
+            );
+            Relayed::Lost { id, error, reached }
+        }
+    }
+}
+
+fn success(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+/// A JSON-RPC message (a server's error answers carry one too, with a 4xx status).
+fn is_message(body: &str) -> bool {
+    serde_json::from_str::<Value>(sse_payload(body).trim())
+        .is_ok_and(|v| v.get("jsonrpc").is_some())
 }
 
 /// A server may answer with an event stream; the JSON-RPC message is its `data:`.
@@ -114,7 +242,6 @@ fn sse_payload(body: &str) -> &str {
         .unwrap_or(body)
 }
 
-fn error_reply(id: Option<Value>, code: i64, message: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": {"code": code, "message": message}})
-        .to_string()
+fn error_reply(id: Value, message: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}}).to_string()
 }

@@ -4,6 +4,7 @@ use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use kg_server::{AppState, Settings, VERSION};
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +22,8 @@ KG_SAVE_INTERVAL, KG_AUTOCOMMIT_INTERVAL, KG_GRACE_PERIOD_DAYS,
 KG_ORPHAN_GRACE_DAYS, KG_LOG_LEVEL."
 )]
 struct Cli {
+    #[command(flatten)]
+    server: Where,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -31,15 +34,16 @@ enum Command {
     ///
     /// MCP at http://<host>:<port>/, REST under /api, live changes at /ws. Stops
     /// cleanly on Ctrl-C or SIGTERM.
-    Serve(Where),
-    /// Is a server up? Its version, sessions and graphs, and which server holds the
-    /// storage root
-    Status(Where),
+    Serve,
+    /// Is a server up? Its version, sessions and graphs, which server holds the
+    /// storage root, and how Claude Code is connected to it
+    Status,
     /// Claude Code hook courier: posts the hook's stdin to the server and prints the
     /// answer
     ///
-    /// Prints nothing on any failure and always exits 0 (a hook never breaks a
-    /// session).
+    /// Prints nothing on any failure and exits 0: a hook never breaks a session. Only
+    /// a command line it does not understand gets the usage on stderr and exit 1,
+    /// which Claude Code reports without blocking anything (exit 2 would block).
     Hook(HookArgs),
     /// MCP over stdio, relayed to the server (starts one if none answers)
     ///
@@ -48,10 +52,11 @@ enum Command {
     /// Register the MCP server (and, for Claude Code, the hooks) in Claude's
     /// configuration
     ///
-    /// Merges with what is there; each changed file is backed up.
+    /// Merges with what is there; each changed file is backed up. The entries name
+    /// --host, --port and --storage where they are not the defaults.
     Install(InstallArgs),
     /// Remove exactly what install added
-    Uninstall(InstallArgs),
+    Uninstall(UninstallArgs),
     /// Print a completion script for a shell
     Completions {
         #[arg(value_enum)]
@@ -62,17 +67,18 @@ enum Command {
     Version,
 }
 
-/// Where the server listens, or where to find it: on top of the environment.
+/// Which server: where it listens (serve), or where to find it (every other
+/// command). On top of the environment; accepted before or after the command.
 #[derive(Debug, Args)]
 struct Where {
     /// Address to listen on or ask [env: KG_HTTP_HOST]
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", global = true)]
     host: Option<String>,
     /// Port to listen on or ask [env: KG_HTTP_PORT]
-    #[arg(long, value_name = "N", value_parser = port)]
+    #[arg(long, value_name = "N", value_parser = port, global = true)]
     port: Option<u16>,
     /// Storage root [env: KG_STORAGE_ROOT]
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     storage: Option<PathBuf>,
 }
 
@@ -81,18 +87,39 @@ struct HookArgs {
     /// session-start, prompt-submit or post-tool
     ///
     /// Any other event, or none, makes the hook print nothing and exit 0.
-    #[arg(value_name = "EVENT", allow_hyphen_values = true)]
+    #[arg(value_name = "EVENT")]
     event: Option<OsString>,
-    /// Further arguments are ignored: a hook never fails on its command line.
-    #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    _ignored: Vec<OsString>,
+    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json.
+    /// The plugin's hook stays silent when `kg-memory install claude-code` wired the
+    /// same event, so Claude Code gets one answer.
+    #[arg(long, value_enum, value_name = "ROUTE")]
+    via: Option<Via>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Via {
+    Plugin,
 }
 
 #[derive(Debug, Args)]
 struct InstallArgs {
     /// Which client's configuration to change
     client: ClientName,
-    /// Show what would change, and change nothing
+    /// Show what would change (a diff, secrets redacted), and change nothing
+    #[arg(long)]
+    dry_run: bool,
+    /// Claude Code only: also turn off Claude Code's built-in auto-memory
+    /// (autoMemoryEnabled: false in ~/.claude/settings.json), so one memory speaks;
+    /// uninstall restores your previous value
+    #[arg(long)]
+    disable_auto_memory: bool,
+}
+
+#[derive(Debug, Args)]
+struct UninstallArgs {
+    /// Which client's configuration to change
+    client: ClientName,
+    /// Show what would change (a diff, secrets redacted), and change nothing
     #[arg(long)]
     dry_run: bool,
 }
@@ -129,6 +156,14 @@ fn settings(flags: Where) -> anyhow::Result<Settings> {
     if let Some(storage) = flags.storage {
         settings.storage_root = storage;
     }
+    // A relative root means this folder: the installer writes it into hooks that run
+    // in every project's folder, and the lock and messages name it whole.
+    settings.storage_root = std::path::absolute(&settings.storage_root).with_context(|| {
+        format!(
+            "cannot resolve the storage root {}",
+            settings.storage_root.display()
+        )
+    })?;
     Ok(settings)
 }
 
@@ -175,6 +210,10 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
+    let port = held
+        .as_ref()
+        .and_then(|h| h.holder.as_ref())
+        .map_or(settings.port, |h| h.port);
     let holder = held.map(|held| match held.holder {
         Some(h) => format!(
             "Storage root {}: held by the KG Memory server with pid {} at {}",
@@ -187,40 +226,45 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             held.root.display()
         ),
     });
-    let body = match kg_server::client::get(&format!("{base}/health"), Duration::from_secs(2)).await
-    {
-        Ok(body) => body,
-        Err(e) => {
-            println!("No KG Memory server at {base} ({e}).");
-            match holder {
-                Some(line) => println!("{line}"),
-                None => println!("Start one with: kg-memory serve"),
+    let up = match kg_server::client::get(&format!("{base}/health"), Duration::from_secs(2)).await {
+        Ok(body) => {
+            let health: serde_json::Value =
+                serde_json::from_str(&body).context("the server's /health is not JSON")?;
+            say(&format!(
+                "KG Memory {} at {base}: {} session(s), {} graph(s) loaded\n",
+                health["version"].as_str().unwrap_or("?"),
+                health["active_sessions"],
+                health["loaded_graphs"]
+            ));
+            if let Some(line) = &holder {
+                say(&format!("{line}\n"));
             }
-            std::process::exit(1);
+            true
+        }
+        Err(e) => {
+            say(&format!("No KG Memory server at {base} ({e}).\n"));
+            match &holder {
+                Some(line) => say(&format!("{line}\n")),
+                None => say(&format!(
+                    "Start one with: {}\n",
+                    kg_server::launch::serve_command(&settings)
+                )),
+            }
+            false
         }
     };
-    let health: serde_json::Value =
-        serde_json::from_str(&body).context("the server's /health is not JSON")?;
-    println!(
-        "KG Memory {} at {base}: {} session(s), {} graph(s) loaded",
-        health["version"].as_str().unwrap_or("?"),
-        health["active_sessions"],
-        health["loaded_graphs"]
-    );
-    if let Some(line) = holder {
-        println!("{line}");
-    }
-    if let Ok(body) = kg_server::client::get(
-        &format!("{base}/api/maintenance_debt"),
-        Duration::from_secs(5),
-    )
-    .await
+    if up
+        && let Ok(body) = kg_server::client::get(
+            &format!("{base}/api/maintenance_debt"),
+            Duration::from_secs(5),
+        )
+        .await
         && let Ok(survey) = serde_json::from_str::<serde_json::Value>(&body)
     {
         for row in survey["graphs"].as_array().into_iter().flatten() {
             let debt = &row["debt"];
-            println!(
-                "  {:<24} DEBT {} ({}), {} active node(s){}",
+            say(&format!(
+                "  {:<24} DEBT {} ({}), {} active node(s){}\n",
                 row["graph"].as_str().unwrap_or("?"),
                 debt["level"].as_str().unwrap_or("?"),
                 debt["score"],
@@ -229,96 +273,194 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                     .as_str()
                     .map(|p| format!(" — {p}"))
                     .unwrap_or_default()
-            );
+            ));
         }
+    }
+    // How Claude Code reaches this server, from this folder.
+    let project = std::env::current_dir().ok();
+    let wiring = kg_server::install::wiring(&settings.home, project.as_deref(), port);
+    let (lines, warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    say("Claude Code:\n");
+    for line in lines {
+        say(&format!("  {line}\n"));
+    }
+    for warning in warnings {
+        say(&format!("  ! {warning}\n"));
+    }
+    if !up {
+        std::process::exit(1);
     }
     Ok(())
 }
 
-async fn hook(event: Option<OsString>) -> anyhow::Result<()> {
+/// The folder a hook's session runs in: the payload's `cwd`, else this process's.
+fn hook_project(stdin: &str) -> Option<PathBuf> {
+    serde_json::from_str::<serde_json::Value>(stdin)
+        .ok()
+        .and_then(|v| {
+            v["cwd"]
+                .as_str()
+                .filter(|c| !c.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| std::env::current_dir().ok())
+}
+
+/// A hook's answer with a `systemMessage` for the user added (kept beside any the
+/// answer already carries); a plain-text answer becomes the event's context.
+fn with_system_message(answer: Option<String>, message: &str, event: &str) -> String {
+    use serde_json::{Value, json};
+    let mut out = match answer.as_deref().map(serde_json::from_str::<Value>) {
+        Some(Ok(Value::Object(map))) => map,
+        Some(_) => {
+            let mut map = serde_json::Map::new();
+            map.insert(
+                "hookSpecificOutput".into(),
+                json!({"hookEventName": event, "additionalContext": answer.unwrap_or_default()}),
+            );
+            map
+        }
+        None => serde_json::Map::new(),
+    };
+    let text = match out.get("systemMessage").and_then(Value::as_str) {
+        Some(first) => format!("{first}\n{message}"),
+        None => message.to_string(),
+    };
+    out.insert("systemMessage".into(), Value::String(text));
+    Value::Object(out).to_string()
+}
+
+async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
-    use std::io::Write;
+    use kg_server::install::{HookDuty, claude_event, hook_duty};
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
+    let via_plugin = args.via == Some(Via::Plugin);
     // Whatever happens, a hook exits 0 and prints nothing unless it has an answer.
     let answer = async {
-        let event = HookEvent::parse(event?.to_str()?)?;
-        let settings = Settings::from_env().ok()?;
+        let name = args.event?.to_str()?.to_string();
+        let event = HookEvent::parse(&name)?;
+        let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
-        run(event, &stdin, &settings, deadline).await
+        // One answer per event, however many routes wire it.
+        let project = hook_project(&stdin);
+        let duty = hook_duty(&settings.home, project.as_deref(), via_plugin, &name);
+        if duty == HookDuty::StandAside {
+            return None;
+        }
+        let answer = run(event, &stdin, &settings, deadline).await;
+        match duty {
+            HookDuty::AnswerAndWarn(message) => Some(with_system_message(
+                answer,
+                &message,
+                claude_event(&name).unwrap_or_default(),
+            )),
+            _ => answer,
+        }
     };
     let answer = tokio::time::timeout_at(deadline.into(), answer)
         .await
         .ok()
         .flatten();
-    let mut stdout = std::io::stdout();
     if let Some(out) = answer {
-        // A closed stdout is not worth failing the hook over.
-        let _ = writeln!(stdout, "{out}");
+        say(&format!("{out}\n"));
     }
-    let _ = stdout.flush();
     // Exit now: a stdin reader still blocked, or a name lookup still running on the
     // runtime's blocking pool, would otherwise keep the process alive past its budget.
     std::process::exit(0)
 }
 
-fn install(args: InstallArgs, remove: bool) -> anyhow::Result<()> {
+fn install(
+    client: ClientName,
+    dry_run: bool,
+    disable_auto_memory: bool,
+    remove: bool,
+    flags: Where,
+) -> anyhow::Result<()> {
     use kg_server::install::{Client, Setup, apply, describe, plan_install, plan_uninstall};
-    let client = Client::from(args.client);
-    let dry_run = args.dry_run;
-    let settings = Settings::from_env()?;
-    let setup = Setup {
-        home: settings.home.clone(),
-        exe: std::env::current_exe().context("cannot find this program's own path")?,
-        url: format!("{}/", settings.base_url()),
-        port: settings.port,
-    };
+    let client = Client::from(client);
+    if disable_auto_memory && client != Client::ClaudeCode {
+        anyhow::bail!(
+            "--disable-auto-memory is a Claude Code setting; run `kg-memory install claude-code --disable-auto-memory`"
+        );
+    }
+    let settings = settings(flags)?;
+    let mut setup = Setup::new(
+        &settings,
+        std::env::current_exe().context("cannot find this program's own path")?,
+    );
+    setup.disable_auto_memory = disable_auto_memory;
     let changes = if remove {
         plan_uninstall(client, &setup)?
     } else {
         plan_install(client, &setup)?
     };
-    print!("{}", describe(&changes, dry_run));
-    if !dry_run {
-        let now = kg_server::clock::Clock::System.now();
-        apply(&changes, now, !remove)?;
-        if !remove && client == Client::ClaudeCode {
-            println!("Done. Start the server (kg-memory serve), then restart Claude Code.");
-        }
+    say(&describe(&changes, dry_run));
+    if dry_run {
+        return Ok(());
     }
+    let now = kg_server::clock::Clock::System.now();
+    apply(&changes, now, !remove)?;
+    let serve = kg_server::launch::serve_command(&settings);
+    say(match (client, remove) {
+        (Client::ClaudeCode, false) => format!(
+            "Done. Start the server with `{serve}` (or let the next Claude Code session start it), then restart Claude Code.\n"
+        ),
+        (Client::ClaudeDesktop, false) => {
+            "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
+        }
+        (Client::ClaudeCode, true) => "Done. Restart Claude Code.\n".to_string(),
+        (Client::ClaudeDesktop, true) => "Done. Restart Claude Desktop.\n".to_string(),
+    }
+    .as_str());
     Ok(())
+}
+
+/// Print to standard output. A reader that went away (`kg-memory … | head`) is no
+/// failure: whatever the command does, it has done or still does, so it must not
+/// panic the way `println!` does on a broken pipe.
+fn say(text: &str) {
+    use std::io::{ErrorKind, Write};
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() != ErrorKind::BrokenPipe
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "kg-memory: cannot write to standard output: {e}"
+        );
+    }
 }
 
 fn main() {
     kg_server::logging::init();
-    let command = match Cli::try_parse() {
+    let (server, command) = match Cli::try_parse() {
         Ok(Cli {
+            server,
             command: Some(command),
-        }) => command,
+        }) => (server, command),
         // No command: the help, as `--help` prints it.
-        Ok(Cli { command: None }) => {
+        Ok(Cli { command: None, .. }) => {
             let _ = Cli::command().print_long_help();
             return;
         }
         Err(e) => {
             // Help and version go to stdout and exit 0; a usage error goes to stderr
-            // and exits 1, as every other failure of this program.
+            // and exits 1, as every other failure of this program (never 2: a Claude
+            // Code hook exiting 2 would block the prompt).
             let _ = e.print();
             std::process::exit(if e.use_stderr() { 1 } else { 0 });
         }
     };
     match command {
         Command::Version => {
-            println!("kg-memory {VERSION}");
+            say(&format!("kg-memory {VERSION}\n"));
             return;
         }
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "kg-memory",
-                &mut std::io::stdout(),
-            );
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "kg-memory", &mut script);
+            say(&String::from_utf8_lossy(&script));
             return;
         }
         _ => {}
@@ -329,26 +471,31 @@ fn main() {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("kg-memory: cannot start the async runtime: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "kg-memory: cannot start the async runtime: {e}"
+            );
             std::process::exit(1);
         }
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Serve(flags) => serve(flags).await,
-            Command::Status(flags) => status(flags).await,
-            Command::Hook(args) => hook(args.event).await,
-            Command::Stdio => match Settings::from_env() {
+            Command::Serve => serve(server).await,
+            Command::Status => status(server).await,
+            Command::Hook(args) => hook(args, server).await,
+            Command::Stdio => match settings(server) {
                 Ok(settings) => kg_server::stdio::run(&settings).await,
-                Err(e) => Err(e.into()),
+                Err(e) => Err(e),
             },
-            Command::Install(args) => install(args, false),
-            Command::Uninstall(args) => install(args, true),
+            Command::Install(a) => {
+                install(a.client, a.dry_run, a.disable_auto_memory, false, server)
+            }
+            Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
             Command::Version | Command::Completions { .. } => Ok(()),
         }
     });
     if let Err(e) = result {
-        eprintln!("kg-memory: {e:#}");
+        let _ = writeln!(std::io::stderr(), "kg-memory: {e:#}");
         std::process::exit(1);
     }
 }

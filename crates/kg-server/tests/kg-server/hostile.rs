@@ -745,22 +745,43 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
         "../../etc".to_string(),
     ];
     for cwd in &escapes {
+        // A relative path is refused as such: the server cannot know what it is
+        // relative to.
+        let relative = !cwd.starts_with('/');
+        let refusal = if relative {
+            "Project path must be absolute"
+        } else {
+            "Project path must be within home directory"
+        };
         let (text, err) = f.call("kg_read", json!({"cwd": cwd}));
         assert!(err, "{cwd}: {}", wire::clip(&text));
-        assert!(
-            text.contains("Project path must be within home directory"),
-            "{cwd}: {}",
-            wire::clip(&text)
-        );
+        assert!(text.contains(refusal), "{cwd}: {}", wire::clip(&text));
         let q = kg_server::client::encode(cwd);
         for (method, path) in [
             ("POST", format!("/api/sessions/register?project_path={q}")),
             ("GET", format!("/api/graph/read?project_path={q}")),
-            ("GET", format!("/api/session_bootstrap?project_path={q}")),
             ("GET", format!("/api/nodes/project/anchor?project_path={q}")),
         ] {
             let (status, v) = f.json(method, &path, None);
             assert_eq!(status, 400, "{method} {path}: {v}");
+        }
+        // A session starting outside home gets the user graph and the reason there is
+        // no project memory; nothing is made for the folder.
+        let (status, v) = f.json(
+            "GET",
+            &format!("/api/session_bootstrap?project_path={q}"),
+            None,
+        );
+        if relative {
+            assert_eq!(status, 400, "{cwd}: {v}");
+        } else {
+            assert_eq!(status, 200, "{cwd}: {v}");
+            assert!(
+                v["context"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("No project memory in this session")),
+                "{cwd}: {v}"
+            );
         }
         let (status, v) = f.json(
             "POST",

@@ -17,3 +17,4 @@ mod router;
 mod server;
 mod steps;
 mod wire;
+mod wiring;
