@@ -60,6 +60,8 @@ fn no_page_in_the_webview_can_invoke_any_app_command() {
         "http://127.0.0.1:8765/ui",
         "http://localhost:8765/ui#project=x",
         "https://evil.example/",
+        // The error page shown when there is no server (window.rs).
+        "kg-memory://localhost/",
     ] {
         for cmd in &commands {
             let request = InvokeRequest {

@@ -17,8 +17,9 @@ pub enum Host {
     },
     /// Another KG Memory server already answers on the port; this app only watches it.
     Attached { version: String },
-    /// No memory server: the port is taken by something else, or the storage root
-    /// cannot be used.
+    /// No memory server: a program that is not KG Memory listens on the port.
+    PortTaken,
+    /// No memory server: the storage root cannot be used, or the port cannot be bound.
     Failed { reason: String },
 }
 
@@ -27,6 +28,7 @@ impl std::fmt::Debug for Host {
         match self {
             Host::Hosted { .. } => f.write_str("Hosted"),
             Host::Attached { version } => write!(f, "Attached({version})"),
+            Host::PortTaken => f.write_str("PortTaken"),
             Host::Failed { reason } => write!(f, "Failed({reason})"),
         }
     }
@@ -42,11 +44,16 @@ pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host
     let listener = match kg_server::bind(settings).await {
         Ok(l) => l,
         Err(e) => {
-            return match kg_server::app::probe_health(&settings.base_url()).await {
-                Some(version) => Host::Attached { version },
-                None => Host::Failed {
-                    reason: format!("{e:#}"),
-                },
+            if let Some(version) = kg_server::app::probe_health(&settings.base_url()).await {
+                return Host::Attached { version };
+            }
+            // Something accepts connections there but does not answer like KG Memory.
+            // kg_server's message suggests `--port`, which this app does not take.
+            if someone_listens(settings).await {
+                return Host::PortTaken;
+            }
+            return Host::Failed {
+                reason: format!("{e:#}"),
             };
         }
     };
@@ -69,6 +76,16 @@ pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host
     };
     let server = tokio::spawn(kg_server::serve(state.clone(), listener));
     Host::Hosted { state, server }
+}
+
+/// Does a program accept connections on the configured address?
+async fn someone_listens(settings: &Settings) -> bool {
+    let addr = (settings.host.as_str(), settings.port);
+    let connect = tokio::net::TcpStream::connect(addr);
+    matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(2), connect).await,
+        Ok(Ok(_))
+    )
 }
 
 /// Watch the server that holds the storage root, if it answers.
@@ -102,7 +119,23 @@ impl Host {
                 "Attached to the KG Memory {version} server already running on {}",
                 settings.base_url()
             ),
-            Host::Failed { reason } => format!("KG Memory server not running: {reason}"),
+            Host::PortTaken | Host::Failed { .. } => format!(
+                "KG Memory server not running: {}",
+                self.failure(settings).unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Why there is no memory server and what to do, when there is none.
+    pub fn failure(&self, settings: &Settings) -> Option<String> {
+        match self {
+            Host::Hosted { .. } | Host::Attached { .. } => None,
+            Host::PortTaken => Some(format!(
+                "port {} on {} is used by another program, not a KG Memory server. \
+                 Stop that program, or set KG_HTTP_PORT to a free port, then start KG Memory again.",
+                settings.port, settings.host
+            )),
+            Host::Failed { reason } => Some(reason.clone()),
         }
     }
 }

@@ -8,6 +8,7 @@ mod host;
 mod notify;
 mod status;
 mod window;
+mod wrap;
 
 use host::Host;
 use kg_core::ChangeKind;
@@ -88,11 +89,14 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_opener::init())
+        .register_uri_scheme_protocol(window::ERROR_SCHEME, |ctx, _request| {
+            window::error_response(ctx.app_handle())
+        })
         .manage(shell.clone())
         .setup(move |app| {
             let handle = app.handle().clone();
-            if let Host::Failed { reason } = &shell.host {
-                notify::show("KG Memory could not start its server", reason, None);
+            if let Some(reason) = shell.host.failure(&shell.settings) {
+                notify::show("KG Memory could not start its server", &reason, None);
             }
             match tray_support() {
                 Ok(()) => match build_tray(&handle) {
@@ -314,7 +318,7 @@ fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::W
         }
     }
     let autostart = app.autolaunch().is_enabled().unwrap_or(false);
-    builder
+    builder = builder
         .separator()
         .text("copy", "Copy the Claude Code connection command")
         .text("connect", "Connect Claude Code…")
@@ -324,15 +328,21 @@ fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::W
                 .build(app)?,
         )
         .text("data", "Open data folder")
-        .separator()
-        .text("about", s.host.describe(&s.settings))
-        .text("quit", "Quit")
-        .build()
+        .separator();
+    // How the memory is reached; when the server could not start, why and what to do,
+    // which is too long for one line. The menu reads `&` as a mnemonic marker.
+    let about = wrap::wrap(&s.host.describe(&s.settings), wrap::MENU_WIDTH);
+    for (i, line) in about.iter().enumerate() {
+        builder = builder.text(format!("about:{i}"), line.replace('&', "&&"));
+    }
+    builder.separator().text("quit", "Quit").build()
 }
 
+/// The by-hand route, for people who want the tools without hooks. `-s user`: the
+/// default (local) scope would make the server exist only in the folder it ran in.
 fn connection_command(settings: &Settings) -> String {
     format!(
-        "claude mcp add --transport http kg {}/",
+        "claude mcp add -s user --transport http kg {}/",
         settings.base_url()
     )
 }
@@ -396,12 +406,7 @@ fn confirm_connect(app: &AppHandle) {
             }
             let s = shell(&handle);
             let result = (|| -> anyhow::Result<String> {
-                let setup = kg_server::install::Setup {
-                    home: s.settings.home.clone(),
-                    exe: kg_memory_binary()?,
-                    url: format!("{}/", s.settings.base_url()),
-                    port: s.settings.port,
-                };
+                let setup = kg_server::install::Setup::new(&s.settings, kg_memory_binary()?);
                 let plan = kg_server::install::plan_install(
                     kg_server::install::Client::ClaudeCode,
                     &setup,
@@ -437,7 +442,7 @@ fn kg_memory_binary() -> anyhow::Result<std::path::PathBuf> {
 /// Recompute the status from the graphs on disk and show it.
 fn refresh(app: &AppHandle) {
     let s = shell(app);
-    let failed = matches!(s.host, Host::Failed { .. });
+    let failed = s.host.failure(&s.settings).is_some();
     let now = s.clock.now();
     // The hosted store knows its graphs; an attached tray reads the files, whose
     // figures the catalogue keeps until they change.
@@ -535,7 +540,7 @@ async fn watch(app: AppHandle) {
             }
         }
         Host::Attached { .. } => attached_watch(&app, &s).await,
-        Host::Failed { .. } => {}
+        Host::PortTaken | Host::Failed { .. } => {}
     }
 }
 

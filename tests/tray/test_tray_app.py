@@ -8,6 +8,7 @@ Screenshots land in artifacts/ (look at them).
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -112,6 +114,9 @@ class App:
         (state / "window.json").write_text(json.dumps({"x": 40, "y": 60, "width": 900, "height": 600}))
         self.log = root / f"app-{time.monotonic_ns()}.log"
         self.proc: subprocess.Popen | None = None
+        # What the graph window's page shows, one JSON line per page load (the app's
+        # test-only KG_TEST_PAGE_REPORT, src-tauri/src/window.rs).
+        self.page_report = root / "page-report.jsonl"
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
@@ -124,6 +129,7 @@ class App:
             KG_AUTOCOMMIT_INTERVAL="0",
             KG_SAVE_INTERVAL="2",
             KG_CLOCK_FILE=str(self.clock),
+            KG_TEST_PAGE_REPORT=str(self.page_report),
         )
         return env
 
@@ -168,6 +174,28 @@ class App:
                 return
             time.sleep(0.1)
         pytest.fail(f"{text!r} never appeared in the app's log:\n{self.log.read_text()}")
+
+    def open_window(self, timeout: float = 40) -> dict:
+        """Open the graph window the way a second launch does and wait for its page's
+        report (a fresh window: the first opening in this app's life)."""
+        reports = self.page_reports()
+        second = self.launch()
+        assert second.wait(timeout=30) == 0, self.log.read_text()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None and self.proc.poll() is None, f"the app exited:\n{self.log.read_text()}"
+            now = self.page_reports()
+            if len(now) > len(reports):
+                return now[-1]
+            time.sleep(0.1)
+        pytest.fail(f"the graph window's page never reported what it shows:\n{self.log.read_text()}")
+
+    def page_reports(self) -> list[dict]:
+        if not self.page_report.exists():
+            return []
+        # The app may be writing a line: only whole lines count.
+        lines = self.page_report.read_text().split("\n")[:-1]
+        return [json.loads(line) for line in lines if line.strip()]
 
     def stop(self) -> int:
         assert self.proc is not None
@@ -258,6 +286,79 @@ def test_app_serves_opens_its_window_and_refuses_a_second_server(desktop, root):
     assert app.stop() == 0
 
 
+def seed_topics(storage: Path) -> dict[str, int]:
+    """A user graph of four topics (ids `auth-…`, `db-…`, `ui-…`, `ops-…`), so the view
+    colours its nodes with four topic colours. Returns how many nodes each topic has."""
+    sizes = {"auth": 4, "db": 3, "ui": 2, "ops": 1}
+    nodes, edges = {}, {}
+    for topic, n in sizes.items():
+        for i in range(n):
+            nid = f"{topic}-{i}"
+            nodes[nid] = {"id": nid, "gist": f"{topic} note {i}", "_created_ts": NOW - 3 * DAY, "_last_read_ts": NOW - DAY}
+            if i:
+                edges[f"{nid}->{topic}-0:part-of"] = {"from": nid, "to": f"{topic}-0", "rel": "part-of"}
+    graph = {"nodes": nodes, "edges": edges, "_meta": {"versions": {}, "namespace": {"kind": "user", "owner": None}}}
+    (storage / "user.json").write_text(json.dumps(graph, indent=2))
+    return sizes
+
+
+GREY = "rgb(136,136,136)"  # stylesheet.ts's stand-in when a theme colour cannot be read
+
+
+def rgb(hex_colour: str) -> str:
+    h = hex_colour.strip().lstrip("#")
+    return f"rgb({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)})"
+
+
+def colour_problems(report: dict, sizes: dict[str, int]) -> list[str]:
+    """What is wrong with the node colours a page reported (nothing when every node has
+    its topic's colour)."""
+    if "nodes" not in report:
+        return [f"the page is not the graph view: {report}"]
+    nodes = report["nodes"]
+    if len(nodes) != sum(sizes.values()):
+        return [f"{len(nodes)} nodes drawn, {sum(sizes.values())} expected"]
+    problems = []
+    by_topic: dict[str, set[str]] = {}
+    for n in nodes:
+        colour = n["background"].replace(" ", "")
+        by_topic.setdefault(n["id"].split(":")[-1].split("-")[0], set()).add(colour)
+        if colour == GREY:
+            problems.append(f"{n['id']} is grey")
+    if len(set().union(*by_topic.values())) != len(sizes) or any(len(c) != 1 for c in by_topic.values()):
+        problems.append(f"not one colour per topic: {by_topic}")
+    # The biggest topic takes the first colour: the one the theme's --t0 names now.
+    t0 = next((n for n in nodes if "t0" in n["classes"].split()), None)
+    if t0 is None or not report.get("t0") or t0["background"].replace(" ", "") != rgb(report["t0"]):
+        problems.append(f"the first topic is not drawn in --t0 ({report.get('t0')}): {t0}")
+    return problems
+
+
+def test_the_graph_window_draws_topic_colours_every_time_it_opens(desktop, root):
+    """The page colours the graph from its stylesheet's theme variables, and WebKitGTK
+    may run the page's script before that stylesheet has loaded: before the fix, about
+    one opening in five to three drew every node grey. Each opening is a fresh app (a
+    fresh page) on the same home, as a person starts it day after day; the colours
+    Cytoscape applied to the nodes are read from the page. KG_TRAY_OPENINGS=N opens it
+    N times instead of 10."""
+    openings = int(os.environ.get("KG_TRAY_OPENINGS", "10"))
+    storage = root / "storage"
+    storage.mkdir(parents=True, exist_ok=True)
+    sizes = seed_topics(storage)
+    failures = []
+    for i in range(openings):
+        app = App(root, free_port()).start()
+        try:
+            report = app.open_window()
+            problems = colour_problems(report, sizes)
+            shot = screenshot(f"tray-colours-{i:02}.png")
+            if problems:
+                failures.append(f"opening {i + 1} ({shot.name}): {'; '.join(problems)}")
+        finally:
+            assert app.stop() == 0, app.log.read_text()
+    assert not failures, f"{len(failures)} of {openings} openings drew the graph wrong:\n" + "\n".join(failures)
+
+
 def test_debt_high_notifies_once_and_changes_the_badge(desktop, root):
     app = App(root, free_port())
     project = seed_busy_graph(app.storage, app.home)
@@ -316,6 +417,72 @@ def test_a_foreign_listener_on_the_port_shows_the_error_state(desktop, root):
         assert "KG Memory could not start its server" in summaries, f"{summaries}\n{app.log.read_text()}"
     finally:
         watch.stop()
+        app.stop()
+        squatter.close()
+
+
+class Squatter:
+    """A program that is not KG Memory, holding a port: a bare TCP listener that never
+    answers (a page loaded from it would wait forever), or a small HTTP server."""
+
+    def __init__(self, port: int, kind: str):
+        self.kind = kind
+        if kind == "tcp":
+            self.sock = socket.socket()
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.sock.bind(("127.0.0.1", port))
+            self.sock.listen(8)
+        else:
+
+            class Other(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    body = b"<!doctype html><title>Something else</title><p>Not KG Memory.</p>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+
+                def log_message(self, *args):
+                    pass
+
+            self.http = http.server.ThreadingHTTPServer(("127.0.0.1", port), Other)
+            threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        if self.kind == "tcp":
+            self.sock.close()
+        else:
+            self.http.shutdown()
+            self.http.server_close()
+
+
+@pytest.mark.parametrize("kind", ["tcp", "http"])
+def test_open_graph_view_with_the_port_taken_shows_what_to_do(desktop, root, kind):
+    """Another program holds the port: the graph window says so, names the port, and
+    says what to do, instead of a blank page that never loads."""
+    port = free_port()
+    squatter = Squatter(port, kind)
+    app = App(root, port)
+    try:
+        app.start(healthy=False)
+        app.wait_log("tray state: server error")
+        report = app.open_window(timeout=20)
+        time.sleep(0.5)
+        shot = screenshot(f"tray-port-taken-{kind}.png")
+        text = report.get("text", "")
+        for must in (
+            "KG Memory cannot show the graph view",
+            f"Another program is using port {port} (127.0.0.1:{port})",
+            "It is not a KG Memory server",
+            "Stop the other program",
+            "KG_HTTP_PORT",
+        ):
+            assert must in text, f"{must!r} is not on the page (see artifacts/{shot.name}): {report}"
+        assert report["url"].startswith("kg-memory://"), report
+        assert colours_in(shot, "900x600+40+60") > 4, f"the window drew nothing (see artifacts/{shot.name})"
+        assert app.proc.poll() is None, "the app keeps running to show the error"
+    finally:
         app.stop()
         squatter.close()
 

@@ -15,6 +15,7 @@ import { moveTier } from './moves';
 import { showAround } from './neighbourhood';
 import { focusNode, select } from './panel';
 import { wireSearch } from './search';
+import { stylesLoaded } from './stylesheet';
 import { state } from './state';
 import { onLive, onLiveStatus } from './updates';
 
@@ -22,6 +23,7 @@ bindActions({ refresh, select, focusNode, moveTier, toggleChosen, choose, showAr
 installHook();
 
 async function start(): Promise<void> {
+  await stylesLoaded();
   applyTheme(localStorage.getItem('kg-theme'));
   readHash();
   wire();

@@ -19,6 +19,23 @@ export const LABEL = {
   gap: 5,
 };
 
+/**
+ * Resolves once the page's stylesheets have loaded: the theme's colours are defined in
+ * them. WebKitGTK (the tray app's window) runs the page's module before a pending
+ * stylesheet has loaded, unlike Chromium, so a stylesheet built at start-up can miss
+ * every colour (grey nodes until the theme is switched): restyle after this.
+ */
+export function stylesLoaded(): Promise<void> {
+  const pending = [...document.querySelectorAll<HTMLLinkElement>('link[rel="stylesheet"]')].filter((link) => !link.sheet);
+  const loaded = (link: HTMLLinkElement) =>
+    new Promise<void>((done) => {
+      link.addEventListener('load', () => done(), { once: true });
+      // A sheet that failed stays failed: start with the stand-in colours.
+      link.addEventListener('error', () => done(), { once: true });
+    });
+  return Promise.all(pending.map(loaded)).then(() => undefined);
+}
+
 /** Colours of the current theme, read from CSS variables. */
 function palette(): Record<string, string> {
   const css = getComputedStyle(document.documentElement);
