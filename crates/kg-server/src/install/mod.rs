@@ -1,0 +1,405 @@
+//! `kg-memory install | uninstall claude-code | claude-desktop [--dry-run]`: register
+//! the memory with Claude's own configuration files, and read back how Claude Code is
+//! wired (for `kg-memory status` and for the hooks, which must not answer twice).
+//!
+//! Installing merges our entries into the existing files and never replaces an entry
+//! of someone else's; each file it changes is backed up first, keeping the file's
+//! mode. Every entry names the server's host, port and storage root where they are not
+//! the defaults, so a hook never depends on the `KG_*` variables of whatever shell
+//! started Claude. Uninstalling removes exactly what installing added — and when
+//! nothing else changed meanwhile, the file comes back byte for byte (from the backup),
+//! or disappears if we created it.
+//!
+//! The parts, one concept each: `files` reads Claude's configuration files, backs them
+//! up and writes them back; `claude_code` and `desktop` hold each client's entries, and
+//! `servers` the MCP server entry both merge among the user's own; `courier` writes the
+//! `kg-memory hook` command line and reads it back; `auto_memory` is
+//! `--disable-auto-memory`; `dry_run` puts a plan in words, with a redacted diff;
+//! `wiring` reads back how Claude Code reaches KG Memory, for `kg-memory status`, for
+//! the hooks, and to refuse a second route. Planning (`plan_install`, `plan_uninstall`)
+//! stays here, where the steps for every client can be read together.
+
+mod auto_memory;
+mod claude_code;
+mod courier;
+mod desktop;
+mod dry_run;
+mod files;
+mod servers;
+mod wiring;
+
+pub use auto_memory::AUTO_MEMORY;
+pub use courier::{Courier, claude_event};
+pub use dry_run::{describe, redact};
+pub use files::apply;
+pub use wiring::{
+    FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
+    plugin_installs, twice_message, wiring, wiring_report,
+};
+
+use crate::config::Settings;
+use auto_memory::{disable_auto_memory, restore_auto_memory};
+use claude_code::{CODE_SERVER, add_hooks, code_entry, is_code_entry, remove_hooks};
+use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
+use files::{latest_backup, pretty, read_object};
+use serde_json::{Map, Value};
+use servers::{add_server, remove_server};
+use std::path::{Path, PathBuf};
+use wiring::refuse_beside_plugin;
+
+/// Which client to configure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    ClaudeCode,
+    ClaudeDesktop,
+}
+
+impl Client {
+    pub fn parse(name: &str) -> Option<Client> {
+        match name {
+            "claude-code" => Some(Client::ClaudeCode),
+            "claude-desktop" => Some(Client::ClaudeDesktop),
+            _ => None,
+        }
+    }
+}
+
+/// One configuration file and the change to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileChange {
+    pub path: PathBuf,
+    /// The file's content before (None: it did not exist).
+    pub before: Option<String>,
+    /// The content to write (None: delete the file).
+    pub after: Option<String>,
+    /// What changes, in words.
+    pub summary: Vec<String>,
+    /// A file of KG Memory's own (what to restore at uninstall): never backed up.
+    pub ours: bool,
+}
+
+/// Where things are and what to register.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The server to register (host, port, storage root) and whose home's configuration
+    /// files change.
+    pub settings: Settings,
+    /// The `kg-memory` binary the hooks and Desktop should run.
+    pub exe: PathBuf,
+    /// `install claude-code --disable-auto-memory`: also turn off Claude Code's own
+    /// auto-memory (uninstall puts the user's value back).
+    pub disable_auto_memory: bool,
+    /// Where install notes what uninstall must restore (the server's state folder).
+    pub state_dir: PathBuf,
+}
+
+impl Setup {
+    pub fn new(settings: &Settings, exe: PathBuf) -> Setup {
+        Setup {
+            settings: settings.clone(),
+            exe,
+            disable_auto_memory: false,
+            state_dir: settings.state_dir(),
+        }
+    }
+
+    fn home(&self) -> &Path {
+        &self.settings.home
+    }
+
+    /// The MCP endpoint clients connect to.
+    pub fn url(&self) -> String {
+        format!("{}/", self.settings.base_url())
+    }
+
+    /// Where install notes what it must restore at uninstall.
+    fn record_path(&self) -> PathBuf {
+        self.state_dir.join("claude-code-install.json")
+    }
+}
+
+/// What installing would change.
+pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    match client {
+        Client::ClaudeCode => {
+            refuse_beside_plugin(setup)?;
+            let mcp_path = setup.home().join(".claude.json");
+            let (before, mut map) = read_object(&mcp_path)?;
+            let mut summary = Vec::new();
+            add_server(
+                &mut map,
+                CODE_SERVER,
+                code_entry(setup),
+                is_code_entry,
+                "`claude mcp remove -s user kg`",
+                &mut summary,
+            )?;
+            let mcp = change(mcp_path, before, &map, summary);
+            let settings_path = setup.home().join(".claude/settings.json");
+            let (before, mut settings) = read_object(&settings_path)?;
+            let mut summary = Vec::new();
+            add_hooks(&mut settings, setup, &mut summary)?;
+            let mut changes = vec![mcp];
+            let record = if setup.disable_auto_memory {
+                disable_auto_memory(&mut settings, setup, &mut summary)?
+            } else {
+                None
+            };
+            changes.push(change(settings_path, before, &settings, summary));
+            changes.extend(record);
+            Ok(changes)
+        }
+        Client::ClaudeDesktop => {
+            let path = desktop_config(setup.home());
+            if !path.parent().is_some_and(Path::is_dir) {
+                anyhow::bail!(
+                    "Claude Desktop's configuration folder {} does not exist; install and start Claude Desktop once, then run `kg-memory install claude-desktop` again",
+                    path.parent().unwrap_or(&path).display()
+                );
+            }
+            let (before, mut map) = read_object(&path)?;
+            let mut summary = Vec::new();
+            add_server(
+                &mut map,
+                DESKTOP_SERVER,
+                desktop_entry(setup),
+                is_desktop_entry,
+                &format!("delete \"{DESKTOP_SERVER}\" under \"mcpServers\" in that file"),
+                &mut summary,
+            )?;
+            Ok(vec![change(path, before, &map, summary)])
+        }
+    }
+}
+
+fn change(
+    path: PathBuf,
+    before: Option<String>,
+    map: &Map<String, Value>,
+    summary: Vec<String>,
+) -> FileChange {
+    // Nothing to add: the file stays as it is, layout included.
+    let after = if summary.is_empty() {
+        before.clone()
+    } else {
+        Some(pretty(map))
+    };
+    FileChange {
+        path,
+        before,
+        after,
+        summary,
+        ours: false,
+    }
+}
+
+/// Takes our entries out of a parsed file, noting what it removed.
+type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+
+/// What uninstalling would change.
+pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    let mut changes = Vec::new();
+    let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
+        let (before, mut map) = read_object(&path)?;
+        let Some(before_text) = before else {
+            return Ok(());
+        };
+        let mut summary = Vec::new();
+        remove(&mut map, &mut summary);
+        if summary.is_empty() {
+            return Ok(());
+        }
+        // Back to the original bytes when the rest is unchanged since installing.
+        let after = match latest_backup(&path) {
+            Some(original) => match serde_json::from_str::<Value>(&original) {
+                Ok(v) if v == Value::Object(map.clone()) => Some(original),
+                _ => Some(pretty(&map)),
+            },
+            None if map.is_empty() => None, // we created this file
+            None => Some(pretty(&map)),
+        };
+        changes.push(FileChange {
+            path,
+            before: Some(before_text),
+            after,
+            summary,
+            ours: false,
+        });
+        Ok(())
+    };
+    match client {
+        Client::ClaudeCode => {
+            edit(setup.home().join(".claude.json"), &|m, s| {
+                remove_server(m, CODE_SERVER, is_code_entry, s)
+            })?;
+            let record_path = setup.record_path();
+            let (record_text, record) = read_object(&record_path)?;
+            edit(setup.home().join(".claude/settings.json"), &|m, s| {
+                remove_hooks(m, s);
+                restore_auto_memory(m, &record, s);
+            })?;
+            if record_text.is_some() {
+                changes.push(FileChange {
+                    path: record_path,
+                    before: record_text,
+                    after: None,
+                    summary: vec!["forget what install noted".into()],
+                    ours: true,
+                });
+            }
+        }
+        Client::ClaudeDesktop => {
+            edit(desktop_config(setup.home()), &|m, s| {
+                remove_server(m, DESKTOP_SERVER, is_desktop_entry, s)
+            })?;
+        }
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
+    use serde_json::json;
+    use std::fs;
+
+    fn settings(home: &Path) -> Settings {
+        let mut s = Settings::from_env().expect("settings");
+        s.home = home.to_path_buf();
+        s.host = DEFAULT_HOST.into();
+        s.port = DEFAULT_PORT;
+        s.storage_root = crate::config::default_storage_root(home);
+        s
+    }
+
+    /// A setup inside a temporary home: the tests beside each part of the installer share it.
+    pub(super) fn setup(home: &Path) -> Setup {
+        let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
+        // Whatever XDG_STATE_HOME says, the record stays inside the test's home.
+        s.state_dir = home.join(".state");
+        s
+    }
+
+    #[test]
+    fn install_merges_and_uninstall_restores_bytes() {
+        let home = tempfile::tempdir().expect("home");
+        let s = setup(home.path());
+        let claude_json = "{\n    \"numStartups\": 3,\n    \"mcpServers\": {\"other\": {\"type\": \"stdio\", \"command\": \"x\"}}\n}";
+        fs::write(home.path().join(".claude.json"), claude_json).expect("write");
+        fs::create_dir_all(home.path().join(".claude")).expect("dir");
+        let settings = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}, "theme": "dark"}"#;
+        fs::write(home.path().join(".claude/settings.json"), settings).expect("write");
+
+        let plan = plan_install(Client::ClaudeCode, &s).expect("plan");
+        let merged: Value =
+            serde_json::from_str(plan[0].after.as_deref().unwrap_or("")).expect("json");
+        assert_eq!(merged["numStartups"], 3);
+        assert_eq!(merged["mcpServers"]["other"]["command"], "x");
+        assert_eq!(merged["mcpServers"]["kg"]["url"], "http://127.0.0.1:8765/");
+        let hooks: Value =
+            serde_json::from_str(plan[1].after.as_deref().unwrap_or("")).expect("json");
+        assert_eq!(hooks["theme"], "dark");
+        assert_eq!(hooks["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+        assert_eq!(
+            hooks["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+            "/opt/kg/bin/kg-memory hook post-tool"
+        );
+        apply(&plan, 1_795_176_000.0, true).expect("install");
+        assert!(
+            plan_install(Client::ClaudeCode, &s)
+                .expect("again")
+                .iter()
+                .all(|c| c.summary.is_empty()),
+            "idempotent"
+        );
+
+        let undo = plan_uninstall(Client::ClaudeCode, &s).expect("plan");
+        apply(&undo, 1_795_176_100.0, false).expect("uninstall");
+        assert_eq!(
+            fs::read_to_string(home.path().join(".claude.json")).expect("read"),
+            claude_json
+        );
+        assert_eq!(
+            fs::read_to_string(home.path().join(".claude/settings.json")).expect("read"),
+            settings
+        );
+    }
+
+    #[test]
+    fn files_we_created_are_removed_and_foreign_entries_refused() {
+        let home = tempfile::tempdir().expect("home");
+        let s = setup(home.path());
+        apply(
+            &plan_install(Client::ClaudeCode, &s).expect("plan"),
+            1.0,
+            true,
+        )
+        .expect("install");
+        apply(
+            &plan_uninstall(Client::ClaudeCode, &s).expect("plan"),
+            2.0,
+            false,
+        )
+        .expect("uninstall");
+        assert!(!home.path().join(".claude.json").exists());
+        assert!(!home.path().join(".claude/settings.json").exists());
+        fs::write(
+            home.path().join(".claude.json"),
+            r#"{"mcpServers": {"kg": {"type": "http", "url": "http://elsewhere/"}}}"#,
+        )
+        .expect("write");
+        let err = plan_install(Client::ClaudeCode, &s).expect_err("refused");
+        assert!(err.to_string().contains("already configured"), "{err}");
+        assert!(
+            err.to_string().contains("claude mcp remove -s user kg"),
+            "{err}"
+        );
+        fs::write(home.path().join(".claude.json"), "{not json").expect("write");
+        assert!(plan_install(Client::ClaudeCode, &s).is_err());
+    }
+
+    #[test]
+    fn every_entry_names_a_port_and_storage_root_that_are_not_the_defaults() {
+        let home = tempfile::tempdir().expect("home");
+        let mut s = setup(home.path());
+        s.settings.port = 9123;
+        s.settings.storage_root = home.path().join("my memory");
+        let plan = plan_install(Client::ClaudeCode, &s).expect("plan");
+        let mcp: Value =
+            serde_json::from_str(plan[0].after.as_deref().unwrap_or("")).expect("json");
+        assert_eq!(mcp["mcpServers"]["kg"]["url"], "http://127.0.0.1:9123/");
+        let hooks: Value =
+            serde_json::from_str(plan[1].after.as_deref().unwrap_or("")).expect("json");
+        let command = hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .expect("command");
+        let storage = home.path().join("my memory");
+        assert_eq!(
+            command,
+            format!(
+                "/opt/kg/bin/kg-memory hook session-start --port 9123 --storage '{}'",
+                storage.display()
+            )
+        );
+        // Read back as a shell would.
+        let courier = Courier::parse(command).expect("a courier");
+        assert_eq!(
+            (
+                courier.port,
+                courier.storage.as_deref(),
+                courier.event.as_deref()
+            ),
+            (Some(9123), Some(storage.as_path()), Some("session-start"))
+        );
+
+        let config = desktop_config(home.path());
+        fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+        let plan = plan_install(Client::ClaudeDesktop, &s).expect("plan");
+        let v: Value = serde_json::from_str(plan[0].after.as_deref().unwrap_or("")).expect("json");
+        assert_eq!(
+            v["mcpServers"]["knowledge-graph"]["env"],
+            json!({"KG_HTTP_PORT": "9123", "KG_STORAGE_ROOT": storage.to_string_lossy()})
+        );
+    }
+}
