@@ -2,7 +2,11 @@
 #   make run   set up and run the product: the tray app where a display is present,
 #              the headless server (kg-memory serve) where there is none
 #   make test  set up and run every test
-.PHONY: run test build
+# and, for memory quality (issue 21):
+#   make eval  score prompt recall and kg_search on the labelled memories of
+#              tests/recall-eval/, reference policy beside ours
+#              (EVAL_ARGS="--verbose" lists every miss, "--json" for machines)
+.PHONY: run test build eval
 
 run:
 	./scripts/setup.sh run
@@ -20,3 +24,7 @@ test:
 
 build:
 	cargo build --release -p kg-server -p kg-memory-app
+
+# Release build: the latencies it prints are the product's, not a debug build's.
+eval:
+	@cargo run --release -q -p recall-eval -- $(EVAL_ARGS)
