@@ -162,6 +162,80 @@ test('the + and − keys and buttons zoom in steps; 0 and Fit fit the graph', as
   assert.deepEqual(page.errors, []);
 });
 
+/** The band titles on screen, in canvas pixels: whole, their size, and their name's box. */
+const bandTitles = (page) =>
+  page.evaluate(() => {
+    const cy = document.querySelector('#cy').getBoundingClientRect();
+    return [...document.querySelectorAll('.band-title')]
+      .filter((el) => !el.hidden)
+      .map((el) => {
+        const b = el.getBoundingClientRect();
+        const name = el.querySelector('.name').getBoundingClientRect();
+        return {
+          text: el.textContent,
+          fontPx: parseFloat(getComputedStyle(el).fontSize),
+          nameWhole: name.left >= b.left - 0.5 && name.right <= b.right + 0.5,
+          x1: b.left - cy.left,
+          x2: b.right - cy.left,
+          y1: b.top - cy.top,
+          y2: b.bottom - cy.top,
+        };
+      });
+  });
+
+/**
+ * The band titles shown are whole, on screen, readable and clear of each other and of
+ * every label drawn (labels under 7 px are not drawn). Returns them.
+ */
+async function checkTitles(page, when) {
+  const { box } = await canvasCentre(page);
+  const titles = await bandTitles(page);
+  const drawn = [...(await labels(page)), ...(await labels(page, 'archived'))].filter((b) => b.text && b.fontPx >= 7);
+  const meets = (a, b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+  for (const t of titles) {
+    assert.ok(t.x1 >= 0 && t.y1 >= 0 && t.x2 <= box.width && t.y2 <= box.height, `${when}: "${t.text}" is whole on screen: ${JSON.stringify(t)}`);
+    assert.ok(t.fontPx >= 11, `${when}: "${t.text}" at ${t.fontPx} px`);
+    assert.ok(t.nameWhole, `${when}: the name of "${t.text}" is not cut`);
+    for (const l of drawn) assert.ok(!meets(t, l), `${when}: "${t.text}" overlaps the label ${l.text}`);
+    for (const u of titles) assert.ok(u === t || !meets(t, u), `${when}: "${t.text}" overlaps "${u.text}"`);
+  }
+  return titles;
+}
+
+test('the band titles stay whole and readable at every zoom, overlapping no label', async () => {
+  const page = await open(SIZES[0]);
+  const first = await checkTitles(page, 'at first paint');
+  assert.ok(first.some((t) => t.text.startsWith('ACTIVE (90)')), 'the active band is titled at first paint');
+  await page.evaluate(() => window.kgView.fit());
+  const fitted = await checkTitles(page, 'fitted');
+  assert.ok(fitted.some((t) => t.text.startsWith('ARCHIVED (60)')), 'the archived band is titled when fitted');
+  // Zoom in on the archived band's title all the way (the band grows far wider than
+  // the window: its title used to run off both edges), then out all the way.
+  const at = await page.evaluate(() => window.kgView.point({ zone: 'archive' }));
+  await page.mouse.move(at.x, at.y);
+  const shotLimits = new Set(); // the zoom limits shot so far
+  for (const [dy, notches] of [
+    [-100, 20],
+    [100, 40],
+  ]) {
+    for (let i = 0; i < notches; i++) {
+      const before = await zoom(page);
+      await page.mouse.wheel(0, dy);
+      // At a zoom limit the zoom stays: no change to wait for.
+      await page.waitForFunction((z) => window.kgView.zoom() !== z, before, { timeout: 2000 }).catch(() => undefined);
+      const z = await zoom(page);
+      const titles = await checkTitles(page, `at zoom ${z.toFixed(2)}`);
+      assert.ok(titles.some((t) => t.text.startsWith('ARCHIVED (60)')), `the archived band is titled at zoom ${z.toFixed(2)}`);
+      const limit = dy < 0 ? 'max' : 'min';
+      if (z === before && !shotLimits.has(limit)) {
+        shotLimits.add(limit);
+        await shot(page, `readable-band-title-zoom-${limit}.png`);
+      }
+    }
+  }
+  assert.deepEqual(page.errors, []);
+});
+
 test('the same graph opens with the same picture', async () => {
   for (const viewport of SIZES) {
     const a = await open(viewport);

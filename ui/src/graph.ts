@@ -3,9 +3,14 @@
 // Three tiers, three places. Active nodes fill the main area (laid out once per
 // load); archived nodes sit in their own band below it, faded, with their live
 // edges ("memory traces") still drawn to active nodes; orphaned nodes wait in a
-// drawer band under that, collapsed until opened. Live updates never re-run the
-// layout: changed nodes are placed next to their neighbours or in a free cell of
-// their band, and every change is applied in one `cy.batch`.
+// drawer band under that, off the canvas until it is opened. Live updates never
+// re-run the layout: changed nodes are placed next to their neighbours or in a free
+// cell of their band, and every change is applied in one `cy.batch`.
+//
+// Drawing 2,000 nodes costs Cytoscape a style and a bounding box per element before
+// the first frame: a full layout is computed from the model first, and only what the
+// first picture shows is created then; the rest follows once that picture is on
+// screen (BENCHMARKS.md, "Graph view: first draw").
 //
 // This module owns what is on the canvas (nodes and edges built from the levels,
 // selection, topics, visibility), the viewport (the first picture, zoom steps) and
@@ -13,9 +18,10 @@
 // how they look is stylesheet.ts.
 
 import cytoscape from 'cytoscape';
-import type { Core, ElementDefinition, EventObject, NodeSingular } from 'cytoscape';
-import { DOT_MAX, emptySpotIn, fullLayout, HOME_ZOOM, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
-import type { Scene, TierChange, Zone } from './layout';
+import type { Core, ElementDefinition, EventObject, NodeSingular, Position } from 'cytoscape';
+import { BandTitles } from './bandtitles';
+import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, HOME_ZOOM, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
+import type { LayoutItem, Positions, Scene, TierChange, Zone } from './layout';
 import { LABEL, stylesheet } from './stylesheet';
 import { $ } from './dom';
 import { colourClass, TopicLegend, topicOf } from './topics';
@@ -39,6 +45,8 @@ export interface NodeInfo {
   key: string;
   level: LevelName;
   id: string;
+  /** What the canvas writes next to the dot (the id, cut when long). */
+  label: string;
   tier: TierName;
   node: StoredNode;
   why: TierWhy;
@@ -73,22 +81,59 @@ export const artifactKey = (ref: string): string => `a:${ref}`;
 const edgeKey = (level: LevelName, e: StoredEdge): string =>
   `e:${level === 'user' ? 'u' : 'p'}:${e.from}->${e.to}:${e.rel}`;
 
-/** The part of Cytoscape's canvas renderer (3.x) its own wheel zoom uses. */
-interface WheelRenderer {
-  data: { wheelZooming: boolean; wheelTimeout?: number };
+/** The picture a pan or zoom moves (`textureOnViewport`), and the viewport it shows. */
+interface ViewportSnapshot {
+  texture: HTMLCanvasElement;
+  viewport: { zoom: number; pan: Position; width: number; height: number; mpan: Position };
+}
+
+/** The parts of Cytoscape's canvas renderer (3.x) the view reaches into. */
+interface CanvasRenderer {
+  data: {
+    /** Set by Cytoscape's own wheel zoom: frames come from a snapshot meanwhile. */
+    wheelZooming: boolean;
+    wheelTimeout?: number;
+    /** The layer textures; until their first use, that use draws every element into them. */
+    lyrTxrCache?: { firstGet: boolean };
+    /** The canvases on screen, by layer; `NODE` holds the elements. */
+    canvases?: HTMLCanvasElement[];
+  };
+  NODE: number;
+  /** The options `textureOnViewport` and `hideEdgesOnViewport`. */
+  textureOnViewport: boolean;
+  hideEdgesOnViewport: boolean;
+  /** Made by the first frame of a gesture when missing; dropped by the next full frame. */
+  textureCache: ViewportSnapshot | null;
+  /** The viewport of the last frame drawn: what the canvases show. */
+  prevViewport?: { zoom: number; pan: Position };
+  canvasWidth: number;
+  canvasHeight: number;
   redrawHint(what: 'eles', dirty: boolean): void;
   redraw(): void;
 }
 
+const rendererOf = (cy: Core): CanvasRenderer => (cy as unknown as { renderer(): CanvasRenderer }).renderer();
+
 /** From this many nodes on, drawing takes the fast paths (no arrows, haystack edges, textures while moving). */
 const LARGE = 700;
+
+/** Run `fn` once the next frame is on screen. */
+const afterNextFrame = (fn: () => void): void => {
+  requestAnimationFrame(() => requestAnimationFrame(() => window.setTimeout(fn, 0)));
+};
+
+/**
+ * For the benchmark: a performance mark once a full layout's last elements are drawn
+ * (the frame after they join the canvas styles them all).
+ */
+const markDrawn = (): void => afterNextFrame(() => performance.mark('kg-view: graph complete'));
 
 /**
  * What the canvas remembers between events, in one object (as state.ts does for the
  * page). GraphView writes it; the layout (layout.ts) reads it and keeps `bands` in it.
  */
 interface Canvas extends Scene {
-  cy: Core;
+  readonly cy: Core;
   nodes: Map<string, NodeInfo>;
   edges: Map<string, EdgeInfo>;
   drawerOpen: boolean;
@@ -107,11 +152,26 @@ interface Canvas extends Scene {
   onlyTopic: string | null;
   /** The node under the pointer, whose neighbours stand out. */
   hovered: string | null;
+  /** The files edges point at, by key (nodes of their own on the canvas). */
+  artifacts: Set<string>;
+  /** The neighbourhood on screen (the keys it keeps), or null for the whole graph. */
+  around: Set<string> | null;
+  /** Search hits and the nodes chosen for a bulk action, ringed. */
+  hits: string[];
+  chosen: string[];
+  /** Elements of the last full layout not on the canvas yet (off screen at first), and that layout's number. */
+  waiting: ElementDefinition[];
+  layouts: number;
 }
 
 /** Ids longer than this are cut with an ellipsis on the canvas (the tip and panel show them whole). */
 const LABEL_CHARS = 22;
 const label = (id: string): string => (id.length > LABEL_CHARS ? `${id.slice(0, LABEL_CHARS - 1)}…` : id);
+/** A file is labelled with its last path segment. */
+const artifactLabel = (key: string): string => {
+  const ref = key.slice(2);
+  return label(ref.split('/').filter(Boolean).pop() ?? ref);
+};
 
 /** One wheel notch zooms by this factor; a trackpad's small deltas, by their share of it. */
 const WHEEL_NOTCH = 1.15;
@@ -134,7 +194,7 @@ export class GraphView {
     private readonly cb: Callbacks,
   ) {
     this.canvas = {
-      cy: this.make(false),
+      cy: this.make(),
       container,
       nodes: new Map(),
       edges: new Map(),
@@ -143,16 +203,26 @@ export class GraphView {
       picked: null,
       large: false,
       bands: initialBands(),
+      titles: new BandTitles(container),
       grabbedAt: new Map(),
       dragZone: null,
       flashTimer: undefined,
       topicSlots: new Map(),
       onlyTopic: null,
       hovered: null,
+      artifacts: new Set(),
+      around: null,
+      hits: [],
+      chosen: [],
+      waiting: [],
+      layouts: 0,
     };
     this.legend = new TopicLegend($('topics'), (topic) => this.showOnly(this.canvas.onlyTopic === topic ? null : topic));
     // Follow the container's size (window resizes, the details panel opening).
-    new ResizeObserver(() => this.canvas.cy.resize()).observe(container);
+    new ResizeObserver(() => {
+      this.canvas.cy.resize();
+      followTitles(this.canvas);
+    }).observe(container);
     // Cytoscape's own wheel zoom guesses the device from the first deltas and moves
     // in steps from a few percent to a doubling. Take the wheel before it does (in the
     // capture phase, on the parent: Cytoscape listens on the container itself), so one
@@ -178,25 +248,39 @@ export class GraphView {
     return this.canvas.edges;
   }
 
-  /**
-   * A Cytoscape instance. Large graphs pan and zoom on a cached texture with edges
-   * hidden while the viewport moves (renderer options are fixed at creation, so the
-   * instance is rebuilt when a load crosses the threshold).
-   */
-  private make(large: boolean): Core {
+  /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
+  private make(): Core {
     const cy = cytoscape({
       container: this.container,
-      style: stylesheet(large),
+      style: stylesheet(false),
       minZoom: 0.05,
       maxZoom: 4,
       boxSelectionEnabled: true,
       autounselectify: true,
-      textureOnViewport: large,
-      hideEdgesOnViewport: large,
       motionBlur: false,
     });
     this.wire(cy);
+    // Cytoscape's first frame paints every element, on screen or not, into its layer
+    // textures before showing any (about a second for 2,000 nodes and their edges, in
+    // software). Later frames draw what is on screen and fill the layers a few elements
+    // at a time: make the first frame one of those. (These are Cytoscape's internals:
+    // where a version lacks them, the view draws as Cytoscape does by itself.)
+    const layers = rendererOf(cy).data.lyrTxrCache;
+    if (layers) layers.firstGet = false;
     return cy;
+  }
+
+  /**
+   * Take the fast paths for a large graph, or leave them: its stylesheet, and frames
+   * that pan and zoom a snapshot of the screen (`textureOnViewport`) with edges hidden
+   * while the view animates. The renderer reads both options on every frame.
+   */
+  private setLarge(large: boolean): void {
+    const r = rendererOf(this.cy);
+    r.textureOnViewport = large;
+    r.hideEdgesOnViewport = large;
+    this.canvas.large = large;
+    this.cy.style(stylesheet(large));
   }
 
   /** Re-read theme colours. */
@@ -234,6 +318,7 @@ export class GraphView {
       if (!n.hasClass('band') && this.canvas.nodes.has(n.id())) this.cb.around(n.id());
     });
     cy.on('grab', 'node', (ev: EventObject) => {
+      this.settle(); // a drop finds free cells among every node
       const n = ev.target as NodeSingular;
       this.canvas.grabbedAt.set(n.id(), { ...n.position() });
       this.hideTip();
@@ -253,7 +338,20 @@ export class GraphView {
       this.canvas.hovered = null;
       this.markFocus();
     });
-    cy.on('viewport', () => this.hideTip());
+    cy.on('viewport', () => {
+      this.hideTip();
+      followTitles(this.canvas);
+    });
+    // A press on the background that moves pans the view (edges take no events), unless
+    // Shift (or Ctrl, or Cmd) makes it draw a box.
+    let pans = false;
+    cy.on('tapstart', (ev: EventObject) => {
+      const e = ev.originalEvent as MouseEvent | undefined;
+      pans = ev.target === cy && !(e?.shiftKey || e?.ctrlKey || e?.metaKey);
+    });
+    cy.on('tapdrag', () => {
+      if (pans && this.canvas.large) this.snapshotScreen();
+    });
   }
 
   // ----- tooltips ---------------------------------------------------------------------
@@ -356,7 +454,7 @@ export class GraphView {
       for (const n of l.nodes) {
         const id = String(n.node.id ?? '');
         set.add(id);
-        nodes.set(nodeKey(l.level, id), { key: nodeKey(l.level, id), level: l.level, id, tier: n.tier, node: n.node, why: n.why });
+        nodes.set(nodeKey(l.level, id), { key: nodeKey(l.level, id), level: l.level, id, label: label(id), tier: n.tier, node: n.node, why: n.why });
       }
       ids.set(l.level, set);
     }
@@ -402,9 +500,37 @@ export class GraphView {
 
   private nodeClasses(info: NodeInfo): string {
     const cls: string[] = [info.level, info.tier, colourClass(this.topicSlot(topicOf(info.id)))];
-    if (info.tier === 'orphaned' && !this.canvas.drawerOpen) cls.push('hidden');
     if (info.key === this.canvas.picked) cls.push('picked');
     return cls.join(' ');
+  }
+
+  /**
+   * Orphans stay off the canvas while the drawer is closed: 1,700 of them would cost
+   * their styles and bounds on every full draw without being seen.
+   */
+  private onCanvas(key: string, nodes = this.canvas.nodes): boolean {
+    const info = nodes.get(key);
+    return info === undefined ? key.startsWith('a:') : info.tier !== 'orphaned' || this.canvas.drawerOpen;
+  }
+
+  private nodeData(info: NodeInfo, deg: Map<string, number>): ElementDefinition['data'] {
+    return { id: info.key, label: info.label, topic: topicOf(info.id), size: this.size(info, deg.get(info.key) ?? 0) };
+  }
+
+  private nodeElement(info: NodeInfo, deg: Map<string, number>): ElementDefinition {
+    return { group: 'nodes', data: this.nodeData(info, deg), classes: this.nodeClasses(info) };
+  }
+
+  private artifactElement(key: string): ElementDefinition {
+    return { group: 'nodes', data: { id: key, label: artifactLabel(key), size: 8 }, classes: `artifact${this.canvas.artifactsShown ? '' : ' hidden'}` };
+  }
+
+  private edgeClasses(e: EdgeInfo): string {
+    return `${e.kind}${e.kind === 'artifact' && !this.canvas.artifactsShown ? ' hidden' : ''}`;
+  }
+
+  private edgeElement(e: EdgeInfo): ElementDefinition {
+    return { group: 'edges', data: { id: e.key, source: e.source, target: e.target, rel: e.edge.rel }, classes: this.edgeClasses(e) };
   }
 
   /** Dots grow a little with their degree; the label, not the dot, carries the node. */
@@ -445,6 +571,12 @@ export class GraphView {
   /** Show one topic (the others step back in place), or every topic with null. */
   showOnly(topic: string | null): void {
     this.canvas.onlyTopic = topic;
+    this.markTopic();
+    this.legend.render(this.topics(), topic);
+  }
+
+  private markTopic(): void {
+    const topic = this.canvas.onlyTopic;
     this.cy.batch(() => {
       this.cy.elements('.off-topic').removeClass('off-topic');
       if (topic === null) return;
@@ -455,11 +587,11 @@ export class GraphView {
       off.addClass('off-topic');
       off.connectedEdges().addClass('off-topic');
     });
-    this.legend.render(this.topics(), topic);
   }
 
   /** Show only these nodes (a neighbourhood) and the edges among them; null shows all. */
   showAround(keys: Set<string> | null): void {
+    this.canvas.around = keys;
     this.cy.batch(() => {
       this.cy.elements('.off-hood').removeClass('off-hood');
       if (keys === null) return;
@@ -469,12 +601,11 @@ export class GraphView {
     });
   }
 
-  /** The nodes (and files) a neighbourhood leaves on screen, for the test hook. */
+  /** The nodes (and files) a neighbourhood leaves on screen (orphans too, drawer open or not), for the test hook. */
   aroundKeys(): string[] {
-    return this.cy
-      .nodes()
-      .filter((n) => !n.hasClass('band') && !n.hasClass('off-hood'))
-      .map((n) => n.id());
+    const all = [...this.canvas.nodes.keys(), ...this.canvas.artifacts];
+    const around = this.canvas.around;
+    return around ? all.filter((k) => around.has(k)) : all;
   }
 
   get onlyTopic(): string | null {
@@ -488,28 +619,148 @@ export class GraphView {
    */
   show(levels: LevelData[], relayout: boolean): string[] {
     const { nodes, edges, artifacts } = this.model(levels);
-    const deg = this.degreeOf(edges);
-    const total = nodes.size + artifacts.size;
-    const large = total > LARGE;
-    if (large !== this.canvas.large && (relayout || large)) {
-      this.canvas.cy.destroy();
-      this.canvas.cy = this.make(large);
-      this.canvas.large = large;
-      relayout = true;
-    }
-    const cy = this.cy;
+    const large = nodes.size + artifacts.size > LARGE;
+    if (large !== this.canvas.large && (relayout || large)) relayout = true;
     const changed: string[] = [];
-    const moved: TierChange[] = [];
-    if (relayout) this.assignSlots(nodes);
-    cy.batch(() => {
-      if (relayout) {
-        cy.elements().remove();
+    for (const info of nodes.values()) {
+      const before = this.canvas.nodes.get(info.key);
+      if (!before || before.tier !== info.tier || JSON.stringify(before.node) !== JSON.stringify(info.node)) changed.push(info.key);
+    }
+    if (!relayout) for (const key of edges.keys()) if (!this.canvas.edges.has(key)) changed.push(key);
+    if (relayout) this.drawAll(nodes, edges, artifacts, large);
+    else this.update(nodes, edges, artifacts);
+    // Classes were rewritten or made anew: the marks go back on.
+    if (this.canvas.hovered && !this.canvas.nodes.has(this.canvas.hovered)) this.canvas.hovered = null;
+    this.reapplyMarks();
+    return changed;
+  }
+
+  /** Take the new model; the topic filter lapses when its topic is gone, and the legend follows. */
+  private adopt(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>): void {
+    this.canvas.nodes = nodes;
+    this.canvas.edges = edges;
+    this.canvas.artifacts = artifacts;
+    const only = this.canvas.onlyTopic;
+    if (only !== null && !this.topics().some((t) => t.topic === only)) this.canvas.onlyTopic = null;
+    this.legend.render(this.topics(), this.canvas.onlyTopic);
+  }
+
+  /**
+   * A full layout: everything is placed from the model, then created in place. What the
+   * first picture shows goes onto the canvas at once; the rest, off screen, right after
+   * that picture is painted.
+   */
+  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean): void {
+    const cy = this.cy;
+    cy.elements().remove();
+    if (large !== this.canvas.large) this.setLarge(large);
+    this.assignSlots(nodes);
+    // The legend goes up first: the first picture is chosen for the canvas's height under it.
+    this.adopt(nodes, edges, artifacts);
+    const t0 = performance.now();
+    const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
+    this.lastLayoutMs = performance.now() - t0;
+    this.home();
+    const deg = this.degreeOf(edges);
+    const placed = (def: ElementDefinition): ElementDefinition => ({ ...def, position: at.get(String(def.data.id)) });
+    const nodeDefs = [...nodes.values()].filter((n) => this.onCanvas(n.key)).map((n) => placed(this.nodeElement(n, deg)));
+    for (const key of artifacts) nodeDefs.push(placed(this.artifactElement(key)));
+    const edgeList = [...edges.values()].filter((e) => this.onCanvas(e.source) && this.onCanvas(e.target));
+    const shown = this.inFirstPicture(nodeDefs, edgeList, at);
+    const now: ElementDefinition[] = [];
+    const later: ElementDefinition[] = [];
+    for (const def of nodeDefs) (shown.has(String(def.data.id)) ? now : later).push(def);
+    for (const e of edgeList) (shown.has(e.source) && shown.has(e.target) ? now : later).push(this.edgeElement(e));
+    cy.batch(() => cy.add(now));
+    this.addLater(later);
+  }
+
+  /**
+   * The nodes the first picture shows: those whose dot or label is on screen, and both
+   * ends of every edge that crosses the screen (whose edges are then all drawn).
+   */
+  private inFirstPicture(nodeDefs: ElementDefinition[], edges: EdgeInfo[], at: Positions): Set<string> {
+    const ext = this.cy.extent();
+    // A label runs right of its dot: a dot this far left of the screen may still show one.
+    const reach = DOT_MAX + LABEL.gap + LABEL.size * LABEL_CHARS;
+    const box = { x1: ext.x1 - reach, x2: ext.x2 + DOT_MAX, y1: ext.y1 - LABEL.size, y2: ext.y2 + LABEL.size };
+    const inside = (p: Position | undefined): boolean => !!p && p.x >= box.x1 && p.x <= box.x2 && p.y >= box.y1 && p.y <= box.y2;
+    const onScreen = new Set<string>();
+    for (const def of nodeDefs) if (inside(def.position)) onScreen.add(String(def.data.id));
+    const shown = new Set(onScreen);
+    for (const e of edges) {
+      const a = at.get(e.source);
+      const b = at.get(e.target);
+      if (!a || !b) continue;
+      const crosses = Math.max(a.x, b.x) >= ext.x1 && Math.min(a.x, b.x) <= ext.x2 && Math.max(a.y, b.y) >= ext.y1 && Math.min(a.y, b.y) <= ext.y2;
+      if (crosses || onScreen.has(e.source) || onScreen.has(e.target)) {
+        shown.add(e.source);
+        shown.add(e.target);
       }
-      // Remove what is gone.
+    }
+    return shown;
+  }
+
+  /**
+   * Add these elements once the first picture is on screen (it is drawn in the next
+   * frame), unless a newer full layout came first.
+   */
+  private addLater(defs: ElementDefinition[]): void {
+    const canvas = this.canvas;
+    canvas.waiting = defs;
+    const layout = ++canvas.layouts;
+    if (!defs.length) return markDrawn();
+    afterNextFrame(() => {
+      if (layout === canvas.layouts) this.settle();
+    });
+  }
+
+  /** Put the elements still waiting onto the canvas now: whatever needs the whole graph asks first. */
+  private settle(): void {
+    if (!this.canvas.waiting.length) return;
+    const defs = this.canvas.waiting;
+    this.canvas.waiting = [];
+    this.cy.batch(() => this.cy.add(defs));
+    this.reapplyMarks();
+    markDrawn();
+  }
+
+  /** What the full layout needs to know of each node and file. */
+  private layoutItems(): LayoutItem[] {
+    const items: LayoutItem[] = [...this.canvas.nodes.values()].map((n) => ({ key: n.key, tier: n.tier, topic: topicOf(n.id), label: n.label }));
+    for (const key of this.canvas.artifacts) items.push({ key, tier: 'artifact', topic: '', label: artifactLabel(key) });
+    return items;
+  }
+
+  /** Each node's active neighbours, for the archived band (its nodes sit under theirs). */
+  private activeNeighbours(): (key: string) => string[] {
+    const near = new Map<string, Set<string>>();
+    const link = (from: string, to: string): void => {
+      if (this.canvas.nodes.get(to)?.tier !== 'active') return;
+      const set = near.get(from) ?? new Set<string>();
+      set.add(to);
+      near.set(from, set);
+    };
+    for (const e of this.canvas.edges.values()) {
+      link(e.source, e.target);
+      link(e.target, e.source);
+    }
+    return (key) => [...(near.get(key) ?? [])];
+  }
+
+  /** A live change: nodes keep their places and only what changed moves. */
+  private update(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>): void {
+    this.settle();
+    const cy = this.cy;
+    const deg = this.degreeOf(edges);
+    const moved: TierChange[] = [];
+    const before = this.canvas.nodes;
+    cy.batch(() => {
+      // Remove what is gone, and nodes gone into the closed drawer (their edges go with them).
       cy.nodes().forEach((n) => {
         const id = n.id();
         if (n.hasClass('band')) return;
-        if (id.startsWith('a:') ? !artifacts.has(id) : !nodes.has(id)) n.remove();
+        if (id.startsWith('a:') ? !artifacts.has(id) : !this.onCanvas(id, nodes)) n.remove();
       });
       cy.edges().forEach((e) => {
         if (!edges.has(e.id())) e.remove();
@@ -517,75 +768,35 @@ export class GraphView {
       // Add or update nodes.
       const add: ElementDefinition[] = [];
       for (const info of nodes.values()) {
+        if (!this.onCanvas(info.key, nodes)) continue;
         const el = cy.getElementById(info.key);
-        const data = {
-          id: info.key,
-          label: label(info.id),
-          topic: topicOf(info.id),
-          size: this.size(info, deg.get(info.key) ?? 0),
-        };
+        const was = before.get(info.key);
         if (el.empty()) {
-          add.push({ group: 'nodes', data, classes: this.nodeClasses(info) });
-          if (!relayout) moved.push({ key: info.key, from: null, to: info.tier });
-          changed.push(info.key);
+          add.push(this.nodeElement(info, deg));
+          moved.push({ key: info.key, from: null, to: info.tier });
         } else {
-          const before = this.canvas.nodes.get(info.key);
-          if (before && before.tier !== info.tier) moved.push({ key: info.key, from: before.tier, to: info.tier });
-          if (before && (before.node.gist !== info.node.gist || before.tier !== info.tier || JSON.stringify(before.node) !== JSON.stringify(info.node))) {
-            changed.push(info.key);
-          }
-          el.data(data);
+          if (was && was.tier !== info.tier) moved.push({ key: info.key, from: was.tier, to: info.tier });
+          el.data(this.nodeData(info, deg));
           el.classes(this.nodeClasses(info));
         }
       }
       for (const key of artifacts) {
-        if (cy.getElementById(key).empty()) {
-          const ref = key.slice(2);
-          const base = ref.split('/').filter(Boolean).pop() ?? ref;
-          add.push({
-            group: 'nodes',
-            data: { id: key, label: label(base), size: 8 },
-            classes: `artifact${this.canvas.artifactsShown ? '' : ' hidden'}`,
-          });
-          if (!relayout) moved.push({ key, from: null, to: 'active' });
-        }
+        if (!cy.getElementById(key).empty()) continue;
+        add.push(this.artifactElement(key));
+        moved.push({ key, from: null, to: 'active' });
       }
       if (add.length) cy.add(add);
       const addEdges: ElementDefinition[] = [];
       for (const e of edges.values()) {
+        if (!this.onCanvas(e.source, nodes) || !this.onCanvas(e.target, nodes)) continue;
         const el = cy.getElementById(e.key);
-        const cls = `${e.kind}${e.kind === 'artifact' && !this.canvas.artifactsShown ? ' hidden' : ''}`;
-        if (el.empty()) {
-          addEdges.push({ group: 'edges', data: { id: e.key, source: e.source, target: e.target, rel: e.edge.rel }, classes: cls });
-          if (!relayout) changed.push(e.key);
-        } else {
-          el.classes(cls);
-        }
+        if (el.empty()) addEdges.push(this.edgeElement(e));
+        else el.classes(this.edgeClasses(e));
       }
       if (addEdges.length) cy.add(addEdges);
-      this.canvas.nodes = nodes;
-      this.canvas.edges = edges;
     });
-    if (relayout) {
-      this.layout();
-    } else {
-      place(this.canvas, moved);
-    }
-    // Classes were rewritten above: the topic filter and the focus apply again (the
-    // filter lapses when its topic is gone).
-    const only = this.canvas.onlyTopic;
-    this.showOnly(only !== null && this.topics().some((t) => t.topic === only) ? only : null);
-    if (this.canvas.hovered && !this.canvas.nodes.has(this.canvas.hovered)) this.canvas.hovered = null;
-    this.markFocus();
-    return changed;
-  }
-
-  /** The grid over the active area, then the bands; the first picture. */
-  layout(): void {
-    const t0 = performance.now();
-    fullLayout(this.canvas);
-    this.lastLayoutMs = performance.now() - t0;
-    this.home();
+    this.adopt(nodes, edges, artifacts);
+    place(this.canvas, moved);
   }
 
   // ----- the viewport -------------------------------------------------------------------
@@ -596,13 +807,18 @@ export class GraphView {
    */
   home(): void {
     const cy = this.cy;
+    cy.resize(); // the page around the canvas may have changed since the last resize event
     const w = cy.width() - 2 * VIEW_PAD;
     const h = cy.height() - 2 * VIEW_PAD;
-    const all = cy.elements(':visible').boundingBox();
+    // Every node of a full layout lies in a band: the frames on screen bound the picture
+    // (reading it off the frames styles three elements, not all of them, before the
+    // first frame).
+    const frames = cy.nodes('.band').not('.hidden');
+    const all = frames.boundingBox();
     const fitAll = Math.min(w / all.w, h / all.h);
     if (fitAll >= READABLE_ZOOM) {
       cy.zoom(Math.min(fitAll, HOME_MAX_ZOOM));
-      cy.center(cy.elements(':visible'));
+      cy.center(frames);
       return;
     }
     const band = cy.getElementById('band:active').boundingBox();
@@ -641,6 +857,36 @@ export class GraphView {
     this.zoomBy(factor, { x: ev.clientX - box.left, y: ev.clientY - box.top });
   }
 
+  /** Where `snapshotScreen` copies the screen to. */
+  private readonly snapshot = document.createElement('canvas');
+
+  /**
+   * Start a pan or zoom of a large graph from the picture on screen. Cytoscape moves a
+   * snapshot while the viewport moves, but makes it by drawing every node on screen
+   * again, at twice the resolution (a quarter of a second for 2,000 nodes before the
+   * first frame moves); a copy of the screen is the same picture, edges included, for
+   * one image copy. Cytoscape drops it, as its own, at the next full frame.
+   */
+  private snapshotScreen(): void {
+    const r = rendererOf(this.cy);
+    const screen = r.data.canvases?.[r.NODE];
+    // Cytoscape's internals, as 3.x has them: without them it makes its own snapshot.
+    if (r.textureCache || !r.prevViewport || !screen) return;
+    const copy = this.snapshot;
+    if (copy.width !== screen.width || copy.height !== screen.height) {
+      copy.width = screen.width;
+      copy.height = screen.height;
+    }
+    const cxt = copy.getContext('2d') as CanvasRenderingContext2D;
+    cxt.clearRect(0, 0, copy.width, copy.height);
+    cxt.drawImage(screen, 0, 0);
+    const { zoom, pan } = r.prevViewport;
+    r.textureCache = {
+      texture: copy,
+      viewport: { zoom, pan: { ...pan }, width: r.canvasWidth, height: r.canvasHeight, mpan: { x: -pan.x / zoom, y: -pan.y / zoom } },
+    };
+  }
+
   /**
    * A large graph redrawn in full on every wheel step drops to a few frames a second.
    * Cytoscape's own wheel zoom draws from a snapshot (`textureOnViewport`) while a
@@ -648,7 +894,8 @@ export class GraphView {
    * last event; our steps raise the same flag the same way.
    */
   private drawFromTextureWhileZooming(): void {
-    const renderer = (this.cy as unknown as { renderer(): WheelRenderer }).renderer();
+    const renderer = rendererOf(this.cy);
+    this.snapshotScreen();
     renderer.data.wheelZooming = true;
     clearTimeout(renderer.data.wheelTimeout);
     renderer.data.wheelTimeout = window.setTimeout(() => {
@@ -685,11 +932,26 @@ export class GraphView {
 
   /** Ring the nodes chosen for a bulk action. */
   markChosen(keys: string[]): void {
+    this.canvas.chosen = keys;
+    this.ring('chosen', keys);
+  }
+
+  /** Give `cls` to these nodes only. */
+  private ring(cls: string, keys: string[]): void {
     const cy = this.cy;
     cy.batch(() => {
-      cy.nodes('.chosen').removeClass('chosen');
-      for (const k of keys) cy.getElementById(k).addClass('chosen');
+      cy.nodes(`.${cls}`).removeClass(cls);
+      for (const k of keys) cy.getElementById(k).addClass(cls);
     });
+  }
+
+  /** Put every mark the canvas remembers back on its elements, after classes were rewritten or elements added. */
+  private reapplyMarks(): void {
+    this.markTopic();
+    this.showAround(this.canvas.around);
+    this.ring('hit', this.canvas.hits);
+    this.ring('chosen', this.canvas.chosen);
+    this.markFocus();
   }
 
   pick(key: string | null): void {
@@ -700,6 +962,7 @@ export class GraphView {
   /** Briefly highlight changed nodes and edges. */
   flash(keys: string[]): void {
     if (!keys.length) return;
+    this.settle();
     const cy = this.cy;
     cy.batch(() => {
       for (const k of keys) cy.getElementById(k).addClass('flash');
@@ -709,24 +972,43 @@ export class GraphView {
   }
 
   highlight(keys: string[]): void {
-    this.cy.batch(() => {
-      this.cy.elements('.hit').removeClass('hit');
-      for (const k of keys) this.cy.getElementById(k).addClass('hit');
-    });
+    this.canvas.hits = keys;
+    this.ring('hit', keys);
   }
 
   centre(key: string): void {
+    this.settle();
     const n = this.cy.getElementById(key);
     if (n.empty()) return;
     this.cy.animate({ center: { eles: n }, zoom: Math.max(this.cy.zoom(), 1.1) }, { duration: 250 });
   }
 
+  /** Open the orphan drawer (its nodes and their edges join the canvas) or close it (they leave). */
   setDrawer(open: boolean): void {
-    this.canvas.drawerOpen = open;
-    this.cy.batch(() => {
-      this.cy.nodes('.orphaned').toggleClass('hidden', !open);
-      this.cy.getElementById('band:drawer').toggleClass('hidden', !open);
-    });
+    this.settle();
+    const cy = this.cy;
+    if (open !== this.canvas.drawerOpen) {
+      this.canvas.drawerOpen = open;
+      if (open) {
+        const deg = this.degreeOf(this.canvas.edges);
+        const orphans = [...this.canvas.nodes.values()].filter((n) => n.tier === 'orphaned');
+        const edges = [...this.canvas.edges.values()].filter(
+          (e) => cy.getElementById(e.key).empty() && this.onCanvas(e.source) && this.onCanvas(e.target),
+        );
+        const at = drawerCells(this.canvas, orphans);
+        cy.batch(() => {
+          cy.add([...orphans.map((n) => ({ ...this.nodeElement(n, deg), position: at.get(n.key) })), ...edges.map((e) => this.edgeElement(e))]);
+        });
+        arrangeBands(this.canvas);
+        this.reapplyMarks();
+      } else {
+        cy.batch(() => {
+          cy.nodes('.orphaned').remove();
+          cy.getElementById('band:drawer').addClass('hidden');
+        });
+        followTitles(this.canvas);
+      }
+    }
     if (open) {
       const visible = this.cy.elements(':visible');
       this.cy.animate({ fit: { eles: visible, padding: 30 } }, { duration: 250 });
@@ -738,6 +1020,7 @@ export class GraphView {
   }
 
   setArtifacts(shown: boolean): void {
+    this.settle();
     this.canvas.artifactsShown = shown;
     this.cy.batch(() => {
       this.cy.elements('.artifact').toggleClass('hidden', !shown);
@@ -745,6 +1028,7 @@ export class GraphView {
   }
 
   fit(): void {
+    this.settle();
     this.cy.fit(this.cy.elements(':visible'), 30);
   }
 
@@ -752,6 +1036,7 @@ export class GraphView {
 
   /** Where the labels of a tier's visible nodes are drawn, in canvas pixels, and at what size. */
   labelBoxes(tier: TierName): { key: string; text: string; fontPx: number; opacity: number; x1: number; x2: number; y1: number; y2: number }[] {
+    this.settle();
     const zoom = this.cy.zoom();
     return this.cy
       .nodes(`.${tier}:visible`)
@@ -766,6 +1051,7 @@ export class GraphView {
 
   /** Every node's model position, by key. */
   positions(): Record<string, { x: number; y: number }> {
+    this.settle();
     const out: Record<string, { x: number; y: number }> = {};
     this.cy.nodes().forEach((n) => {
       if (!n.hasClass('band')) out[n.id()] = { ...n.position() };
@@ -775,6 +1061,7 @@ export class GraphView {
 
   /** Page coordinates of a node, or of the centre of a zone. */
   pagePoint(what: { key?: string; zone?: Zone }): { x: number; y: number } | null {
+    this.settle();
     const box = this.container.getBoundingClientRect();
     if (what.key) {
       const n = this.cy.getElementById(what.key);

@@ -2,13 +2,15 @@
 // bands below it (their geometry, their frames and their grids), and the placing of
 // nodes that appear or change tier without laying everything out again. graph.ts
 // decides *what* is on the canvas; this module only decides *where*, so the geometry
-// lives in one place.
+// lives in one place. A full layout works on the model alone (positions by key, for
+// graph.ts to create elements in place); placing later arrivals works on the canvas.
 //
 // Every node gets a cell as wide as its label (labels sit to the right of their dot),
 // so no two labels ever overlap, and the layout depends only on the graph and the
 // window's width: the same graph opens with the same picture.
 
-import type { Core, NodeCollection, NodeSingular } from 'cytoscape';
+import type { Core, NodeCollection, NodeSingular, Position } from 'cytoscape';
+import type { BandName, BandTitle, BandTitles } from './bandtitles';
 import { LABEL } from './stylesheet';
 import type { TierName } from './types';
 
@@ -27,7 +29,7 @@ export interface Bands {
   active: Rect;
   archive: Rect;
   drawer: Rect;
-  /** Room for a band's label above its first row (grows with the label's size). */
+  /** Room for a band's title above its first row. */
   head: number;
   /** Width of a cell of the archived and orphan grids (the longest banded label's). */
   cellW: number;
@@ -40,10 +42,15 @@ export interface Bands {
 export interface Scene {
   readonly cy: Core;
   readonly container: HTMLElement;
-  /** The nodes on screen by key; only their tiers matter here (the band labels). */
-  readonly nodes: ReadonlyMap<string, { tier: TierName }>;
+  /**
+   * The nodes on screen by key, on the canvas or not (orphans leave it while the drawer
+   * is closed): the bands are sized for all of them.
+   */
+  readonly nodes: ReadonlyMap<string, { tier: TierName; label: string }>;
   readonly drawerOpen: boolean;
   readonly bands: Bands;
+  /** The bands' titles, drawn over the canvas. */
+  readonly titles: BandTitles;
 }
 
 /** A node that appeared (`from` null) or changed tier since the last show. */
@@ -99,10 +106,19 @@ export function emptySpotIn(bands: Bands, zone: Zone | undefined): { x: number; 
 // ----- measuring labels ----------------------------------------------------------------
 
 const measure = document.createElement('canvas').getContext('2d') as CanvasRenderingContext2D;
+/** Widths already measured, by font and text: a layout asks for each label's width several times. */
+const widths = new Map<string, number>();
 
-function textWidth(text: string, size: number, weight = 'normal'): number {
-  measure.font = `${weight} ${size}px ${LABEL.family}`;
-  return measure.measureText(text).width;
+function textWidth(text: string, size: number): number {
+  const font = `${size}px ${LABEL.family}`;
+  const key = `${font}|${text}`;
+  let w = widths.get(key);
+  if (w === undefined) {
+    measure.font = font;
+    w = measure.measureText(text).width;
+    widths.set(key, w);
+  }
+  return w;
 }
 
 const labelSize = (n: NodeSingular): number => (n.hasClass('active') ? LABEL.size : LABEL.bandedSize);
@@ -119,9 +135,12 @@ function footprint(n: NodeSingular): Rect {
   };
 }
 
-/** A cell wide enough for the widest of these labels. */
-const cellWidthFor = (nodes: NodeSingular[]): number =>
-  DOT_MAX + LABEL.gap + CELL_GAP_X + nodes.reduce((w, n) => Math.max(w, labelWidth(n)), 0);
+/** A cell of the archived and orphan grids: wide enough for every banded label. */
+function bandCellWidth(s: Scene): number {
+  let widest = 0;
+  for (const n of s.nodes.values()) if (n.tier !== 'active') widest = Math.max(widest, textWidth(n.label, LABEL.bandedSize));
+  return DOT_MAX + LABEL.gap + CELL_GAP_X + widest;
+}
 
 function extentOf(nodes: NodeCollection): Rect | null {
   if (nodes.empty()) return null;
@@ -136,75 +155,97 @@ function extentOf(nodes: NodeCollection): Rect | null {
   return r;
 }
 
-// ----- the active area: topics in columns ------------------------------------------------
+// ----- the full layout: from the model, before anything is on the canvas ------------------
 
-/** The nodes laid out in the active area: active ones and the artifacts (files) they point at. */
-const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .artifact');
+/** A node, or a file an edge points at, as the full layout sees it. */
+export interface LayoutItem {
+  key: string;
+  tier: TierName | 'artifact';
+  /** Active nodes are grouped by topic. */
+  topic: string;
+  label: string;
+}
+
+/** Model positions by key. */
+export type Positions = Map<string, Position>;
+
+/** A node's place in the active area's flow: its key and how wide its cell is. */
+interface Cell {
+  key: string;
+  width: number;
+}
+
+/** How wide a node's cell is: its dot, its label and the air before the next column. */
+const cellWidth = (label: string, size: number): number => DOT_MAX + LABEL.gap + textWidth(label, size) + CELL_GAP_X;
 
 /**
- * One column of the active area's flow: its nodes and where each starts, in rows
+ * One column of the active area's flow: its cells and where each starts, in rows
  * (a topic that starts below the column's top leaves half a row of air above it).
  */
 interface Column {
-  nodes: NodeSingular[];
+  cells: Cell[];
   rows: number[];
   width: number;
 }
 
 /** Flow `runs` (one per topic) down columns at most `height` rows tall, left to right. */
-function flow(runs: NodeSingular[][], height: number): Column[] {
+function flow(runs: Cell[][], height: number): Column[] {
   const columns: Column[] = [];
-  let col: Column = { nodes: [], rows: [], width: 0 };
+  let col: Column = { cells: [], rows: [], width: 0 };
   let row = 0;
   for (const run of runs) {
     if (row > 0) row += 0.5;
-    for (const n of run) {
-      if (row + 1 > height && col.nodes.length) {
+    for (const cell of run) {
+      if (row + 1 > height && col.cells.length) {
         columns.push(col);
-        col = { nodes: [], rows: [], width: 0 };
+        col = { cells: [], rows: [], width: 0 };
         row = 0;
       }
-      col.nodes.push(n);
+      col.cells.push(cell);
       col.rows.push(row);
-      col.width = Math.max(col.width, DOT_MAX + LABEL.gap + labelWidth(n) + CELL_GAP_X);
+      col.width = Math.max(col.width, cell.width);
       row += 1;
     }
   }
-  if (col.nodes.length) columns.push(col);
+  if (col.cells.length) columns.push(col);
   return columns;
 }
 
 const widthOf = (columns: Column[]): number => columns.reduce((w, c) => w + c.width, 0);
 
 /** The width the active area is laid out to: the window's at HOME_ZOOM, wider for a crowd. */
-function contentWidth(s: Scene, nodes: NodeSingular[]): number {
+function contentWidth(s: Scene, cells: Cell[]): number {
   const w = Math.max(1, s.container.clientWidth);
   const h = Math.max(1, s.container.clientHeight);
   const fitsWindow = (w - 2 * VIEW_PAD) / HOME_ZOOM - 2 * BAND_PAD;
   // So many nodes that they could not be read on one screen anyway: shape the area
   // like the window, so fitting it shows the whole graph in one sensible picture.
-  const area = nodes.reduce((a, n) => a + (DOT_MAX + LABEL.gap + labelWidth(n) + CELL_GAP_X) * CELL_H, 0);
+  const area = cells.reduce((a, c) => a + c.width * CELL_H, 0);
   return Math.max(MIN_CONTENT_W, fitsWindow, Math.sqrt(area * (w / h)));
 }
+
+const byKey = (a: { key: string }, b: { key: string }): number => (a.key < b.key ? -1 : 1);
 
 /**
  * The active area as columns of labels, like a dictionary: topics one after the
  * other (biggest first, files last), ids in alphabetical order within a topic, each
  * column as wide as its longest label, and columns as short as the window's width
- * allows. Returns the area they take.
+ * allows. Places them in `at`; returns the area they take.
  */
-function gridActive(s: Scene): Rect {
-  const byTopic = new Map<string, NodeSingular[]>();
-  s.cy.nodes('.active').forEach((n) => {
-    const topic = String(n.data('topic'));
-    const list = byTopic.get(topic) ?? [];
-    list.push(n);
-    byTopic.set(topic, list);
-  });
-  const runs = [...byTopic.entries()].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1)).map(([, nodes]) => nodes);
-  const files = s.cy.nodes('.artifact').toArray() as NodeSingular[];
-  if (files.length) runs.push(files);
-  for (const run of runs) run.sort((a, b) => (a.id() < b.id() ? -1 : 1));
+function gridActive(s: Scene, items: LayoutItem[], at: Positions): Rect {
+  const byTopic = new Map<string, LayoutItem[]>();
+  const files: LayoutItem[] = [];
+  for (const item of items) {
+    if (item.tier === 'artifact') files.push(item);
+    else if (item.tier === 'active') {
+      const list = byTopic.get(item.topic);
+      if (list) list.push(item);
+      else byTopic.set(item.topic, [item]);
+    }
+  }
+  const topics = [...byTopic.entries()].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1)).map(([, list]) => list);
+  if (files.length) topics.push(files);
+  const runs = topics.map((run) => run.sort(byKey).map((item) => ({ key: item.key, width: cellWidth(item.label, item.tier === 'active' ? LABEL.size : LABEL.bandedSize) })));
   const all = runs.flat();
   const width = contentWidth(s, all);
   // The shortest columns that fit the width (binary search: fewer rows, more columns).
@@ -216,22 +257,67 @@ function gridActive(s: Scene): Rect {
     else lo = mid + 1;
   }
   const columns = flow(runs, lo);
-  const used = widthOf(columns);
-  let x = (width - used) / 2;
-  s.cy.batch(() => {
-    for (const c of columns) {
-      c.nodes.forEach((n, i) => n.position({ x: x + CELL_GAP_X / 2 + DOT_MAX / 2, y: c.rows[i] * CELL_H + CELL_H / 2 }));
-      x += c.width;
-    }
-  });
+  let x = (width - widthOf(columns)) / 2;
+  for (const c of columns) {
+    c.cells.forEach((cell, i) => at.set(cell.key, { x: x + CELL_GAP_X / 2 + DOT_MAX / 2, y: c.rows[i] * CELL_H + CELL_H / 2 }));
+    x += c.width;
+  }
   const rows = columns.reduce((m, c) => Math.max(m, c.rows[c.rows.length - 1] + 1), 1);
   return { x1: 0, x2: width, y1: 0, y2: rows * CELL_H };
 }
 
-/** The active area's grid, then the bands under it. */
-export function fullLayout(s: Scene): void {
-  arrangeBands(s, gridActive(s));
+/**
+ * Lay everything out from scratch, from the model alone: columns by topic in the
+ * active area, then the archived band (a grid, each node under its active neighbours
+ * where possible) and the orphan drawer. Sets the bands, puts up their frames, and
+ * returns where every node and file goes (orphans too, on the canvas or not), so the
+ * canvas can create its elements in place.
+ */
+export function fullLayout(s: Scene, items: LayoutItem[], activeNeighbours: (key: string) => string[]): Positions {
+  const at: Positions = new Map();
+  const content = gridActive(s, items, at);
+  const bands = s.bands;
+  const width = content.x2 - content.x1 + 2 * BAND_PAD;
+  const left = content.x1 - BAND_PAD;
+  bands.cellW = bandCellWidth(s);
+  const cols = Math.max(1, Math.floor((width - BAND_PAD) / bands.cellW));
+  bands.active = { x1: left, x2: left + width, y1: content.y1 - BAND_PAD / 2 - bands.head, y2: content.y2 + BAND_PAD };
+  const archived = items.filter((i) => i.tier === 'archived');
+  const rowsA = Math.max(1, Math.ceil(archived.length / cols));
+  const top = bands.active.y2 + BAND_GAP;
+  bands.archive = { x1: left, x2: left + width, y1: top, y2: top + bands.head + rowsA * CELL_H + BAND_PAD / 2 };
+  const under = (key: string): number => {
+    const xs = activeNeighbours(key).flatMap((k) => at.get(k)?.x ?? []);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Infinity;
+  };
+  const sortedA = archived.map((item) => ({ key: item.key, x: under(item.key) }));
+  sortedA.sort((a, b) => a.x - b.x || byKey(a, b));
+  sortedA.forEach((a, i) => at.set(a.key, bandCell(bands, bands.archive, Math.floor(i / rowsA), i % rowsA)));
+  const dtop = bands.archive.y2 + BAND_GAP;
+  bands.drawer = { x1: left, x2: left + width, y1: dtop, y2: dtop };
+  for (const [key, p] of drawerCells(s, items.filter((i) => i.tier === 'orphaned'))) at.set(key, p);
+  s.cy.batch(() => putFrames(s));
+  return at;
 }
+
+/**
+ * Cells for the orphans in the drawer, in id order down the columns; the drawer grows
+ * or shrinks to hold every orphan, on the canvas or not.
+ */
+export function drawerCells(s: Scene, orphans: { key: string }[]): Positions {
+  const { bands } = s;
+  const r = bands.drawer;
+  const cols = Math.max(1, Math.floor((r.x2 - r.x1 - BAND_PAD) / bands.cellW));
+  const rows = Math.max(1, Math.ceil(tierCounts(s).orphaned / cols));
+  r.y2 = r.y1 + bands.head + rows * CELL_H + BAND_PAD / 2;
+  const sorted = [...orphans].sort(byKey);
+  return new Map(sorted.map((o, i) => [o.key, bandCell(bands, r, Math.floor(i / rows), i % rows)]));
+}
+
+// ----- keeping the bands around the nodes -----------------------------------------------
+
+/** The nodes laid out in the active area: active ones and the artifacts (files) they point at. */
+const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .artifact');
 
 /** Where an archived node would like to be: under its active neighbours. */
 function desiredX(n: NodeSingular, fallback: number): number {
@@ -243,76 +329,68 @@ function desiredX(n: NodeSingular, fallback: number): number {
 }
 
 /**
- * Lay the bands out around and under the active area: the archived band (a grid,
- * each node under its active neighbours where possible) and the orphan drawer. Given
- * `content` (after a full layout) it recomputes the geometry and re-places every
- * banded node; otherwise the bands stay where they are, growing when a node lands
- * past an edge.
+ * Keep the bands around their nodes after nodes moved or appeared: they stay where
+ * they are, growing when a node lands past an edge (the drawer moving down with the
+ * archived band), and their titles follow the counts.
  */
-function arrangeBands(s: Scene, content?: Rect): void {
+export function arrangeBands(s: Scene): void {
   const cy = s.cy;
   const bands = s.bands;
   const archived = cy.nodes('.archived');
   const orphaned = cy.nodes('.orphaned');
-  const counts = tierCounts(s);
-  const titles = {
-    active: `ACTIVE (${counts.active}) — in every read · drag archived or orphaned nodes here to promote`,
-    archive: `ARCHIVED (${counts.archived}) — faded, reachable through their edges · drop an active node here to archive it`,
-    drawer: `ORPHANED (${counts.orphaned}) — out of every read; search still finds them · drag one up to promote`,
-  };
   cy.batch(() => {
-    if (content) {
-      const width = content.x2 - content.x1 + 2 * BAND_PAD;
-      const left = content.x1 - BAND_PAD;
-      bands.head = Math.round(titleFont(width, Object.values(titles)) * 1.3 + 20);
-      bands.cellW = cellWidthFor([...archived.toArray(), ...orphaned.toArray()] as NodeSingular[]);
-      const cols = Math.max(1, Math.floor((width - BAND_PAD) / bands.cellW));
-      bands.active = { x1: left, x2: left + width, y1: content.y1 - BAND_PAD / 2 - bands.head, y2: content.y2 + BAND_PAD };
-      const rowsA = Math.max(1, Math.ceil(archived.length / cols));
-      const top = bands.active.y2 + BAND_GAP;
-      bands.archive = { x1: left, x2: left + width, y1: top, y2: top + bands.head + rowsA * CELL_H + BAND_PAD / 2 };
-      const sortedA = archived.toArray().map((n) => ({ n: n as NodeSingular, x: desiredX(n as NodeSingular, Infinity) }));
-      sortedA.sort((a, b) => a.x - b.x || (a.n.id() < b.n.id() ? -1 : 1));
-      grid(bands, sortedA.map((a) => a.n), bands.archive, rowsA);
-      const rowsO = Math.max(1, Math.ceil(orphaned.length / cols));
-      const dtop = bands.archive.y2 + BAND_GAP;
-      bands.drawer = { x1: left, x2: left + width, y1: dtop, y2: dtop + bands.head + rowsO * CELL_H + BAND_PAD / 2 };
-      const sortedO = orphaned.toArray().map((n) => n as NodeSingular);
-      sortedO.sort((a, b) => (a.id() < b.id() ? -1 : 1));
-      grid(bands, sortedO, bands.drawer, rowsO);
-    } else {
-      // The archive band grows to hold its nodes; the drawer moves down with it.
-      const ab = extentOf(archived);
-      if (ab) bands.archive.y2 = Math.max(bands.archive.y2, ab.y2 + BAND_PAD / 2);
-      const shift = bands.archive.y2 + BAND_GAP - bands.drawer.y1;
-      if (shift > 0) {
-        bands.drawer.y1 += shift;
-        bands.drawer.y2 += shift;
-        orphaned.forEach((n) => {
-          const p = n.position();
-          n.position({ x: p.x, y: p.y + shift });
-        });
-      }
-      const ob = extentOf(orphaned);
-      if (ob) bands.drawer.y2 = Math.max(bands.drawer.y2, ob.y2 + BAND_PAD / 2);
-      const bb = extentOf(activeArea(s));
-      if (bb) {
-        bands.active = {
-          x1: Math.min(bands.active.x1, bb.x1 - BAND_PAD / 2),
-          x2: Math.max(bands.active.x2, bb.x2 + BAND_PAD / 2),
-          y1: Math.min(bands.active.y1, bb.y1 - BAND_PAD / 2 - bands.head),
-          y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - 20),
-        };
-      }
+    // The archive band grows to hold its nodes; the drawer moves down with it.
+    const ab = extentOf(archived);
+    if (ab) bands.archive.y2 = Math.max(bands.archive.y2, ab.y2 + BAND_PAD / 2);
+    const shift = bands.archive.y2 + BAND_GAP - bands.drawer.y1;
+    if (shift > 0) {
+      bands.drawer.y1 += shift;
+      bands.drawer.y2 += shift;
+      orphaned.forEach((n) => {
+        const p = n.position();
+        n.position({ x: p.x, y: p.y + shift });
+      });
     }
-    // One title size for the three bands, fitted to the narrowest.
-    const width = Math.min(...[bands.active, bands.archive, bands.drawer].map((r) => r.x2 - r.x1));
-    const font = titleFont(width, Object.values(titles));
-    frame(cy, 'band:active', 'active-band', bands.active, titles.active, font);
-    frame(cy, 'band:archive', 'archive-band', bands.archive, titles.archive, font);
-    frame(cy, 'band:drawer', 'drawer-band', bands.drawer, titles.drawer, font);
-    cy.getElementById('band:drawer').toggleClass('hidden', !s.drawerOpen);
+    const ob = extentOf(orphaned);
+    if (ob) bands.drawer.y2 = Math.max(bands.drawer.y2, ob.y2 + BAND_PAD / 2);
+    const bb = extentOf(activeArea(s));
+    if (bb) {
+      bands.active = {
+        x1: Math.min(bands.active.x1, bb.x1 - BAND_PAD / 2),
+        x2: Math.max(bands.active.x2, bb.x2 + BAND_PAD / 2),
+        y1: Math.min(bands.active.y1, bb.y1 - BAND_PAD / 2 - bands.head),
+        y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - 20),
+      };
+    }
+    putFrames(s);
   });
+}
+
+/** What each band says about itself, with its count. */
+function bandTitles(s: Scene): Record<BandName, BandTitle> {
+  const counts = tierCounts(s);
+  return {
+    active: { name: `ACTIVE (${counts.active})`, hint: 'in every read · drag archived or orphaned nodes here to promote' },
+    archive: { name: `ARCHIVED (${counts.archived})`, hint: 'faded, reachable through their edges · drop an active node here to archive it' },
+    drawer: { name: `ORPHANED (${counts.orphaned})`, hint: 'out of every read; search still finds them · drag one up to promote' },
+  };
+}
+
+/** The bands' frames where the bands are, and their titles (over the canvas: bandtitles.ts). */
+function putFrames(s: Scene): void {
+  const { cy, bands } = s;
+  frame(cy, 'band:active', 'active-band', bands.active);
+  frame(cy, 'band:archive', 'archive-band', bands.archive);
+  frame(cy, 'band:drawer', 'drawer-band', bands.drawer);
+  cy.getElementById('band:drawer').toggleClass('hidden', !s.drawerOpen);
+  s.titles.setTexts(bandTitles(s));
+  followTitles(s);
+}
+
+/** Put the band titles where the bands are on screen (after every pan, zoom or resize). */
+export function followTitles(s: Scene): void {
+  const { bands } = s;
+  s.titles.follow(s.cy, { active: bands.active, archive: bands.archive, drawer: bands.drawer }, bands.head, s.drawerOpen);
 }
 
 function tierCounts(s: Scene): Record<TierName, number> {
@@ -321,10 +399,10 @@ function tierCounts(s: Scene): Record<TierName, number> {
   return c;
 }
 
-/** Add or update a band's frame: a node the size of its rect, carrying its title. */
-function frame(cy: Core, id: string, cls: string, r: Rect, text: string, fontSize: number): void {
+/** Add or update a band's frame: a node the size of its rect. */
+function frame(cy: Core, id: string, cls: string, r: Rect): void {
   let band = cy.getElementById(id);
-  const data = { id, w: r.x2 - r.x1, h: r.y2 - r.y1, label: text, fontSize, labelY: fontSize + 16 };
+  const data = { id, w: r.x2 - r.x1, h: r.y2 - r.y1 };
   if (band.empty()) {
     band = cy.add({ group: 'nodes', data, classes: `band ${cls}`, grabbable: false, selectable: false });
   } else {
@@ -338,11 +416,6 @@ const bandCell = (bands: Bands, r: Rect, col: number, row: number): { x: number;
   x: r.x1 + BAND_PAD / 2 + CELL_GAP_X / 2 + DOT_MAX / 2 + col * bands.cellW,
   y: r.y1 + bands.head + CELL_H / 2 + row * CELL_H,
 });
-
-/** Column-major grid inside a band: the sort order runs left to right. */
-function grid(bands: Bands, nodes: NodeSingular[], r: Rect, rows: number): void {
-  nodes.forEach((n, i) => n.position(bandCell(bands, r, Math.floor(i / rows), i % rows)));
-}
 
 /** A free grid cell of a band near `x` (the band grows by a row when full). */
 function freeCell(s: Scene, r: Rect, selector: string, x: number, except: string): { x: number; y: number } {
@@ -483,14 +556,4 @@ export function place(s: Scene, moved: TierChange[]): void {
     }
   });
   arrangeBands(s);
-}
-
-/**
- * A band title's size: large enough to read when a wide graph is fitted to the
- * window, never wider than the band (the longest of `titles` sets the limit).
- */
-function titleFont(width: number, titles: string[]): number {
-  const wanted = Math.min(64, Math.max(13, width / 75));
-  const widest = titles.reduce((w, t) => Math.max(w, textWidth(t, 1, 'bold')), 1);
-  return Math.floor(Math.min(wanted, (width - 2 * BAND_PAD) / widest) * 10) / 10;
 }

@@ -68,7 +68,14 @@ function topicRules(c: Record<string, string>): StylesheetJson {
   }) as unknown as StylesheetJson;
 }
 
-/** `large` takes the fast paths: haystack edges without arrows. */
+/**
+ * `large` takes the fast paths: haystack edges without arrows, labels without a
+ * backdrop. A first draw applies every property to every element (a few microseconds
+ * each, times 2,000 nodes and their edges), so Cytoscape's defaults are left unsaid.
+ *
+ * Stacking is Cytoscape's default order (nodes over edges) with the band frames sunk
+ * below everything; `z-index` orders elements within their kind.
+ */
 export function stylesheet(large: boolean): StylesheetJson {
   const c = palette();
   return [
@@ -82,19 +89,14 @@ export function stylesheet(large: boolean): StylesheetJson {
         'text-valign': 'center',
         'text-halign': 'right',
         'text-margin-x': LABEL.gap,
-        'text-wrap': 'none',
         // Below this many pixels a label is noise: the hover tip still names the node.
         'min-zoomed-font-size': 7,
         // A backdrop lifts labels off the edges; a large graph draws too many of them.
-        'text-background-color': c.bg,
-        'text-background-opacity': large ? 0 : 0.85,
-        'text-background-padding': '1px',
+        ...(large ? {} : { 'text-background-color': c.bg, 'text-background-opacity': 0.85, 'text-background-padding': '1px' }),
         width: 'data(size)',
         height: 'data(size)',
         'border-width': 1.5,
         'border-opacity': 0.9,
-        'z-index-compare': 'manual',
-        'z-index': 20,
       },
     },
     // Shape says the level; colour says the topic.
@@ -125,7 +127,7 @@ export function stylesheet(large: boolean): StylesheetJson {
         'border-width': 0,
         'font-size': LABEL.bandedSize,
         color: c.muted,
-        'z-index': 15,
+        'z-index': -1,
       },
     },
     { selector: '.hidden', style: { display: 'none' } },
@@ -140,20 +142,10 @@ export function stylesheet(large: boolean): StylesheetJson {
         'border-width': 1.5,
         'border-style': 'dashed',
         'border-color': c.bandBorder,
-        label: 'data(label)',
-        'text-valign': 'top',
-        'text-halign': 'center',
-        'text-margin-x': 0,
-        'text-margin-y': 'data(labelY)',
-        'font-size': 'data(fontSize)',
-        'font-weight': 'bold',
-        color: c.muted,
-        'text-background-opacity': 0,
-        'min-zoomed-font-size': 0,
-        'text-wrap': 'none',
-        'text-max-width': '4000px',
+        // The title is HTML over the canvas (bandtitles.ts): it keeps its size at every zoom.
+        label: '',
         events: 'no',
-        'z-index': 0,
+        'z-compound-depth': 'bottom',
       },
     },
     { selector: 'node.band.active-band', style: { 'background-opacity': 0.18, 'border-style': 'solid' } },
@@ -171,7 +163,7 @@ export function stylesheet(large: boolean): StylesheetJson {
         'underlay-padding': 6,
         'underlay-opacity': 0.35,
         opacity: 1,
-        'z-index': 30,
+        'z-index': 1,
       },
     },
     // Chosen for a bulk action: a ring of the selection colour, whatever else it is.
@@ -183,14 +175,13 @@ export function stylesheet(large: boolean): StylesheetJson {
       style: {
         width: 1.3,
         'line-color': c.edge,
-        'curve-style': large ? 'haystack' : 'straight',
-        'target-arrow-shape': large ? 'none' : 'triangle',
-        'target-arrow-color': c.edge,
-        'arrow-scale': 0.7,
+        // Large: Cytoscape's default haystack lines, without arrows.
+        ...(large ? {} : { 'curve-style': 'straight', 'target-arrow-shape': 'triangle', 'target-arrow-color': c.edge, 'arrow-scale': 0.7 }),
         // Edges cross the label grid: faint enough to read the labels through.
         opacity: 0.4,
-        'z-index-compare': 'manual',
-        'z-index': 10,
+        // Nothing to press or hover on an edge (hovering a node labels its edges): a
+        // press on one pans, and the pointer is tested against nodes alone.
+        events: 'no',
       },
     },
     { selector: 'edge.trace', style: { 'line-style': 'dashed', 'line-dash-pattern': [6, 4], 'line-color': c.trace, 'target-arrow-color': c.trace, opacity: 0.45 } },
@@ -209,9 +200,8 @@ export function stylesheet(large: boolean): StylesheetJson {
         'text-background-padding': '1px',
         width: 2.2,
         opacity: 1,
-        // Above the other edges, below the nodes: a press on a node must grab the node,
-        // not the highlighted edge that ends under it.
-        'z-index': 18,
+        // Above the other edges (every node stays above every edge).
+        'z-index': 1,
       },
     },
     { selector: 'edge.flash', style: { 'line-color': c.flash, 'target-arrow-color': c.flash, width: 3, opacity: 1 } },
