@@ -21,6 +21,29 @@ pub const FILL_CEILING: usize = 14_000;
 pub const ANCHOR_BUDGET: usize = 5_250;
 /// A stranded archived node must beat a just-archived one by this much to swap back.
 pub const RESURRECTION_MARGIN: f64 = 0.05;
+/// Characters of node lines that nodes inside their grace period may hold out of
+/// compaction's reach under [`GraceRule::Shared`] (0.35 × budget). Past it, the oldest
+/// of them compete on score like everyone else.
+pub const GRACE_SHARE: usize = LEVEL_BUDGET * 35 / 100;
+/// A node read or liked this recently (7 days) is in use: under
+/// [`GraceRule::Shared`] it is not archived to make room for new nodes nobody has read.
+pub const IN_USE_SECS: f64 = 7.0 * DAY_SECS;
+
+/// How far the grace period shields new nodes from archiving. The store picks it from
+/// its policy: [`GraceRule::Shared`] is ours, [`GraceRule::Unlimited`] the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GraceRule {
+    /// Ours, so that a burst of agent writes cannot flood a level: nodes in grace hold
+    /// at most [`GRACE_SHARE`] out of reach (the newest first); while new nodes nobody
+    /// has read sit in an over-budget level, nodes in use are archived last, after the
+    /// burst's archived nodes were orphaned and the share gave way (see [`burst_walk`]);
+    /// and when anchors overflow, new unread nodes lose their anchors first.
+    #[default]
+    Shared,
+    /// The reference's (core.md §6.2): every node in grace is out of reach, however
+    /// many there are, so a burst archives everything else.
+    Unlimited,
+}
 
 /// The working state of one maintenance pass.
 struct Pass<'a, 'g> {
@@ -34,6 +57,13 @@ struct Pass<'a, 'g> {
     flag: Vec<Option<bool>>,
     now: f64,
     grace_days: f64,
+    rule: GraceRule,
+    /// Active nodes in grace beyond the grace share (node order): in this pass they
+    /// are scored and archived like nodes past grace. Empty under the reference's rule.
+    overflow: Vec<usize>,
+    /// New unread nodes the archive walk orphaned so that their edges stop costing
+    /// (see [`orphan_burst_residue`]).
+    walk_orphans: Vec<usize>,
 }
 
 impl<'a, 'g> Pass<'a, 'g> {
@@ -41,9 +71,51 @@ impl<'a, 'g> Pass<'a, 'g> {
         self.meter.tiers()
     }
 
-    /// The eligible set of the active pool (active nodes past grace).
+    /// The eligible set of the active pool (active nodes past grace, and the grace
+    /// overflow).
     fn active_pool(&self) -> Vec<usize> {
-        score::eligible(self.raw(), self.tiers(), false, self.now, self.grace_days)
+        self.with_overflow(score::eligible(
+            self.raw(),
+            self.tiers(),
+            false,
+            self.now,
+            self.grace_days,
+        ))
+    }
+
+    /// `pool` (node order, nodes past grace) with the grace overflow merged in.
+    fn with_overflow(&self, mut pool: Vec<usize>) -> Vec<usize> {
+        if !self.overflow.is_empty() {
+            pool.extend_from_slice(&self.overflow);
+            pool.sort_unstable();
+        }
+        pool
+    }
+
+    /// Is node `i` inside its grace period?
+    fn in_grace(&self, i: usize) -> bool {
+        self.now - self.raw().created[i] < self.grace_days * DAY_SECS
+    }
+
+    /// Is node `i` new, not read in full since it was created and not liked lately:
+    /// written, and nothing since (what a burst of writes is made of)?
+    fn new_and_unread(&self, i: usize) -> bool {
+        self.in_grace(i)
+            && !self.in_use(i)
+            && self
+                .graph
+                .nodes
+                .get_index(i)
+                .is_some_and(|(_, n)| n.last_read_ts().is_none_or(|r| r < n.created_ts()))
+    }
+
+    /// Was node `i` read in full or liked within [`IN_USE_SECS`]?
+    fn in_use(&self, i: usize) -> bool {
+        let since = self.now - IN_USE_SECS;
+        let recent = |ts: f64| ts >= since && score::credible_ts(ts, self.now).is_some();
+        self.graph.nodes.get_index(i).is_some_and(|(_, n)| {
+            n.last_read_ts().is_some_and(recent) || n.useful_ts().iter().any(|&ts| recent(ts))
+        })
     }
 
     /// Scores of `pool` (scored by `scorer`) under the current tiers, by node: `None`
@@ -58,6 +130,8 @@ impl<'a, 'g> Pass<'a, 'g> {
 
     /// The eligible set of the unified pool (active and archived, past grace). Moves
     /// between those two tiers leave it as it is, so refill computes it once.
+    /// The grace overflow is not part of it: an unread new node beyond the share is
+    /// not brought back in place of older knowledge.
     fn unified_pool(&self) -> Vec<usize> {
         score::eligible(self.raw(), self.tiers(), true, self.now, self.grace_days)
     }
@@ -98,9 +172,9 @@ impl<'a, 'g> Pass<'a, 'g> {
     }
 }
 
-/// The passes on a bare graph. `stall_logged` remembers whether a grace stall was
-/// already reported for this graph; `journal` records undo steps for every node it
-/// changes.
+/// The passes on a bare graph under our grace rule ([`GraceRule::Shared`]); see
+/// [`compact_graph_with`]. For benchmarks and tests; the store passes its policy's rule.
+#[cfg(any(test, feature = "internals"))]
 pub fn compact_graph(
     graph: &mut Graph,
     stall_logged: &mut bool,
@@ -109,6 +183,28 @@ pub fn compact_graph(
     now: f64,
     journal: Option<&mut Journal>,
 ) -> TierMoves {
+    compact_graph_with(
+        graph,
+        stall_logged,
+        key,
+        (grace_days, GraceRule::Shared),
+        now,
+        journal,
+    )
+}
+
+/// The passes on a bare graph. `stall_logged` remembers whether a grace stall was
+/// already reported for this graph; `grace` is the grace period in days and how far it
+/// shields new nodes; `journal` records undo steps for every node it changes.
+pub fn compact_graph_with(
+    graph: &mut Graph,
+    stall_logged: &mut bool,
+    key: &str,
+    grace: (f64, GraceRule),
+    now: f64,
+    journal: Option<&mut Journal>,
+) -> TierMoves {
+    let (grace_days, rule) = grace;
     let index = LevelIndex::of(graph);
     let (moves, orphaned, flags, stall) = {
         let mut pass = Pass {
@@ -119,10 +215,16 @@ pub fn compact_graph(
             flag: vec![None; index.len()],
             now,
             grace_days,
+            rule,
+            overflow: Vec::new(),
+            walk_orphans: Vec::new(),
         };
         let mut stall = Stall::Clear;
         let mut archived = Vec::new();
         if pass.meter.exceeds(LEVEL_BUDGET) {
+            if rule == GraceRule::Shared {
+                pass.overflow = grace_overflow(&pass);
+            }
             let pool = pass.active_pool();
             let scorer = PoolScorer::new(&index, pass.raw(), &pool);
             let scores = pass.scores_of(&pool, &scorer);
@@ -134,7 +236,11 @@ pub fn compact_graph(
                 log::info!("Compacting graph {key}: {size} chars > {LEVEL_BUDGET} limit");
                 let eligible =
                     score::by_score(&pool, |i| scores[i].unwrap_or(0.0), ScoreOrder::Ascending);
-                archived = archive_walk(&mut pass, &eligible);
+                archived = if rule == GraceRule::Shared {
+                    burst_walk(&mut pass, eligible)
+                } else {
+                    archive_walk(&mut pass, &eligible)
+                };
                 if !archived.is_empty() {
                     resurrect(&mut pass, &archived, key, (&pool, &scorer));
                 }
@@ -144,7 +250,8 @@ pub fn compact_graph(
             refill(&mut pass);
         }
         let mut tiers = pass.tiers().to_vec();
-        let orphaned = orphan_pass(&pass, &mut tiers);
+        let mut orphaned = orphan_pass(&pass, &mut tiers);
+        orphaned.extend_from_slice(&pass.walk_orphans);
         let mut moves = TierMoves::default();
         for ((id, was), now_tier) in index.ids.iter().zip(&index.tiers).zip(&tiers) {
             let list = match (*was, *now_tier) {
@@ -224,6 +331,113 @@ fn archive_walk(pass: &mut Pass<'_, '_>, order: &[usize]) -> Vec<usize> {
         archived.push(i);
     }
     archived
+}
+
+/// The active nodes in grace that the grace share does not cover (node order): the
+/// newest hold their protection while their node lines fit in [`GRACE_SHARE`]; from
+/// the first that does not fit, the older ones are scored like nodes past grace.
+fn grace_overflow(pass: &Pass<'_, '_>) -> Vec<usize> {
+    let created = &pass.raw().created;
+    let mut young: Vec<usize> = (0..pass.index.len())
+        .filter(|&i| pass.tiers()[i] == Tier::Active && pass.in_grace(i))
+        .collect();
+    // Newest first; of nodes stamped alike, the later written (later in node order).
+    young.sort_by(|&a, &b| created[b].total_cmp(&created[a]).then(b.cmp(&a)));
+    let mut held = 0usize;
+    let kept = young
+        .iter()
+        .take_while(|&&i| {
+            held += pass.index.node_line_cost(i);
+            held <= GRACE_SHARE
+        })
+        .count();
+    let mut overflow = young.split_off(kept);
+    overflow.sort_unstable();
+    overflow
+}
+
+/// The archive walk under [`GraceRule::Shared`], over `order` (the pool, lowest score
+/// first). While the level holds new nodes nobody has read, what sessions read or liked
+/// this week is not archived to make room for them: the nodes in use are walked only
+/// after every other candidate (each part in score order), and before them the burst's
+/// archived nodes are orphaned as far as their anchors and edges still crowd the level.
+/// Without such new nodes it is the plain walk. Returns the archived nodes, in order.
+fn burst_walk(pass: &mut Pass<'_, '_>, order: Vec<usize>) -> Vec<usize> {
+    let burst = (0..pass.index.len())
+        .any(|i| pass.tiers()[i] == Tier::Active && pass.new_and_unread(i));
+    if !burst {
+        return archive_walk(pass, &order);
+    }
+    let (in_use, rest): (Vec<usize>, Vec<usize>) =
+        order.into_iter().partition(|&i| pass.in_use(i));
+    let mut archived = archive_walk(pass, &rest);
+    if pass.meter.exceeds(FILL_CEILING) {
+        orphan_burst_residue(pass);
+    }
+    if !in_use.is_empty() && pass.meter.exceeds(FILL_CEILING) {
+        // The grace share yields to the nodes in use: the unread new nodes it shields
+        // go first, oldest first. (With nothing in use, the share stands, as grace
+        // does in the reference.)
+        let created = &pass.raw().created;
+        let mut shielded: Vec<usize> = (0..pass.index.len())
+            .filter(|&i| pass.tiers()[i] == Tier::Active && pass.new_and_unread(i))
+            .collect();
+        shielded.sort_by(|&a, &b| created[a].total_cmp(&created[b]).then(a.cmp(&b)));
+        archived.extend(archive_walk(pass, &shielded));
+        if pass.meter.exceeds(FILL_CEILING) {
+            orphan_burst_residue(pass);
+        }
+    }
+    if pass.meter.exceeds(FILL_CEILING) {
+        archived.extend(archive_walk(pass, &in_use));
+    }
+    archived
+}
+
+/// An archived node still renders as an anchor, and each of its edges to an active node
+/// as a citation under that node: a burst of linked writes crowds the level even once
+/// archived. Orphans (no anchor, no live edge; still found by `kg_search`, and a read
+/// by id brings one back) the archived new unread nodes, oldest first, until the level
+/// would be at the fill ceiling, then measures the level afresh.
+fn orphan_burst_residue(pass: &mut Pass<'_, '_>) {
+    let index = pass.index;
+    let mut size = pass.meter.exact();
+    let mut tiers = pass.tiers().to_vec();
+    let created = &pass.raw().created;
+    let mut residue: Vec<usize> = (0..index.len())
+        .filter(|&i| tiers[i] == Tier::Archived && pass.new_and_unread(i))
+        .collect();
+    residue.sort_by(|&a, &b| created[a].total_cmp(&created[b]).then(a.cmp(&b)));
+    let mut orphans = Vec::new();
+    for i in residue {
+        if size <= FILL_CEILING {
+            break;
+        }
+        // What stops rendering: the anchor, and each edge to an active node (cited
+        // under it, naming this node).
+        let mut saved = index.anchor_cost(i);
+        for &k in index.incident(i) {
+            let edge = &index.edges()[k as usize];
+            let (own, other) = if edge.from.node() == Some(i) {
+                (&edge.from, &edge.to)
+            } else {
+                (&edge.to, &edge.from)
+            };
+            if other.node().is_some_and(|o| o != i && tiers[o] == Tier::Active) {
+                saved += 9 + edge.rel_chars() + own.chars() + 1;
+            }
+        }
+        size = size.saturating_sub(saved);
+        tiers[i] = Tier::Orphaned;
+        orphans.push(i);
+    }
+    if orphans.is_empty() {
+        return;
+    }
+    // The meter takes orphans as fixed (their neighbours' degrees order the render),
+    // so it is built again over the new tiers.
+    pass.meter = Meter::new(index, &tiers);
+    pass.walk_orphans.extend(orphans);
 }
 
 /// How many of `order` (active nodes, in the order the archive walk takes them) the
@@ -450,7 +664,17 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
         }
     }
     let mut order = archived;
-    order.sort_by_key(|&i| connectivity[i]);
+    if pass.rule == GraceRule::Shared {
+        // New unread nodes archived by the grace share give up their anchors before
+        // anything older does: a burst must not orphan the archived knowledge either.
+        let mut fresh = vec![false; index.len()];
+        for &i in &order {
+            fresh[i] = pass.new_and_unread(i);
+        }
+        order.sort_by_key(|&i| (!fresh[i], connectivity[i]));
+    } else {
+        order.sort_by_key(|&i| connectivity[i]);
+    }
     let mut orphaned = Vec::new();
     for i in order {
         if total <= ANCHOR_BUDGET {
@@ -637,7 +861,76 @@ mod tests {
             flag: vec![None; index.len()],
             now: NOW,
             grace_days: 5.0,
+            rule: GraceRule::Unlimited,
+            overflow: Vec::new(),
+            walk_orphans: Vec::new(),
         }
+    }
+
+    /// `curated` short nodes past grace, unread and unliked, linked in a chain, and a
+    /// burst of `burst` long new nodes nobody has read, written a minute apart.
+    fn burst_level(curated: usize, burst: usize) -> Graph {
+        let mut g = Graph::default();
+        for i in 0..curated {
+            let mut node = Node::new(&format!("curated-{i:02}"));
+            let gist = format!("Curated finding {i}: {}", "why and how ".repeat(8));
+            node.set(field::GIST, Value::String(gist));
+            node.set(field::CREATED_TS, float_value(NOW - 30.0 * DAY_SECS));
+            g.nodes.insert(format!("curated-{i:02}"), node);
+        }
+        for k in 0..burst {
+            let mut node = Node::new(&format!("burst-{k:02}"));
+            node.set(field::GIST, Value::String("long dump ".repeat(95)));
+            node.set(field::CREATED_TS, float_value(NOW - 60.0 * k as f64));
+            g.nodes.insert(format!("burst-{k:02}"), node);
+        }
+        let chain = (1..curated).map(|i| (i - 1, i, 2)).collect();
+        crate::graph::add_test_edges(&mut g, chain);
+        g
+    }
+
+    fn active_in_grace(g: &Graph) -> Vec<String> {
+        g.nodes
+            .iter()
+            .filter(|(_, n)| n.tier() == Tier::Active && NOW - n.created_ts() < 5.0 * DAY_SECS)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Ours: past the grace share, a burst competes and the level gets back within
+    /// budget; the reference's grace keeps the whole burst and stalls over budget.
+    #[test]
+    fn the_grace_share_keeps_a_burst_from_stalling_the_level_over_budget() {
+        let mut ours = burst_level(60, 30);
+        let rules = (5.0, GraceRule::Shared);
+        compact_graph_with(&mut ours, &mut false, "t", rules, NOW, None);
+        let size = crate::render::level_chars(&ours);
+        assert!(size <= LEVEL_BUDGET, "ours: {size} chars");
+        assert!(active_in_grace(&ours).len() < 30);
+
+        let mut reference = burst_level(60, 30);
+        let mut stall_logged = false;
+        let rules = (5.0, GraceRule::Unlimited);
+        compact_graph_with(&mut reference, &mut stall_logged, "t", rules, NOW, None);
+        assert_eq!(active_in_grace(&reference).len(), 30, "grace keeps every new node");
+        assert!(crate::render::level_chars(&reference) > LEVEL_BUDGET);
+    }
+
+    /// The grace share keeps the newest: what it shields fits in [`GRACE_SHARE`], and
+    /// every shielded node is newer than every overflowing one.
+    #[test]
+    fn the_grace_share_shields_the_newest_nodes_up_to_its_size() {
+        let g = burst_level(10, 30);
+        let index = LevelIndex::of(&g);
+        let pass = pass_over(&g, &index);
+        let overflow = grace_overflow(&pass);
+        let shielded: Vec<usize> = (10..40).filter(|i| !overflow.contains(i)).collect();
+        let held: usize = shielded.iter().map(|&i| index.node_line_cost(i)).sum();
+        assert!(!shielded.is_empty() && held <= GRACE_SHARE, "{held}");
+        assert!(held + index.node_line_cost(overflow[0]) > GRACE_SHARE);
+        let created = &pass.raw().created;
+        let oldest_shielded = shielded.iter().map(|&i| created[i]).fold(f64::MAX, f64::min);
+        assert!(overflow.iter().all(|&i| created[i] < oldest_shielded));
     }
 
     proptest! {

@@ -5,7 +5,7 @@
 use crate::graph::Graph;
 use crate::model::{Object, as_ts};
 use crate::pyfmt::{float_repr, g_format, round_to};
-use crate::score::credible_ts;
+use crate::score::{DAY_SECS, credible_ts};
 use crate::wording;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -62,6 +62,11 @@ pub struct Debt {
     /// Distinct UTC days among the nodes' last-read stamps (and, for a project, its
     /// tool-event stamps) of the last 7 × 24 hours; activity saturates at 4.
     pub active_days_7d: usize,
+    /// Archived nodes still inside their grace period: new nodes that compaction
+    /// archived (or orphaned) because a burst of writes went past the new nodes' share
+    /// of the level's budget or crowded nodes in use. Counted under our policy only; 0
+    /// under the reference's, whose DEBT has no such component.
+    pub burst: usize,
 }
 
 impl Debt {
@@ -75,14 +80,45 @@ impl Debt {
         (self.active_days_7d as f64 / BUSY_DAYS).min(1.0)
     }
 
-    /// `oversized / n + 0.5 × unconnected / n` over the `n` active nodes, before the
-    /// score caps it at 1.
+    /// `oversized / n + 0.5 × unconnected / n` over the `n` active nodes, plus
+    /// `0.5 × burst / n` when a burst was archived, before the score caps it at 1.
     pub fn deficit(&self) -> f64 {
         if self.active_nodes == 0 {
             return 0.0;
         }
         let n = self.active_nodes as f64;
-        (self.oversized as f64 + 0.5 * self.unconnected as f64) / n
+        let deficit = (self.oversized as f64 + 0.5 * self.unconnected as f64) / n;
+        if self.burst == 0 {
+            // Evaluated exactly as the reference does (its DEBT has no burst).
+            return deficit;
+        }
+        deficit + 0.5 * self.burst as f64 / n
+    }
+
+    /// This debt with `burst` archived new nodes counted (see [`Debt::burst`]): a
+    /// burst is wear for a maintenance pass to review (merge, shorten or delete what
+    /// the burst wrote), so it weighs in the deficit like an unconnected node.
+    pub fn with_burst(mut self, burst: usize) -> Debt {
+        if burst == 0 {
+            return self;
+        }
+        self.burst = burst;
+        self.rescore();
+        self
+    }
+
+    /// Score and level from the factors.
+    fn rescore(&mut self) {
+        self.score = self.staleness()
+            * (0.4 + 0.6 * self.activity())
+            * (0.25 + 0.75 * self.deficit().min(1.0));
+        self.level = if self.score >= 0.5 {
+            DebtLevel::High
+        } else if self.score >= 0.3 {
+            DebtLevel::Med
+        } else {
+            DebtLevel::Low
+        };
     }
 
     /// The JSON object the survey and the graph view show (rounded fields).
@@ -105,15 +141,22 @@ impl Debt {
         obj
     }
 
-    /// `DEBT: <LEVEL> (<score>) — <o> oversized gist(s), <u> unconnected, <untended>, active <d>/7d`.
+    /// `DEBT: <LEVEL> (<score>) — <o> oversized gist(s), <u> unconnected, <untended>, active <d>/7d`,
+    /// with `, <b> new node(s) archived in a burst` after `<u> unconnected` when a
+    /// burst was archived.
     pub fn line(&self) -> String {
         let untended = if self.never_maintained {
             "never maintained".to_string()
         } else {
             format!("untended {}d", g_format(round_to(self.untended_days, 1)))
         };
+        let burst = if self.burst > 0 {
+            wording::debt_burst(self.burst)
+        } else {
+            String::new()
+        };
         let mut line = format!(
-            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected, {untended}, active {}/7d",
+            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}, {untended}, active {}/7d",
             self.level.as_str(),
             float_repr(round_to(self.score, 2)),
             self.oversized,
@@ -128,7 +171,11 @@ impl Debt {
 
     /// The factor that weighs most, in words (for notifications).
     pub fn largest_factor(&self) -> String {
-        if self.oversized > 0 && self.oversized * 2 >= self.unconnected {
+        if self.burst > 0 && self.burst >= self.oversized && self.burst >= self.unconnected {
+            wording::debt_burst(self.burst)
+                .trim_start_matches(", ")
+                .to_string()
+        } else if self.oversized > 0 && self.oversized * 2 >= self.unconnected {
             format!("{} oversized gist(s)", self.oversized)
         } else if self.unconnected > 0 {
             format!("{} unconnected node(s)", self.unconnected)
@@ -249,19 +296,24 @@ impl DebtInputs {
             untended_days,
             never_maintained,
             active_days_7d: activity_days(reads.chain(extra_activity), now),
+            burst: 0,
         };
-        debt.score = debt.staleness()
-            * (0.4 + 0.6 * debt.activity())
-            * (0.25 + 0.75 * debt.deficit().min(1.0));
-        debt.level = if debt.score >= 0.5 {
-            DebtLevel::High
-        } else if debt.score >= 0.3 {
-            DebtLevel::Med
-        } else {
-            DebtLevel::Low
-        };
+        debt.rescore();
         debt
     }
+}
+
+/// Archived nodes created less than `grace_days` ago (creation stamps from the far
+/// future are not believed): what the grace share archived of a burst of new nodes.
+/// Orphaned ones count too: they keep their `_archived` flag.
+pub fn burst_count(graph: &Graph, grace_days: f64, now: f64) -> usize {
+    let grace = grace_days * DAY_SECS;
+    graph
+        .nodes
+        .values()
+        .filter(|n| n.is_archived_flag())
+        .filter(|n| credible_ts(n.created_ts(), now).is_some_and(|ts| now - ts < grace))
+        .count()
 }
 
 /// Debt of one graph at `now` (see [`DebtInputs::of`] for `use_id_field`).
@@ -383,6 +435,7 @@ mod tests {
             untended_days: 32.94,
             never_maintained: false,
             active_days_7d: 1,
+            burst: 0,
         };
         assert_eq!(
             d.line(),
@@ -393,5 +446,52 @@ mod tests {
             ..d
         };
         assert!(whole.line().contains("untended 2d"));
+    }
+
+    #[test]
+    fn a_burst_shows_as_one_more_component_and_weighs_in_the_deficit() {
+        let d = Debt {
+            score: 0.0,
+            level: DebtLevel::Low,
+            oversized: 1,
+            unconnected: 5,
+            active_nodes: 40,
+            untended_days: 14.0,
+            never_maintained: true,
+            active_days_7d: 4,
+            burst: 0,
+        };
+        let plain = {
+            let mut d = d.clone();
+            d.rescore();
+            d
+        };
+        assert_eq!(plain.clone().with_burst(0), plain, "no burst, no change");
+        let burst = plain.clone().with_burst(24);
+        assert_eq!(
+            burst.line(),
+            "DEBT: HIGH (0.54) — 1 oversized gist(s), 5 unconnected, 24 new node(s) archived \
+             in a burst, never maintained, active 4/7d — time for a /kg-maintain pass (or a \
+             maintenance subagent)"
+        );
+        assert_eq!(plain.level, DebtLevel::Med, "{}", plain.line());
+        assert!(burst.score > plain.score && burst.deficit() > plain.deficit());
+        assert_eq!(burst.largest_factor(), "24 new node(s) archived in a burst");
+        assert_eq!(plain.largest_factor(), "5 unconnected node(s)");
+    }
+
+    #[test]
+    fn the_burst_counts_archived_nodes_still_in_grace() {
+        let mut g = graph(4, 0, 0, &[]);
+        for (i, (age_days, archived)) in [(1.0, true), (6.0, true), (1.0, false), (-900.0, true)]
+            .into_iter()
+            .enumerate()
+        {
+            let node = g.nodes.get_mut(&format!("n{i}")).expect("node");
+            node.set(field::CREATED_TS, float_value(NOW - age_days * DAY_SECS));
+            node.set(field::ARCHIVED, Value::Bool(archived));
+        }
+        // n0 only: n1 is past grace, n2 active, n3 stamped far in the future.
+        assert_eq!(burst_count(&g, 5.0, NOW), 1);
     }
 }

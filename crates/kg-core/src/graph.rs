@@ -1,7 +1,7 @@
 //! [`Graph`]: one level's nodes, edges, versions and progress, with the structure
 //! derived from them.
 
-use crate::model::{Edge, EdgeKey, Node, Object, Tier, Version};
+use crate::model::{Edge, EdgeKey, Node, Object, Tier, Version, field};
 use crate::structure::Structure;
 use crate::tracked::Tracked;
 use indexmap::IndexMap;
@@ -116,6 +116,35 @@ impl Graph {
             .filter(|(_, n)| n.tier() == tier)
             .map(|(id, _)| id.as_str())
             .collect()
+    }
+
+    /// Heal every malformed gist in place (core.md §2.7b), as a load does; true when
+    /// anything changed. Leaked tool-call markup is cut from the gist, and the notes
+    /// and touches it carried are recovered when the node had none.
+    pub fn heal_gists(&mut self) -> bool {
+        let strings =
+            |items: Vec<String>| Value::Array(items.into_iter().map(Value::String).collect());
+        let mut changed = false;
+        for node in self.nodes_in_place() {
+            let gist = node.gist().to_string();
+            if !crate::heal::is_malformed(&gist) {
+                continue;
+            }
+            let notes = node.get(field::NOTES).map(|_| node.notes());
+            let touches = node.get(field::TOUCHES).map(|_| node.touches());
+            let healed = crate::heal::heal(&gist, notes.as_deref(), touches.as_deref());
+            if healed.changed {
+                node.set(field::GIST, Value::String(healed.gist));
+                if let Some(n) = healed.notes {
+                    node.set(field::NOTES, strings(n));
+                }
+                if let Some(t) = healed.touches {
+                    node.set(field::TOUCHES, strings(t));
+                }
+                changed = true;
+            }
+        }
+        changed
     }
 
     /// Remove a node and every edge of this graph touching it; returns the edge count.

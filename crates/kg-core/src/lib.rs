@@ -36,6 +36,7 @@ modules!(
     persist,
     plan,
     pyfmt,
+    relevance,
     render,
     results,
     score,
@@ -56,8 +57,8 @@ mod layering;
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
 pub use model::{
-    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, float_value, is_artifact_ref,
-    validate_ident,
+    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
+    float_value, is_artifact_ref, node_version_key, validate_ident,
 };
 pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
@@ -89,6 +90,7 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
+pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
@@ -99,4 +101,9 @@ pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search}
 
 // Python-compatible text, so our files and answers match the reference byte for byte.
 pub use persist::{FileStamp, WriteMode, atomic_write};
+
+// Graph files as text, for tools that work on files rather than on a store (the git
+// merge driver in kg-sync): the same parser, healer (`Graph::heal_gists`) and writer
+// a load and a save use.
+pub use persist::{GraphFile, parse_graph, serialize_graph};
 pub use pyfmt::{JsonStyle, float_repr, repr_str, round_to, to_json};

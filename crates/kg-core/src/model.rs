@@ -76,14 +76,23 @@ impl Tier {
 
 /// Field names of the internal bookkeeping on a node.
 pub mod field {
+    /// The node's id, a copy of its key in the graph's `nodes` map.
     pub const ID: &str = "id";
+    /// The one-line headline: the only content charged to the budget.
     pub const GIST: &str = "gist";
+    /// Depth and rationale behind the gist: a list of strings.
     pub const NOTES: &str = "notes";
+    /// The files and folders the node is about: a list of strings.
     pub const TOUCHES: &str = "touches";
+    /// When the node was first created (seconds since the Unix epoch).
     pub const CREATED_TS: &str = "_created_ts";
+    /// When the node was last read in full (the read stamp).
     pub const LAST_READ_TS: &str = "_last_read_ts";
+    /// One timestamp per endorsement (`kg_useful`).
     pub const USEFUL_TS: &str = "_useful_ts";
+    /// Truthy: the node is archived (a tier flag).
     pub const ARCHIVED: &str = "_archived";
+    /// Present: the node is orphaned, since this time (a tier flag).
     pub const ORPHANED_TS: &str = "_orphaned_ts";
 }
 
@@ -102,6 +111,34 @@ pub fn truthy(value: &Value) -> bool {
 /// A number field read as seconds; anything else reads as absent.
 pub fn as_ts(value: Option<&Value>) -> Option<f64> {
     value.and_then(Value::as_f64)
+}
+
+/// A node's words as our ranking weighs them (built in `relevance.rs`): each word's
+/// 64-bit hash once, sorted, with its weight by where it stands, and the node's
+/// weighted length.
+#[derive(Debug, Clone, Default)]
+pub struct WordIndex {
+    /// `(word, weight)`, sorted by word.
+    pub words: Box<[(u64, f32)]>,
+    /// The sum of the weights of every word, repeats included.
+    pub length: f32,
+    /// The words of the id, sorted: the memory's names for its topics.
+    pub title: Box<[u64]>,
+}
+
+impl WordIndex {
+    /// The weight of `word` in the node, if it holds it.
+    pub fn weight(&self, word: u64) -> Option<f32> {
+        self.words
+            .binary_search_by_key(&word, |&(w, _)| w)
+            .ok()
+            .map(|i| self.words[i].1)
+    }
+
+    /// The id holds `word`.
+    pub fn in_title(&self, word: u64) -> bool {
+        self.title.binary_search(&word).is_ok()
+    }
 }
 
 /// A value derived from an object (its JSON text, its typed fields), computed on first
@@ -267,6 +304,7 @@ struct NodeMemos {
     meta: Memo<NodeMeta>,
     text: TextMemo,
     search_text: Memo<Box<str>>,
+    words: Memo<WordIndex>,
 }
 
 impl NodeMemos {
@@ -277,6 +315,7 @@ impl NodeMemos {
         self.text = TextMemo::default();
         if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
             self.search_text = Memo::default();
+            self.words = Memo::default();
         }
         if let Some(fields) = self.meta.0.get_mut()
             && !fields.refresh(key, value)
@@ -375,6 +414,15 @@ impl Node {
         self.memos
             .search_text
             .get_or_init(|| render(&self.obj).into_boxed_str())
+    }
+
+    /// The node's words for our ranking, as built by `index` from its fields
+    /// (computed once per change of its gist, notes or touches).
+    pub(crate) fn cached_words(
+        &self,
+        index: impl FnOnce(&Object) -> WordIndex,
+    ) -> &WordIndex {
+        self.memos.words.get_or_init(|| index(&self.obj))
     }
 
     /// A copy of the node as one JSON object, its fields in order.

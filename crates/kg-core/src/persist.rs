@@ -50,9 +50,13 @@ pub enum PersistError {
 /// A parsed graph file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GraphFile {
+    /// The nodes, edges, versions and progress.
     pub graph: Graph,
     /// `_meta.project_path` as recorded in the file.
     pub project_path: Option<String>,
+    /// The level `_meta.namespace.kind` names; `None` when it names none (a file
+    /// written by hand, or by a version of the tool before namespaces).
+    pub level: Option<Level>,
 }
 
 /// Parse the bytes of a graph file, checking the structure the program relies on.
@@ -98,7 +102,7 @@ pub fn parse_graph(bytes: &[u8]) -> Result<GraphFile, String> {
         }
         Some(other) => return Err(format!("'edges' is {}, not an object", kind_of(&other))),
     }
-    let mut project_path = None;
+    let (mut project_path, mut level) = (None, None);
     match root.shift_remove("_meta") {
         None | Some(Value::Null) => {}
         Some(Value::Object(mut meta)) => {
@@ -122,12 +126,18 @@ pub fn parse_graph(bytes: &[u8]) -> Result<GraphFile, String> {
             if let Some(Value::String(path)) = meta.shift_remove("project_path") {
                 project_path = Some(path);
             }
+            level = meta
+                .get("namespace")
+                .and_then(|namespace| namespace.get("kind"))
+                .and_then(Value::as_str)
+                .and_then(|kind| Level::parse(kind).ok());
         }
         Some(other) => return Err(format!("'_meta' is {}, not an object", kind_of(&other))),
     }
     Ok(GraphFile {
         graph,
         project_path,
+        level,
     })
 }
 
@@ -868,6 +878,7 @@ mod tests {
         let edge = &file.graph.edges[0];
         assert_eq!(edge.notes(), ["last wins"]);
         assert_eq!(file.project_path.as_deref(), Some("/home/ana/src/billing"));
+        assert_eq!(file.level, Some(Level::Project));
         assert_eq!(file.graph.nodes["b"].gist(), "café — ok");
     }
 

@@ -321,45 +321,98 @@ pub fn search(
     seen: Option<&dyn Fn(&str) -> bool>,
 ) -> SearchResult {
     let order = search_order(graphs);
-    let is_seen = |id: &str| seen.is_some_and(|f| f(id));
-
-    // Merging is only needed when a level has several graphs.
-    let shared_level = |level: Level| graphs.iter().filter(|sg| sg.level == level).count() > 1;
     let mut records: Vec<Record> = Vec::new();
     let mut by_key: FastMap<(Level, &str), usize> = FastMap::default();
     for &g in &order {
-        let sg = &graphs[g];
-        let merge = shared_level(sg.level);
-        for (node, raw) in score_graph(sg.graph, terms) {
-            let record = Record {
-                graph: g,
-                node,
-                raw,
-                rounded: round4(raw),
-            };
-            if !merge {
-                records.push(record);
-                continue;
-            }
-            let Some((id, _)) = sg.graph.nodes.get_index(node) else {
-                continue;
-            };
-            match by_key.get(&(sg.level, id.as_str())) {
-                Some(&at) => {
-                    if raw > records[at].raw {
-                        records[at] = record;
-                    }
-                }
-                None => {
-                    by_key.insert((sg.level, id.as_str()), records.len());
-                    records.push(record);
-                }
-            }
+        for (node, raw) in score_graph(graphs[g].graph, terms) {
+            keep_best(graphs, &mut records, &mut by_key, g, node, raw);
         }
     }
     // Stable descending sort on the rounded score: ties keep the pre-sort order.
     records.sort_by(|a, b| b.rounded.total_cmp(&a.rounded));
+    assemble(graphs, &order, records, seen)
+}
 
+/// Rank `query` over `graphs` by our relevance ranking (the default policy's
+/// `kg_search`; [`crate::relevance`]). Records, connection paths and connectors are
+/// built as [`search`] builds them; only the scores and their order differ.
+pub fn search_ours(
+    graphs: &[SearchGraph<'_>],
+    query: &crate::relevance::Query,
+    seen: Option<&dyn Fn(&str) -> bool>,
+) -> SearchResult {
+    let order = search_order(graphs);
+    let ordered: Vec<&Graph> = order.iter().map(|&g| graphs[g].graph).collect();
+    let ranking = crate::relevance::rank(&ordered, query);
+    let mut records: Vec<Record> = Vec::new();
+    let mut by_key: FastMap<(Level, &str), usize> = FastMap::default();
+    for scored in &ranking.scored {
+        keep_best(
+            graphs,
+            &mut records,
+            &mut by_key,
+            order[scored.graph],
+            scored.node,
+            scored.score,
+        );
+    }
+    assemble(graphs, &order, records, seen)
+}
+
+/// Add a scored node to `records`. When several graphs of one level hold the id (no
+/// session, several project graphs loaded), the record keeps the position where the
+/// id was first recorded, and a later graph replaces its score and content only with a
+/// strictly greater raw score.
+fn keep_best<'g>(
+    graphs: &[SearchGraph<'g>],
+    records: &mut Vec<Record>,
+    by_key: &mut FastMap<(Level, &'g str), usize>,
+    g: usize,
+    node: usize,
+    raw: f64,
+) {
+    let sg = &graphs[g];
+    let record = Record {
+        graph: g,
+        node,
+        raw,
+        rounded: round4(raw),
+    };
+    // Merging is only needed when a level has several graphs.
+    if graphs
+        .iter()
+        .filter(|other| other.level == sg.level)
+        .count()
+        < 2
+    {
+        records.push(record);
+        return;
+    }
+    let Some((id, _)) = sg.graph.nodes.get_index(node) else {
+        return;
+    };
+    match by_key.get(&(sg.level, id.as_str())) {
+        Some(&at) => {
+            if raw > records[at].raw {
+                records[at] = record;
+            }
+        }
+        None => {
+            by_key.insert((sg.level, id.as_str()), records.len());
+            records.push(record);
+        }
+    }
+}
+
+/// The top and "more" hits of ranked `records`, the connection paths between the top
+/// hits and their connectors.
+fn assemble(
+    graphs: &[SearchGraph<'_>],
+    order: &[usize],
+    records: Vec<Record>,
+    seen: Option<&dyn Fn(&str) -> bool>,
+) -> SearchResult {
+    let is_seen = |id: &str| seen.is_some_and(|f| f(id));
     let total = records.len();
     let hit = |r: &Record| -> Option<Hit> {
         let sg = &graphs[r.graph];
@@ -386,7 +439,7 @@ pub fn search(
         .collect();
 
     let path_edges = if top.len() >= 2 {
-        connection_paths(graphs, &order, &top)
+        connection_paths(graphs, order, &top)
     } else {
         Vec::new()
     };

@@ -68,7 +68,8 @@ pub struct StoreConfig {
 }
 
 /// Where our behaviour differs from the reference implementation's on purpose (prompt
-/// recall before the first full read, reminders), which to follow. The reference's
+/// recall before the first full read, reminders, how far grace shields new nodes from
+/// compaction), which to follow. The reference's
 /// behaviour replays its pinned outputs byte for byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Policy {
@@ -86,6 +87,14 @@ impl Policy {
             "ours" | "" => Some(Policy::Ours),
             "reference" => Some(Policy::Reference),
             _ => None,
+        }
+    }
+
+    /// How far the grace period shields new nodes from compaction under this policy.
+    pub(crate) fn grace_rule(self) -> crate::compact::GraceRule {
+        match self {
+            Policy::Ours => crate::compact::GraceRule::Shared,
+            Policy::Reference => crate::compact::GraceRule::Unlimited,
         }
     }
 }
@@ -498,7 +507,21 @@ impl Store {
     /// tool-event stamps the store keeps (no file is read).
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
         let state = slot.lock();
-        compute_debt(&state.graph, false, state.activity.iter().copied(), now)
+        self.debt_of(&state.graph, &state.activity, now)
+    }
+
+    /// A graph's debt under this store's policy: ours also counts the new nodes a
+    /// burst got archived (the reference's DEBT has no such component).
+    pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
+        let debt = compute_debt(graph, false, activity.iter().copied(), now);
+        match self.config.policy {
+            Policy::Ours => debt.with_burst(crate::debt::burst_count(
+                graph,
+                self.config.grace_days,
+                now,
+            )),
+            Policy::Reference => debt,
+        }
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.
@@ -545,7 +568,7 @@ impl Store {
                     level: slot.level,
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
-                    debt: compute_debt(graph, false, state.activity.iter().copied(), now),
+                    debt: self.debt_of(graph, &state.activity, now),
                     health: Health::of_graph(graph).line,
                 })
             })

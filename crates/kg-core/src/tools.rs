@@ -4,9 +4,10 @@
 //! these; the answers are exactly what the model reads.
 
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
+use crate::relevance::Query;
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
-use crate::search::{query_terms, search, search_text, shown_ids};
-use crate::store::{GraphSlot, Store, StoreError, Target};
+use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
+use crate::store::{GraphSlot, Policy, Store, StoreError, Target};
 use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -279,13 +280,16 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
             .unwrap_or_default()
     });
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
-    let result = store.with_graphs(&slots, |graphs| {
-        search(
-            graphs,
-            &query_terms(query),
-            seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool),
-        )
-    });
+    let seen_fn = seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool);
+    let result = match store.config().policy {
+        Policy::Reference => store.with_graphs(&slots, |graphs| {
+            search(graphs, &query_terms(query), seen_fn)
+        }),
+        Policy::Ours => {
+            let words = Query::of(query);
+            store.with_graphs(&slots, |graphs| search_ours(graphs, &words, seen_fn))
+        }
+    };
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
         store.mark_seen(sid, ids.iter().map(String::as_str));

@@ -81,6 +81,12 @@ pub fn degradation_note(anchors: usize, edges: usize) -> String {
     )
 }
 
+/// The DEBT line's burst component, after `<u> unconnected`: new nodes (inside their
+/// grace period) that compaction archived to keep a burst of writes within budget.
+pub fn debt_burst(archived: usize) -> String {
+    format!(", {archived} new node(s) archived in a burst")
+}
+
 /// Appended to a `DEBT: HIGH` line.
 pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
 

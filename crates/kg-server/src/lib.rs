@@ -8,6 +8,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod hook;
+pub mod import;
 pub mod install;
 pub mod launch;
 pub mod listener;

@@ -1088,6 +1088,7 @@ mod tests {
             untended_days: 14.0,
             never_maintained: true,
             active_days_7d: 5,
+            burst: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {

@@ -80,6 +80,12 @@ pub fn copy_substituting(from: &Path, to: &Path, home: &str) {
 
 /// A store over `home`'s storage root, opened at `now`.
 pub fn open_store(home: &TempHome, now: f64) -> kg_core::Store {
-    kg_core::Store::open(kg_core::StoreConfig::new(home.storage(), &home.path), now)
-        .expect("store opens")
+    open_store_with(home, now, kg_core::Policy::Ours)
+}
+
+/// A store over `home`'s storage root under `policy`, opened at `now`.
+pub fn open_store_with(home: &TempHome, now: f64, policy: kg_core::Policy) -> kg_core::Store {
+    let mut config = kg_core::StoreConfig::new(home.storage(), &home.path);
+    config.policy = policy;
+    kg_core::Store::open(config, now).expect("store opens")
 }

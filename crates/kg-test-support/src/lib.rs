@@ -18,7 +18,7 @@ pub mod serve;
 #[cfg(feature = "server")]
 pub mod ws;
 
-pub use home::{TempHome, open_store, temp_home};
+pub use home::{TempHome, open_store, open_store_with, temp_home};
 
 /// The frozen instant of the fixtures: 2026-11-20 12:00:00 UTC.
 pub const T: f64 = 1_795_176_000.0;

@@ -7,10 +7,11 @@
 
 use super::resolve_session;
 use crate::model::{EdgeKey, Level};
+use crate::relevance::{self, Query};
 use crate::search::{SearchResult, search};
+use crate::store::Policy;
 use crate::store::Store;
 use crate::tools::search_slots;
-use crate::store::Policy;
 use crate::wording::{self, ReminderFits};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -123,6 +124,11 @@ fn remove_quoted_paths(text: &str, kept: &mut Vec<String>) -> String {
 /// removed and paths reduced to basenames, or `None` when too little of it was typed
 /// by a person (notifications, image placeholders, bare dragged paths, "ok").
 pub fn human_text(prompt: &str) -> Option<String> {
+    human_text_over(prompt, MIN_HUMAN_CHARS)
+}
+
+/// [`human_text`] with its floor of typed characters.
+fn human_text_over(prompt: &str, min_human_chars: usize) -> Option<String> {
     let text = prompt.trim_matches(is_py_space);
     if text.is_empty()
         || text.contains("<task-notification>")
@@ -148,7 +154,7 @@ pub fn human_text(prompt: &str) -> Option<String> {
             kept.push(token.to_string());
         }
     }
-    (human >= MIN_HUMAN_CHARS).then(|| kept.join(" "))
+    (human >= min_human_chars).then(|| kept.join(" "))
 }
 
 fn is_stopword(term: &str) -> bool {
@@ -393,8 +399,7 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
     let Some(sid) = resolve_session(store, field("session_id"), field("cwd")) else {
         return silence;
     };
-    let Some(full_read) =
-        store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))
+    let Some(full_read) = store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))
     else {
         return silence;
     };
@@ -415,8 +420,9 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
         Recalled::Nothing { .. } if !remind => PromptReply::Quiet,
         Recalled::Nothing { on_topic: true } => {
             let transcript = field("transcript_path").filter(|p| !p.is_empty());
-            reminder(store, &sid, prompt, transcript, now)
-                .map_or(PromptReply::Quiet, |text| PromptReply::Say(text.to_string()))
+            reminder(store, &sid, prompt, transcript, now).map_or(PromptReply::Quiet, |text| {
+                PromptReply::Say(text.to_string())
+            })
         }
     }
 }
@@ -431,6 +437,9 @@ enum Recalled {
 }
 
 fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
+    if store.config().policy == Policy::Ours {
+        return recall_ours(store, sid, prompt, now);
+    }
     let off_topic = Recalled::Nothing { on_topic: false };
     let Some(text) = human_text(prompt) else {
         return off_topic;
@@ -450,14 +459,73 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
         }
     };
     // The session registry is a leaf lock, so asking it under the graph locks is safe.
-    let is_seen =
-        |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
+    let is_seen = |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
     let result = store.with_graphs(&slots, |graphs| search(graphs, &terms, Some(&is_seen)));
     let nothing = Recalled::Nothing {
         on_topic: result.total > 0,
     };
-    let mut recall = select(&result, terms.len());
-    // Gate 2: something new must be said.
+    let recall = select(&result, terms.len());
+    say(store, sid, recall, nothing)
+}
+
+/// Short prompts ("SSO", "429s", "deploy?") are worth a search under our ranking: its
+/// evidence gate, not a length floor, keeps acknowledgements silent.
+const OUR_MIN_HUMAN_CHARS: usize = 2;
+
+/// Our recall ([`relevance::recall`]): the few nodes the prompt's informative words
+/// point at, and the neighbour a strong hit pulls in.
+fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
+    let off_topic = Recalled::Nothing { on_topic: false };
+    let Some(text) = human_text_over(prompt, OUR_MIN_HUMAN_CHARS) else {
+        return off_topic;
+    };
+    let query = Query::of(&text);
+    if query.is_empty() {
+        return off_topic;
+    }
+    let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let slots = match search_slots(store, Some(sid), now) {
+        Ok(slots) => slots,
+        Err(e) => {
+            log::warn!("prompt recall for session {sid} skipped: {e}");
+            return off_topic;
+        }
+    };
+    let found = store.with_graphs(&slots, |graphs| {
+        let ordered: Vec<(Level, &crate::graph::Graph)> =
+            graphs.iter().map(|sg| (sg.level, sg.graph)).collect();
+        relevance::recall(&ordered, &query)
+    });
+    let nothing = Recalled::Nothing {
+        on_topic: found.on_topic,
+    };
+    let is_seen = |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
+    fn entry<'a>(
+        (level, id, gist): &'a (Level, String, String),
+        seen: &dyn Fn(&str) -> bool,
+    ) -> Entry<'a> {
+        Entry {
+            level: *level,
+            id,
+            gist,
+            seen: seen(id),
+        }
+    }
+    let recall = Recall {
+        hits: found.hits.iter().map(|e| entry(e, &is_seen)).collect(),
+        connectors: found
+            .neighbours
+            .iter()
+            .map(|e| entry(e, &is_seen))
+            .collect(),
+        edges: found.edges.iter().collect(),
+    };
+    say(store, sid, recall, nothing)
+}
+
+/// Gate 2 and the rendering: a recall is said when it holds something the session has
+/// not seen; what it says is then marked seen.
+fn say(store: &Store, sid: &str, mut recall: Recall<'_>, nothing: Recalled) -> Recalled {
     if !recall
         .hits
         .iter()
@@ -489,7 +557,15 @@ pub const REMINDER_GAP_SECS: f64 = 600.0;
 static REMINDED_AT: Mutex<Option<HashMap<String, f64>>> = Mutex::new(None);
 
 /// Words of a prompt that speak of handing work to subagents.
-const SUBAGENT_WORDS: &[&str] = &["agent", "agents", "subagent", "subagents", "delegate", "dispatch", "parallel"];
+const SUBAGENT_WORDS: &[&str] = &[
+    "agent",
+    "agents",
+    "subagent",
+    "subagents",
+    "delegate",
+    "dispatch",
+    "parallel",
+];
 
 /// A reminder that fits the session's state and the prompt, or none: not within
 /// [`REMINDER_GAP_SECS`] of the last one, never about loading memory after the full
@@ -545,9 +621,9 @@ fn reminder(
 
 /// An index below `len` that depends only on `key` (FNV-1a).
 fn stable_index(key: &str, len: usize) -> usize {
-    let hash = key
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     (hash % len.max(1) as u64) as usize
 }
 

@@ -1,7 +1,6 @@
 //! Finding, loading, saving and unloading graphs, and their maintenance.
 
 use super::sessions::known_session;
-use super::writes::string_array;
 use crate::persist::sibling_with_extension;
 use super::*;
 
@@ -214,7 +213,7 @@ impl Store {
         state.dirty = false;
         state.loaded = true;
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
-        if heal_gists(&mut state.graph)
+        if state.graph.heal_gists()
             && let Err(e) = self.save_locked(slot, state)
         {
             log::warn!(
@@ -239,7 +238,7 @@ impl Store {
     /// Tell the change log when a graph's debt verdict changes, so a tray or a view can
     /// react without polling. A graph first seen at LOW is not news.
     pub(super) fn note_debt(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) {
-        let debt = compute_debt(&state.graph, false, state.activity.iter().copied(), now);
+        let debt = self.debt_of(&state.graph, &state.activity, now);
         if state.debt == Some(debt.level) {
             return;
         }
@@ -313,11 +312,11 @@ impl Store {
         now: f64,
         journal: Option<&mut Journal>,
     ) -> TierMoves {
-        let moves = crate::compact::compact_graph(
+        let moves = crate::compact::compact_graph_with(
             &mut state.graph,
             &mut state.stall_logged,
             &slot.namespace.key(),
-            self.config.grace_days,
+            (self.config.grace_days, self.config.policy.grace_rule()),
             now,
             journal,
         );
@@ -511,29 +510,4 @@ pub(super) fn remove_dangling_edges(graph: &mut Graph, foreign: &HashSet<String>
         log::info!("{}: dropped dangling edge {key}", ns.key());
     }
     debug_assert_eq!(before - graph.edges.len(), dropped.len());
-}
-
-/// Heal every malformed gist in place; true when anything changed.
-pub(super) fn heal_gists(graph: &mut Graph) -> bool {
-    let mut changed = false;
-    for node in graph.nodes_in_place() {
-        let gist = node.gist().to_string();
-        if !crate::heal::is_malformed(&gist) {
-            continue;
-        }
-        let notes = node.get(field::NOTES).map(|_| node.notes());
-        let touches = node.get(field::TOUCHES).map(|_| node.touches());
-        let healed = heal(&gist, notes.as_deref(), touches.as_deref());
-        if healed.changed {
-            node.set(field::GIST, Value::String(healed.gist));
-            if let Some(n) = healed.notes {
-                node.set(field::NOTES, string_array(n));
-            }
-            if let Some(t) = healed.touches {
-                node.set(field::TOUCHES, string_array(t));
-            }
-            changed = true;
-        }
-    }
-    changed
 }

@@ -9,9 +9,9 @@ use kg_core::ambient::{
 };
 use kg_core::search::{SearchGraph, search};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs};
-use kg_core::{Level, Store};
+use kg_core::{Level, Policy, Store};
 use kg_test_support::golden::{case_files, read_case};
-use kg_test_support::{T, TempHome, open_store};
+use kg_test_support::{T, TempHome, open_store, open_store_with};
 use serde_json::{Value, json};
 use std::fs;
 use std::sync::Arc;
@@ -46,10 +46,19 @@ struct World {
 
 impl World {
     fn new() -> World {
+        World::with_policy(Policy::Ours)
+    }
+
+    /// Under `KG_POLICY=reference`: the reference's recall, pinned by the goldens.
+    fn reference() -> World {
+        World::with_policy(Policy::Reference)
+    }
+
+    fn with_policy(policy: Policy) -> World {
         let home = TempHome::new();
         let project = home.path.join("proj");
         fs::create_dir_all(project.join("src")).expect("project folder");
-        let store = open_store(&home, T);
+        let store = open_store_with(&home, T, policy);
         World {
             project: project.to_string_lossy().into_owned(),
             home,
@@ -274,7 +283,7 @@ fn chain(w: &World, sid: &str) {
 
 #[test]
 fn both_chain_ends_inject_with_the_connector_and_path_edges() {
-    let w = World::new();
+    let w = World::reference();
     let sid = w.session("cc-1", true);
     chain(&w, &sid);
     let text = w
@@ -414,7 +423,7 @@ fn machine_text_stays_silent_even_on_strong_matches() {
 
 #[test]
 fn a_basename_from_a_path_matches_touches() {
-    let w = World::new();
+    let w = World::reference();
     let sid = w.session("cc-1", true);
     w.node(
         &sid,
@@ -504,7 +513,7 @@ fn concurrent_prompts_of_one_session_inject_a_gist_once() {
 
 #[test]
 fn the_budget_trims_from_the_least_valuable_end() {
-    let w = World::new();
+    let w = World::reference();
     let sid = w.session("cc-1", true);
     let long = "x".repeat(900);
     for i in 0..5 {
@@ -552,7 +561,7 @@ fn the_budget_trims_from_the_least_valuable_end() {
 fn edges_are_trimmed_before_connectors() {
     let prompt = "quokka and wombat shard rebalance";
     let world = |pad: usize| {
-        let w = World::new();
+        let w = World::reference();
         let sid = w.session("cc-1", true);
         chain(&w, &sid);
         // Long pads exceed what writes accept: set by hand.
@@ -1023,4 +1032,162 @@ fn a_session_outside_home_gets_the_user_graph_and_the_reason_there_is_no_project
         T,
     );
     assert!(relative.is_err_and(|e| e.to_string().starts_with("Project path must be absolute")),);
+}
+
+// ----- our recall (the default policy) ---------------------------------------------------
+
+/// A small memory in several topics, so rarity means something.
+fn our_memory(w: &World, sid: &str) {
+    for (id, gist, touches) in [
+        (
+            "auth-jwt-access-ttl",
+            "Access JWT lives 15 minutes; pods cache the JWKS for 10 minutes",
+            &[][..],
+        ),
+        (
+            "auth-jwks-rotation-overlap",
+            "JWKS rotation keeps the old key published 25 minutes, or everyone is logged out",
+            &[][..],
+        ),
+        (
+            "billing-webhook-raw-body",
+            "The Stripe webhook handler takes the raw body as Bytes: signatures break on re-serialised JSON",
+            &["crates/api/src/billing/webhook.rs:20-75 (async fn stripe_webhook)"][..],
+        ),
+        (
+            "billing-stripe-429",
+            "Stripe answers 429 during the nightly sync; the client backs off with jitter",
+            &[][..],
+        ),
+        (
+            "radio-duty-cycle",
+            "Uplink batch sizes were derived from the radio duty cycle limit",
+            &[][..],
+        ),
+        (
+            "deploy-rollback",
+            "Rollback redeploys the previous image tag; migrations only move forward",
+            &[][..],
+        ),
+        (
+            "queue-lease-timeout",
+            "A job lease lasts 5 minutes; longer jobs must heartbeat or run twice",
+            &[][..],
+        ),
+        (
+            "tenant-gdpr-export",
+            "GDPR export of a tenant runs as a long job in the bulk lane",
+            &[][..],
+        ),
+    ] {
+        w.node(sid, id, gist, touches);
+    }
+    w.edge(
+        sid,
+        "tenant-gdpr-export",
+        "queue-lease-timeout",
+        "depends-on",
+    );
+    w.edge(
+        sid,
+        "auth-jwks-rotation-overlap",
+        "auth-jwt-access-ttl",
+        "explains",
+    );
+}
+
+fn hit_ids(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("- [project] "))
+        .filter_map(|rest| rest.split(':').next())
+        .collect()
+}
+
+#[test]
+fn our_recall_counts_short_technical_words() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    let text = w
+        .prompt("cc-1", "JWT ttl")
+        .expect("a two-word prompt in the memory's words injects");
+    assert_eq!(hit_ids(&text)[0], "auth-jwt-access-ttl", "{text}");
+    let text = w.prompt("cc-1", "429s").expect("a status code is a word");
+    assert_eq!(hit_ids(&text), ["billing-stripe-429"], "{text}");
+}
+
+#[test]
+fn our_recall_stays_silent_when_the_prompt_shares_one_ordinary_word() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    // "derivative" and "derived" share a stem, and nothing else is shared.
+    assert_eq!(
+        w.prompt("cc-1", "what's the derivative of x^3 * sin(x)?"),
+        None
+    );
+    // Words the memory has never seen outweigh the one it has.
+    assert_eq!(
+        w.prompt("cc-1", "write a haiku about autumn rain and a job"),
+        None
+    );
+    assert_eq!(w.prompt("cc-1", "ok go ahead"), None);
+}
+
+#[test]
+fn our_recall_pulls_in_the_neighbour_the_prompt_also_names() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    let text = w
+        .prompt(
+            "cc-1",
+            "the GDPR export job of one tenant runs twice, what about the lease?",
+        )
+        .expect("injects");
+    let ids = hit_ids(&text);
+    assert!(ids.contains(&"tenant-gdpr-export"), "{text}");
+    let lease_named = text.contains("queue-lease-timeout");
+    assert!(
+        lease_named,
+        "the neighbour joins as a hit or a connection: {text}"
+    );
+    assert!(!text.contains("auth-"), "nothing of another topic: {text}");
+}
+
+#[test]
+fn our_recall_finds_the_node_touching_a_pasted_file() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    let text = w
+        .prompt(
+            "cc-1",
+            "crates/api/src/billing/webhook.rs why do we take Bytes here instead of Json?",
+        )
+        .expect("injects");
+    assert_eq!(hit_ids(&text), ["billing-webhook-raw-body"], "{text}");
+}
+
+#[test]
+fn our_recall_judges_a_prompt_in_another_language_by_its_technical_words() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    let text = w
+        .prompt(
+            "cc-1",
+            "warum bekommen wir 429 von Stripe beim nächtlichen Sync?",
+        )
+        .expect("injects");
+    assert_eq!(hit_ids(&text), ["billing-stripe-429"], "{text}");
+}
+
+#[test]
+fn our_recall_says_nothing_twice() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    assert!(w.prompt("cc-1", "rollback of a deploy").is_some());
+    assert_eq!(w.prompt("cc-1", "rollback of a deploy again"), None);
 }

@@ -3,6 +3,7 @@
 mod ambient;
 mod compaction;
 mod crash;
+mod flood;
 mod golden;
 mod invariants;
 mod lossless;

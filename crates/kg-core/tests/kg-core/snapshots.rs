@@ -12,7 +12,7 @@ use kg_core::model::{Edge, field, float_value};
 use kg_core::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use kg_core::tools::{self, ReadArgs};
 use kg_core::{EdgeKey, Graph, Level, Node, Store, Target};
-use kg_test_support::{T, TempHome, open_store};
+use kg_test_support::{T, TempHome, open_store_with};
 use serde_json::{Value, json};
 use std::fs;
 
@@ -29,10 +29,20 @@ struct World {
 
 impl World {
     fn new() -> World {
+        World::with_policy(kg_core::Policy::Ours)
+    }
+
+    /// Under `KG_POLICY=reference`, whose ranking and recall these snapshots pin
+    /// beside the goldens.
+    fn reference() -> World {
+        World::with_policy(kg_core::Policy::Reference)
+    }
+
+    fn with_policy(policy: kg_core::Policy) -> World {
         let home = TempHome::new();
         let project = home.path.join("proj");
         fs::create_dir_all(project.join("src")).expect("project folder");
-        let store = open_store(&home, T - 30.0 * DAY);
+        let store = open_store_with(&home, T - 30.0 * DAY, policy);
         World {
             project: project.to_string_lossy().into_owned(),
             _home: home,
@@ -464,7 +474,20 @@ fn batch_read_with_not_found() {
 /// Pins kg_search: hits with notes, a seen hit without them, CONNECTIONS, MORE MATCHES.
 #[test]
 fn search_hits_connections_and_more() {
-    let w = World::new();
+    let answer = cache_search(World::reference());
+    insta::assert_snapshot!("search_hits_connections_and_more", answer);
+}
+
+/// The same search under our ranking: the same grammar, our order (the node that
+/// names both words first; "cache" alone no longer ties nine nodes).
+#[test]
+fn search_ranked_by_our_policy() {
+    let answer = cache_search(World::new());
+    insta::assert_snapshot!("search_ranked_by_our_policy", answer);
+}
+
+/// `kg_search("cache tenant")` over a cache topic of eight nodes and two others.
+fn cache_search(w: World) -> String {
     let t0 = T - 10.0 * DAY;
     let sid = w.session(t0);
     let p = Level::Project;
@@ -537,10 +560,7 @@ fn search_hits_connections_and_more() {
     w.store.mark_seen(&sid, ["cache-key-tenant"]);
     let answer = tools::kg_search(&w.store, "cache tenant", Some(&sid), T);
     assert!(!answer.is_error);
-    insta::assert_snapshot!(
-        "search_hits_connections_and_more",
-        scrub(&answer.text, &[&sid])
-    );
+    scrub(&answer.text, &[&sid])
 }
 
 /// Pins the no-match search answer without a session, with its best-effort note.
@@ -805,7 +825,7 @@ fn health_lines() {
 /// Pins prompt recall: unseen hits, a seen hit `(in context)`, connector and path edges.
 #[test]
 fn prompt_recall_injection() {
-    let w = World::new();
+    let w = World::reference();
     let t0 = T - 10.0 * DAY;
     let sid = w
         .store

@@ -57,14 +57,65 @@ enum Command {
     Install(InstallArgs),
     /// Remove exactly what install added
     Uninstall(UninstallArgs),
+    /// Bring existing memory in: the MCP memory server's memory.jsonl, or Claude
+    /// Code's CLAUDE.md / MEMORY.md bullets
+    ///
+    /// Checks the whole file first (a bad line stops it, nothing written), shows what
+    /// it would create, and asks before writing. Goes through the running server when
+    /// there is one.
+    Import(kg_server::import::ImportArgs),
     /// Print a completion script for a shell
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Git merge driver for graph files: git runs it as
+    /// `kg-memory merge-driver %O %A %B %P`
+    ///
+    /// Merges the common ancestor, ours and theirs node by node and edge by edge, and
+    /// writes the result over ours. Exits 1, leaving ours untouched, when a file is
+    /// not a graph file, so git marks the file as conflicted.
+    MergeDriver(MergeDriverArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]
     Version,
+}
+
+#[derive(Debug, Args)]
+struct MergeDriverArgs {
+    /// The common ancestor's version (git's %O)
+    base: PathBuf,
+    /// This checkout's version, replaced by the merged graph (git's %A)
+    ours: PathBuf,
+    /// The version being merged in (git's %B)
+    theirs: PathBuf,
+    /// The file's path in the repository, for messages (git's %P)
+    path_name: Option<String>,
+}
+
+/// Run the merge driver; its exit code for git. It needs no server or settings: git
+/// runs it in the repository with three temporary files.
+fn merge_driver(args: &MergeDriverArgs) -> i32 {
+    let path_name = args
+        .path_name
+        .clone()
+        .unwrap_or_else(|| args.ours.display().to_string());
+    match kg_sync::merge_driver(&args.base, &args.ours, &args.theirs, &path_name) {
+        Ok(outcome) => {
+            // Git shows the driver's output during the merge; a clean merge says nothing.
+            if !matches!(outcome, kg_sync::DriverOutcome::Merged { conflicts: 0, .. }) {
+                let _ = writeln!(std::io::stderr(), "kg-memory: {outcome}");
+            }
+            outcome.exit_code()
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "kg-memory: cannot merge {path_name}: {e}; git marks it as conflicted"
+            );
+            1
+        }
+    }
 }
 
 /// Which server: where it listens (serve), or where to find it (every other
@@ -377,7 +428,10 @@ fn install(
     remove: bool,
     flags: Where,
 ) -> anyhow::Result<()> {
-    use kg_server::install::{Client, Setup, apply, describe, plan_install, plan_uninstall};
+    use kg_server::install::{
+        Client, Setup, apply, describe, place_program, plan_install, plan_uninstall,
+        release_program,
+    };
     let client = Client::from(client);
     if disable_auto_memory && client != Client::ClaudeCode {
         anyhow::bail!(
@@ -385,9 +439,10 @@ fn install(
         );
     }
     let settings = settings(flags)?;
-    let mut setup = Setup::new(
+    // Run from a build folder, the entries name a copy in ~/.local/bin instead.
+    let mut setup = Setup::for_program(
         &settings,
-        std::env::current_exe().context("cannot find this program's own path")?,
+        &std::env::current_exe().context("cannot find this program's own path")?,
     );
     setup.disable_auto_memory = disable_auto_memory;
     let changes = if remove {
@@ -396,11 +451,33 @@ fn install(
         plan_install(client, &setup)?
     };
     say(&describe(&changes, dry_run));
+    // The program goes in place before any entry names it, and away after the
+    // last entry naming it is gone.
+    let program = |dry: bool| -> anyhow::Result<Vec<String>> {
+        Ok(if remove {
+            release_program(&setup, client, dry)?
+        } else {
+            place_program(&setup, client, dry)?.into_iter().collect()
+        })
+    };
     if dry_run {
+        for line in program(true)? {
+            say(&format!("{line}\n"));
+        }
         return Ok(());
     }
     let now = kg_server::clock::Clock::System.now();
+    if !remove {
+        for line in program(false)? {
+            say(&format!("{line}\n"));
+        }
+    }
     apply(&changes, now, !remove)?;
+    if remove {
+        for line in program(false)? {
+            say(&format!("{line}\n"));
+        }
+    }
     let serve = kg_server::launch::serve_command(&settings);
     say(match (client, remove) {
         (Client::ClaudeCode, false) => format!(
@@ -457,6 +534,7 @@ fn main() {
             say(&format!("kg-memory {VERSION}\n"));
             return;
         }
+        Command::MergeDriver(args) => std::process::exit(merge_driver(&args)),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "kg-memory", &mut script);
@@ -491,7 +569,11 @@ fn main() {
                 install(a.client, a.dry_run, a.disable_auto_memory, false, server)
             }
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
-            Command::Version | Command::Completions { .. } => Ok(()),
+            Command::Import(args) => match settings(server) {
+                Ok(settings) => kg_server::import::run(args, &settings, say).await,
+                Err(e) => Err(e),
+            },
+            Command::Version | Command::Completions { .. } | Command::MergeDriver(_) => Ok(()),
         }
     });
     if let Err(e) = result {

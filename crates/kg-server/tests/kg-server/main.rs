@@ -10,6 +10,7 @@ mod golden_wire;
 mod hooks;
 mod hostile;
 mod http;
+mod import;
 mod load;
 mod rmcp_client;
 mod root_lock;
