@@ -19,6 +19,7 @@ pub mod rest;
 pub mod root_lock;
 pub mod stdio;
 pub mod steps;
+pub mod sync;
 pub mod tasks;
 pub mod view;
 pub mod ws;

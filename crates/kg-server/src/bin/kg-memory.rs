@@ -76,6 +76,13 @@ enum Command {
     /// writes the result over ours. Exits 1, leaving ours untouched, when a file is
     /// not a graph file, so git marks the file as conflicted.
     MergeDriver(MergeDriverArgs),
+    /// Keep this memory in step across machines through a git remote: setup, status,
+    /// now, off
+    ///
+    /// Graph files are merged node by node; sessions, tool events, backups and
+    /// quarantined files stay on this machine. `setup` and `now` refuse while a server
+    /// holds the storage root.
+    Sync(kg_server::sync::SyncArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]
     Version,
@@ -571,6 +578,13 @@ fn main() {
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
             Command::Import(args) => match settings(server) {
                 Ok(settings) => kg_server::import::run(args, &settings, say).await,
+                Err(e) => Err(e),
+            },
+            Command::Sync(args) => match settings(server) {
+                Ok(settings) => {
+                    let now = kg_server::clock::Clock::of(&settings).now();
+                    kg_server::sync::run(args, &settings.storage_root, now, say)
+                }
                 Err(e) => Err(e),
             },
             Command::Version | Command::Completions { .. } | Command::MergeDriver(_) => Ok(()),

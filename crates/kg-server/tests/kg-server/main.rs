@@ -17,5 +17,6 @@ mod root_lock;
 mod router;
 mod server;
 mod steps;
+mod sync;
 mod wire;
 mod wiring;

@@ -1,0 +1,217 @@
+//! The files sync keeps in the storage root: which files git merges with our driver
+//! (`.gitattributes`), which it never sees (`.gitignore`), and this machine's record
+//! of the last sync.
+
+use kg_core::{GraphFile, WriteMode, atomic_write, parse_graph};
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::path::Path;
+
+/// The machine-local record of the last sync, inside the root and git-ignored.
+pub const STATE_FILE: &str = ".kg-sync-state.json";
+
+/// The merge driver's name in `.gitattributes` and the git config (`merge.kg.*`).
+pub const DRIVER_NAME: &str = "kg";
+
+/// Graph files, merged node by node with `kg-memory merge-driver`.
+const ATTRIBUTES: &[&str] = &["/user.json merge=kg", "/projects/*/graph.json merge=kg"];
+
+/// Files that belong to this machine: they describe its sessions, its server, its
+/// crash recovery or its own folders, and would only clash with another machine's.
+const IGNORED: &[&str] = &[
+    // The session registry and each project's repeated reads: this machine's agents.
+    "/sessions.json",
+    "/projects/*/tool_events.json",
+    // Old storage name → new, written when a project folder here was renamed.
+    "/aliases.json",
+    // One-generation backups, quarantined unreadable files, half-written temporaries.
+    "*.prev",
+    "*.prev-tmp",
+    "*.corrupt-*",
+    "*.tmp",
+    // Which server holds this root, and when this machine last synced.
+    "/.kg-memory.lock",
+    "/.kg-sync-state.json",
+];
+
+const HEADER: &str = "# KG Memory sync (kg-memory sync setup): ";
+
+/// Is `path` (relative to the root, `/`-separated, as git prints it) a graph file?
+pub fn is_graph_path(path: &str) -> bool {
+    if path == "user.json" {
+        return true;
+    }
+    let mut parts = path.split('/');
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some("projects"), Some(slug), Some("graph.json"), None) if !slug.is_empty()
+    )
+}
+
+/// The graph files now in the root's work tree, relative and `/`-separated.
+pub fn graph_files(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    if root.join("user.json").is_file() {
+        found.push("user.json".to_string());
+    }
+    if let Ok(entries) = std::fs::read_dir(root.join("projects")) {
+        let mut slugs: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().join("graph.json").is_file())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        slugs.sort();
+        found.extend(
+            slugs
+                .into_iter()
+                .map(|s| format!("projects/{s}/graph.json")),
+        );
+    }
+    found
+}
+
+/// Read a graph file as the merge driver reads each side: it must parse, and hold
+/// something a graph file holds (JSON that is no graph would otherwise read as an
+/// empty one and wipe the other side's nodes).
+pub fn read_graph(bytes: &[u8]) -> Result<GraphFile, String> {
+    let file = parse_graph(bytes)?;
+    if file.level.is_none() && file.graph.nodes.is_empty() && file.graph.edges.is_empty() {
+        return Err("it holds no nodes, no edges and no _meta.namespace".into());
+    }
+    Ok(file)
+}
+
+/// Add our lines to `.gitattributes` and `.gitignore`, keeping whatever the user
+/// wrote there. Returns whether either file changed.
+pub fn write_git_files(root: &Path) -> io::Result<bool> {
+    let attributes = add_lines(
+        &root.join(".gitattributes"),
+        "graph files are merged node by node",
+        ATTRIBUTES,
+    )?;
+    let ignore = add_lines(
+        &root.join(".gitignore"),
+        "this machine's own files, never synced",
+        IGNORED,
+    )?;
+    Ok(attributes || ignore)
+}
+
+/// Append the `lines` a file lacks, under a comment saying why.
+fn add_lines(path: &Path, why: &str, lines: &[&str]) -> io::Result<bool> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let present: Vec<&str> = text.lines().map(str::trim).collect();
+    let missing: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| !present.contains(line))
+        .collect();
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    let mut out = text;
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{HEADER}{why}\n"));
+    for line in missing {
+        out.push_str(line);
+        out.push('\n');
+    }
+    write_small(path, out.as_bytes())?;
+    Ok(true)
+}
+
+/// Replace a small file atomically (a crash leaves the old or the new one).
+fn write_small(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    atomic_write(path, bytes, WriteMode::DURABLE, None, None)
+        .map(|_| ())
+        .map_err(io::Error::other)
+}
+
+/// This machine's record of its syncs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncState {
+    /// When the last sync succeeded (seconds since the epoch).
+    #[serde(default)]
+    pub last_success: Option<f64>,
+    /// When the last sync was tried.
+    #[serde(default)]
+    pub last_attempt: Option<f64>,
+    /// Why the last attempt failed; `None` when it succeeded.
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// Since when the remote has been unreachable, while it is.
+    #[serde(default)]
+    pub offline_since: Option<f64>,
+}
+
+impl SyncState {
+    /// The record in `root`; a missing or unreadable one is an empty record (it is
+    /// only ever informative).
+    pub fn load(root: &Path) -> SyncState {
+        std::fs::read(root.join(STATE_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Write the record; a failure is logged, never raised (the sync itself is done).
+    pub fn save(&self, root: &Path) {
+        let text = match serde_json::to_string_pretty(self) {
+            Ok(text) => text,
+            Err(e) => {
+                log::warn!("sync: cannot encode the sync record: {e}");
+                return;
+            }
+        };
+        if let Err(e) = write_small(&root.join(STATE_FILE), text.as_bytes()) {
+            log::warn!(
+                "sync: cannot write {}: {e}",
+                root.join(STATE_FILE).display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graph_paths_are_the_user_graph_and_project_graphs_only() {
+        for yes in ["user.json", "projects/shop/graph.json"] {
+            assert!(is_graph_path(yes), "{yes}");
+        }
+        for no in [
+            "sessions.json",
+            "projects/shop/tool_events.json",
+            "projects/graph.json",
+            "projects//graph.json",
+            "projects/a/b/graph.json",
+            "user.prev",
+        ] {
+            assert!(!is_graph_path(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn our_lines_are_added_once_and_the_users_lines_kept() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join(".gitignore"), "notes.txt").expect("write");
+        assert!(write_git_files(dir.path()).expect("first"));
+        assert!(!write_git_files(dir.path()).expect("second"));
+        let ignore = std::fs::read_to_string(dir.path().join(".gitignore")).expect("read");
+        assert!(
+            ignore.starts_with("notes.txt\n# KG Memory sync"),
+            "{ignore}"
+        );
+        assert_eq!(ignore.matches("/sessions.json").count(), 1, "{ignore}");
+        let attributes = std::fs::read_to_string(dir.path().join(".gitattributes")).expect("read");
+        assert!(attributes.contains("/user.json merge=kg\n"), "{attributes}");
+    }
+}
