@@ -314,7 +314,7 @@ impl Ranking {
             .iter()
             .map(|&idf| if idf > 0.0 { idf / unit } else { unknown })
             .sum();
-        evidence >= gate::STRONG_EVIDENCE
+        (evidence >= gate::STRONG_EVIDENCE && evidence >= gate::MIN_STRONG_COVERAGE * prompt)
             || (evidence >= gate::MIN_EVIDENCE && evidence >= gate::MIN_COVERAGE * prompt)
     }
 
@@ -453,6 +453,10 @@ pub mod gate {
     /// A best match holding this much weight is evidence whatever the coverage: a
     /// long prompt in the memory's words names much else besides.
     pub const STRONG_EVIDENCE: f64 = 1.75;
+    /// Even then, the prompt must not be mostly about something else: "a SQL query for
+    /// the second highest salary in an employees table" shares three words with a
+    /// database-heavy memory and is still not about it.
+    pub const MIN_STRONG_COVERAGE: f64 = 0.3;
     /// What a word the memory lacks weighs when the prompt is in another language:
     /// the memory is in English, so such words are the language, not the topic.
     pub const FOREIGN_UNKNOWN: f64 = 0.25;
@@ -646,6 +650,35 @@ mod tests {
         assert!(Query::of("warum bekommen wir 429 von Stripe beim nächtlichen Sync?").foreign);
         assert!(Query::of("JWT の有効期限と JWKS のキャッシュ時間は?").foreign);
         assert!(!Query::of("is 2028 a leap year?").foreign);
+    }
+
+    /// A ranking of a prompt whose known words have these IDFs (in units of the rarest
+    /// word's) and `unknown` words the memory lacks.
+    fn prompt_of(known: &[f64], unknown: usize, foreign: bool) -> Ranking {
+        let mut idf: Vec<f64> = known.iter().map(|k| k * 5.0).collect();
+        idf.extend(std::iter::repeat_n(0.0, unknown));
+        Ranking {
+            scored: Vec::new(),
+            idf,
+            rarest_idf: 5.0,
+            foreign,
+        }
+    }
+
+    #[test]
+    fn evidence_is_weighed_against_the_whole_prompt() {
+        // One rare word of a two-word prompt: half the prompt.
+        assert!(prompt_of(&[1.0], 1, false).is_evidence(0b1));
+        // The same word among three words the memory never saw: a prompt about else.
+        assert!(!prompt_of(&[1.0], 3, false).is_evidence(0b1));
+        // ... unless the prompt is in another language, whose words those are.
+        assert!(prompt_of(&[1.0], 3, true).is_evidence(0b1));
+        // Three ordinary words held are strong evidence in a prompt of six words,
+        // but not in one of twelve.
+        assert!(prompt_of(&[0.6, 0.6, 0.6], 3, false).is_evidence(0b111));
+        assert!(!prompt_of(&[0.6, 0.6, 0.6], 9, false).is_evidence(0b111));
+        // A prompt the memory holds nothing of is never evidence.
+        assert!(!prompt_of(&[], 2, false).is_evidence(0));
     }
 
     #[test]
