@@ -2,7 +2,8 @@
 //! byte for byte outside the marked prose spans, one test per case
 //! (`cargo test -p kg-core --test kg-core golden::reference_042`). The cases that need
 //! a transport are listed in `SERVER_ONLY`; their tests here check that they are the
-//! ones left out, and kg-server's `golden_wire` replays them over the wire.
+//! ones left out, and kg-server's `golden_wire` replays them over the wire. These run
+//! under `KG_POLICY=reference`; `ours_golden` replays the same cases under our policy.
 
 use kg_core::ambient::{
     BootstrapRequest, POST_TOOL_USE, USER_PROMPT_SUBMIT, hook_response, prompt_context,
@@ -34,10 +35,39 @@ struct Replay {
 }
 
 enum Outcome {
-    /// Compared; `Err` describes the mismatch.
-    Checked(Result<(), String>),
+    /// Compared with the reference's output; `Err` describes the mismatch. `actual` is
+    /// what the step answered, placeholders in, when the case pins an output for it
+    /// (`ours_golden` pins it where our policy answers differently).
+    Checked {
+        actual: Option<String>,
+        result: Result<(), String>,
+    },
     /// Not answerable by kg-core alone.
     Skipped(&'static str),
+}
+
+impl Outcome {
+    /// A step that answers nothing the case pins (setup without an expected output).
+    fn unpinned() -> Outcome {
+        Outcome::Checked {
+            actual: None,
+            result: Ok(()),
+        }
+    }
+
+    fn failed(why: String) -> Outcome {
+        Outcome::Checked {
+            actual: None,
+            result: Err(why),
+        }
+    }
+
+    fn compared(actual: String, result: Result<(), String>) -> Outcome {
+        Outcome::Checked {
+            actual: Some(actual),
+            result,
+        }
+    }
 }
 
 fn step_now(step: &Value, case: &Value) -> f64 {
@@ -60,12 +90,13 @@ fn text<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 impl Replay {
-    fn new(case: Value) -> Replay {
+    /// Under `Policy::Reference` the outputs must be the reference's exactly; under
+    /// `Policy::Ours` the diverging ones are pinned by `ours_golden`.
+    fn new(case: Value, policy: kg_core::Policy) -> Replay {
         let home = TempHome::new().with_fixture_storage("storage");
         let now = case["now"].as_f64().unwrap_or(T);
-        // The reference's behaviour, exactly: our improvements change pinned outputs.
         let mut config = kg_core::StoreConfig::new(home.storage(), &home.path);
-        config.policy = kg_core::Policy::Reference;
+        config.policy = policy;
         let store = kg_core::Store::open(config, now).expect("store opens");
         let single = case["sid_placeholders"]
             .as_array()
@@ -106,7 +137,7 @@ impl Replay {
                     fs::create_dir_all(parent).expect("transcript folder");
                 }
                 fs::write(&path, content).expect("write transcript");
-                Outcome::Checked(Ok(()))
+                Outcome::unpinned()
             }
             Some("mcp") => {
                 let args = self.ph.fill_value(&step["args"]);
@@ -116,10 +147,11 @@ impl Replay {
                 };
                 self.learn(&answer.text);
                 let Some(expected) = expected else {
-                    return Outcome::Checked(Ok(()));
+                    return Outcome::unpinned();
                 };
                 let want = expected["text"].as_str().unwrap_or_default();
                 let got = self.ph.normalise(&answer.text);
+                let actual = format!("isError: {}\n\n{got}", answer.is_error);
                 let mut result = matches_with_prose(want, &got, spans, false);
                 let want_error = expected["isError"].as_bool().unwrap_or(false);
                 let error_text = ["Error:", "Internal error:", "Input validation error:"]
@@ -129,10 +161,10 @@ impl Replay {
                 if result.is_ok() && answer.is_error != (want_error || error_text) {
                     result = Err(format!("isError {} for {want:?}", answer.is_error));
                 }
-                Outcome::Checked(result)
+                Outcome::compared(actual, result)
             }
             Some("rest") => self.rest(step, expected, spans, budget, now, is_call),
-            other => Outcome::Checked(Err(format!("unknown step kind {other:?}"))),
+            other => Outcome::failed(format!("unknown step kind {other:?}")),
         }
     }
 
@@ -242,37 +274,18 @@ impl Replay {
                 };
                 let boot = match session_bootstrap(&self.store, &request, &header, now) {
                     Ok(b) => b,
-                    Err(e) => return Outcome::Checked(Err(format!("bootstrap failed: {e}"))),
+                    Err(e) => return Outcome::failed(format!("bootstrap failed: {e}")),
                 };
                 self.learn(&boot.session_id);
                 let Some(expected) = expected else {
-                    return Outcome::Checked(Ok(()));
+                    return Outcome::unpinned();
                 };
                 let body = &expected["body"];
                 let stats = boot.stats.map_or(json!({}), |s| {
                     json!({"user_active": s.user_active, "project_active": s.project_active, "shown_gists": s.shown_gists})
                 });
                 let got_sid = self.ph.normalise(&boot.session_id);
-                let checks = [
-                    ("session_id", body["session_id"] == json!(got_sid)),
-                    ("reused", body["reused"] == json!(boot.reused)),
-                    ("stats", body["stats"] == stats),
-                ];
-                if let Some((name, _)) = checks.iter().find(|(_, ok)| !ok) {
-                    return Outcome::Checked(Err(format!(
-                        "{name}: expected {} / got sid {got_sid} reused {} stats {stats}",
-                        json!({"sid": body["session_id"], "reused": body["reused"], "stats": body["stats"]}),
-                        boot.reused
-                    )));
-                }
-                let want_text = body["text"].as_str().unwrap_or_default();
-                let result =
-                    matches_with_prose(want_text, &self.ph.normalise(&boot.text), &[], false)
-                        .map_err(|e| format!("text: {e}"));
-                if result.is_err() {
-                    return Outcome::Checked(result);
-                }
-                let want_context = body["context"].as_str().unwrap_or_default();
+                let got_text = self.ph.normalise(&boot.text);
                 let context = if header_chars.is_some() {
                     // Put our real header in place of the length-matched stand-in.
                     let ours = kg_core::wording::preload_header(&boot.session_id);
@@ -280,10 +293,34 @@ impl Replay {
                 } else {
                     boot.context.clone()
                 };
-                Outcome::Checked(
-                    matches_with_prose(want_context, &self.ph.normalise(&context), spans, false)
-                        .map_err(|e| format!("context: {e}")),
-                )
+                let got_context = self.ph.normalise(&context);
+                let actual = format!(
+                    "session_id: {got_sid}\nreused: {}\nstats: {stats}\n\n--- text ---\n{got_text}\n--- context ---\n{got_context}",
+                    boot.reused
+                );
+                let checks = [
+                    ("session_id", body["session_id"] == json!(got_sid)),
+                    ("reused", body["reused"] == json!(boot.reused)),
+                    ("stats", body["stats"] == stats),
+                ];
+                if let Some((name, _)) = checks.iter().find(|(_, ok)| !ok) {
+                    let why = format!(
+                        "{name}: expected {} / got sid {got_sid} reused {} stats {stats}",
+                        json!({"sid": body["session_id"], "reused": body["reused"], "stats": body["stats"]}),
+                        boot.reused
+                    );
+                    return Outcome::compared(actual, Err(why));
+                }
+                let want_text = body["text"].as_str().unwrap_or_default();
+                let result = matches_with_prose(want_text, &got_text, &[], false)
+                    .map_err(|e| format!("text: {e}"));
+                if result.is_err() {
+                    return Outcome::compared(actual, result);
+                }
+                let want_context = body["context"].as_str().unwrap_or_default();
+                let result = matches_with_prose(want_context, &got_context, spans, false)
+                    .map_err(|e| format!("context: {e}"));
+                Outcome::compared(actual, result)
             }
             "/api/prompt_context" | "/api/tool_event" => {
                 // The hook payload travels as the POST body.
@@ -299,21 +336,18 @@ impl Replay {
                 let raw = to_json(&response, JsonStyle::WIRE);
                 self.learn(&raw);
                 let Some(expected) = expected else {
-                    return Outcome::Checked(Ok(()));
+                    return Outcome::unpinned();
                 };
                 if expected["status"].as_u64() != Some(200) {
-                    return Outcome::Checked(Err(format!(
+                    return Outcome::failed(format!(
                         "expected status {} (hooks always answer 200)",
                         expected["status"]
-                    )));
+                    ));
                 }
                 let want = expected["raw"].as_str().unwrap_or_default();
-                Outcome::Checked(matches_with_prose(
-                    want,
-                    &self.ph.normalise(&raw),
-                    spans,
-                    true,
-                ))
+                let got = self.ph.normalise(&raw);
+                let result = matches_with_prose(want, &got, spans, true);
+                Outcome::compared(got, result)
             }
             "/api/sessions/register" => {
                 let sid = self
@@ -321,7 +355,7 @@ impl Replay {
                     .register_session(text(&params, "project_path"), None, now)
                     .expect("register");
                 self.learn(&sid);
-                Outcome::Checked(Ok(()))
+                Outcome::unpinned()
             }
             "/api/graph/read" if !is_call => {
                 // As a setup step it only loads the project graph into memory.
@@ -329,7 +363,7 @@ impl Replay {
                     let root = self.store.resolve_root(p).expect("inside home");
                     self.store.project_slot(&root, now).expect("loads");
                 }
-                Outcome::Checked(Ok(()))
+                Outcome::unpinned()
             }
             _ if SERVER_ROUTES.iter().any(|r| path.starts_with(r)) => {
                 Outcome::Skipped("REST bodies are the server's (issue 4)")
@@ -339,37 +373,102 @@ impl Replay {
     }
 }
 
-/// Run one case; `Ok(None)` when it matched, `Ok(Some(why))` when kg-core cannot
-/// answer it alone.
-pub(crate) fn replay(name: &str, case: Value) -> Result<Option<&'static str>, String> {
-    let mut replay = Replay::new(case.clone());
-    let setup = case["setup"].as_array().cloned().unwrap_or_default();
-    for (i, step) in setup.iter().enumerate() {
-        let spans = Span::list(case["setup_prose"].get(i.to_string()));
-        let budget = case["setup_budget_note"].get(i.to_string());
-        match replay.run(step, &spans, budget, false) {
-            Outcome::Checked(Ok(())) => {}
-            Outcome::Checked(Err(e)) => return Err(format!("{name} setup[{i}]: {e}")),
-            Outcome::Skipped(why) => return Ok(Some(why)),
-        }
-    }
-    let spans = Span::list(case.get("prose"));
-    let budget = case.get("budget_note");
+/// What one pinned step of a case answered (placeholders in), and how it compared with
+/// the reference's output.
+pub(crate) struct Answer {
+    /// `setup[i]` or `call`.
+    pub(crate) step: String,
+    pub(crate) actual: String,
+    pub(crate) result: Result<(), String>,
+}
+
+/// How a case replayed.
+pub(crate) enum Replayed {
+    /// Every pinned step, in order; under `stop_at_mismatch` the last one is the first
+    /// that differed from the reference.
+    Ran(Vec<Answer>),
+    /// kg-core cannot answer it alone.
+    Skipped(&'static str),
+}
+
+/// Replay one case under `policy`, comparing every pinned step with the reference.
+/// `stop_at_mismatch`: stop at the first step that differs (the reference replay, whose
+/// later steps mean nothing after a difference); otherwise run them all, so each can be
+/// compared with our own golden.
+pub(crate) fn replay_steps(
+    case: &Value,
+    policy: kg_core::Policy,
+    stop_at_mismatch: bool,
+) -> Replayed {
+    let mut replay = Replay::new(case.clone(), policy);
     let mut call = case["call"].clone();
     call["output"] = case["output"].clone();
     if call.get("now").is_none() {
         call["now"] = case["now"].clone();
     }
-    match replay.run(&call, &spans, budget, true) {
-        Outcome::Checked(Ok(())) => Ok(None),
-        Outcome::Checked(Err(e)) => Err(format!("{name}: {e}")),
-        Outcome::Skipped(why) => Ok(Some(why)),
+    let setup = case["setup"].as_array().cloned().unwrap_or_default();
+    let steps = setup
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let key = i.to_string();
+            let spans = Span::list(case["setup_prose"].get(&key));
+            let budget = case["setup_budget_note"].get(&key);
+            (format!("setup[{i}]"), step, spans, budget, false)
+        })
+        .chain(std::iter::once((
+            "call".to_string(),
+            &call,
+            Span::list(case.get("prose")),
+            case.get("budget_note"),
+            true,
+        )));
+    let mut answers = Vec::new();
+    for (label, step, spans, budget, is_call) in steps {
+        match replay.run(step, &spans, budget, is_call) {
+            Outcome::Skipped(why) => return Replayed::Skipped(why),
+            Outcome::Checked {
+                actual: None,
+                result: Ok(()),
+            } => {}
+            Outcome::Checked { actual, result } => {
+                let differs = result.is_err();
+                answers.push(Answer {
+                    step: label,
+                    actual: actual.unwrap_or_default(),
+                    result,
+                });
+                if differs && stop_at_mismatch {
+                    break;
+                }
+            }
+        }
+    }
+    Replayed::Ran(answers)
+}
+
+/// Run one case under the reference's policy; `Ok(None)` when it matched, `Ok(Some(why))`
+/// when kg-core cannot answer it alone.
+pub(crate) fn replay(name: &str, case: Value) -> Result<Option<&'static str>, String> {
+    match replay_steps(&case, kg_core::Policy::Reference, true) {
+        Replayed::Skipped(why) => Ok(Some(why)),
+        Replayed::Ran(answers) => match answers.into_iter().find(|a| a.result.is_err()) {
+            None => Ok(None),
+            Some(Answer { step, result, .. }) => {
+                let e = result.err().unwrap_or_default();
+                Err(if step == "call" {
+                    format!("{name}: {e}")
+                } else {
+                    format!("{name} {step}: {e}")
+                })
+            }
+        },
     }
 }
 
 /// The cases kg-core cannot answer alone: REST bodies and MCP schema validation are
 /// the server's.
-const SERVER_ONLY: &[&str] = &[
+pub(crate) const SERVER_ONLY: &[&str] = &[
     "001-health-fresh.json",
     "026-put-node-missing-required-arg.json",
     "064-maintenance-debt-survey.json",

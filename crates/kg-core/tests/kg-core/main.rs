@@ -7,6 +7,7 @@ mod flood;
 mod golden;
 mod invariants;
 mod lossless;
+mod ours_golden;
 mod snapshots;
 mod steps;
 mod storage;
