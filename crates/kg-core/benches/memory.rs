@@ -5,8 +5,8 @@
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use kg_core::graph::Graph;
 use kg_core::model::Level;
-use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use kg_core::relevance::{self, Query};
+use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use kg_core::search::{SearchGraph, query_terms, search, search_ours};
 use kg_test_support::graphs::{NOW, compacted, graph};
 use std::hint::black_box;

@@ -93,7 +93,12 @@ impl Catalogue {
     /// name order, then projects in `in_memory` that have no file yet. A graph in
     /// `in_memory` is described from there; a file that cannot be read or parsed is
     /// left out unless its graph is in memory.
-    pub(crate) fn list(&self, layout: &Layout, in_memory: Vec<InMemory>, now: f64) -> Vec<CatalogueEntry> {
+    pub(crate) fn list(
+        &self,
+        layout: &Layout,
+        in_memory: Vec<InMemory>,
+        now: f64,
+    ) -> Vec<CatalogueEntry> {
         let mut in_memory: HashMap<(Level, String), InMemory> = in_memory
             .into_iter()
             .map(|g| ((g.level, g.name.clone()), g))

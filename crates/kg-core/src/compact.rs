@@ -363,13 +363,12 @@ fn grace_overflow(pass: &Pass<'_, '_>) -> Vec<usize> {
 /// archived nodes are orphaned as far as their anchors and edges still crowd the level.
 /// Without such new nodes it is the plain walk. Returns the archived nodes, in order.
 fn burst_walk(pass: &mut Pass<'_, '_>, order: Vec<usize>) -> Vec<usize> {
-    let burst = (0..pass.index.len())
-        .any(|i| pass.tiers()[i] == Tier::Active && pass.new_and_unread(i));
+    let burst =
+        (0..pass.index.len()).any(|i| pass.tiers()[i] == Tier::Active && pass.new_and_unread(i));
     if !burst {
         return archive_walk(pass, &order);
     }
-    let (in_use, rest): (Vec<usize>, Vec<usize>) =
-        order.into_iter().partition(|&i| pass.in_use(i));
+    let (in_use, rest): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| pass.in_use(i));
     let mut archived = archive_walk(pass, &rest);
     if pass.meter.exceeds(FILL_CEILING) {
         orphan_burst_residue(pass);
@@ -423,7 +422,10 @@ fn orphan_burst_residue(pass: &mut Pass<'_, '_>) {
             } else {
                 (&edge.to, &edge.from)
             };
-            if other.node().is_some_and(|o| o != i && tiers[o] == Tier::Active) {
+            if other
+                .node()
+                .is_some_and(|o| o != i && tiers[o] == Tier::Active)
+            {
                 saved += 9 + edge.rel_chars() + own.chars() + 1;
             }
         }
@@ -912,7 +914,11 @@ mod tests {
         let mut stall_logged = false;
         let rules = (5.0, GraceRule::Unlimited);
         compact_graph_with(&mut reference, &mut stall_logged, "t", rules, NOW, None);
-        assert_eq!(active_in_grace(&reference).len(), 30, "grace keeps every new node");
+        assert_eq!(
+            active_in_grace(&reference).len(),
+            30,
+            "grace keeps every new node"
+        );
         assert!(crate::render::level_chars(&reference) > LEVEL_BUDGET);
     }
 
@@ -929,7 +935,10 @@ mod tests {
         assert!(!shielded.is_empty() && held <= GRACE_SHARE, "{held}");
         assert!(held + index.node_line_cost(overflow[0]) > GRACE_SHARE);
         let created = &pass.raw().created;
-        let oldest_shielded = shielded.iter().map(|&i| created[i]).fold(f64::MAX, f64::min);
+        let oldest_shielded = shielded
+            .iter()
+            .map(|&i| created[i])
+            .fold(f64::MAX, f64::min);
         assert!(overflow.iter().all(|&i| created[i] < oldest_shielded));
     }
 

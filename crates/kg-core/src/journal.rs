@@ -103,15 +103,20 @@ impl Journal {
                 ),
                 Undo::Edge((key, _)) => (
                     EntryKey::Edge(key.clone()),
-                    g.edges.get(key).map(|e| Value::Object(e.as_object().clone())),
+                    g.edges
+                        .get(key)
+                        .map(|e| Value::Object(e.as_object().clone())),
                 ),
                 Undo::Version((key, _)) => (
                     EntryKey::Version(key.clone()),
-                    g.versions.get(key).map(|v| Value::Object(v.as_object().clone())),
+                    g.versions
+                        .get(key)
+                        .map(|v| Value::Object(v.as_object().clone())),
                 ),
-                Undo::Progress((key, _)) => {
-                    (EntryKey::Progress(key.clone()), g.progress.get(key).cloned())
-                }
+                Undo::Progress((key, _)) => (
+                    EntryKey::Progress(key.clone()),
+                    g.progress.get(key).cloned(),
+                ),
             };
             if seen.insert(key.clone()) {
                 entries.push(Entry { key, value });

@@ -418,10 +418,7 @@ impl Node {
 
     /// The node's words for our ranking, as built by `index` from its fields
     /// (computed once per change of its gist, notes or touches).
-    pub(crate) fn cached_words(
-        &self,
-        index: impl FnOnce(&Object) -> WordIndex,
-    ) -> &WordIndex {
+    pub(crate) fn cached_words(&self, index: impl FnOnce(&Object) -> WordIndex) -> &WordIndex {
         self.memos.words.get_or_init(|| index(&self.obj))
     }
 

@@ -126,7 +126,9 @@ pub fn resolve_project_root(path: &str, allowed: &[PathBuf]) -> Result<String, P
         return Err(PathError::TooLong(path.len()));
     }
     if !Path::new(path).is_absolute() {
-        return Err(PathError::Relative(crate::limits::for_log(path).into_owned()));
+        return Err(PathError::Relative(
+            crate::limits::for_log(path).into_owned(),
+        ));
     }
     let resolved = resolve_path(Path::new(path));
     let resolved_text = resolved.to_string_lossy().into_owned();

@@ -515,11 +515,9 @@ impl Store {
     pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
         let debt = compute_debt(graph, false, activity.iter().copied(), now);
         match self.config.policy {
-            Policy::Ours => debt.with_burst(crate::debt::burst_count(
-                graph,
-                self.config.grace_days,
-                now,
-            )),
+            Policy::Ours => {
+                debt.with_burst(crate::debt::burst_count(graph, self.config.grace_days, now))
+            }
             Policy::Reference => debt,
         }
     }

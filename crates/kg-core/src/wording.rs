@@ -205,10 +205,7 @@ pub const REMINDERS_MID: &[Reminder] = &[
         "KG pulse: found how two things relate? Add an edge with kg_put_edge.",
         Always,
     ),
-    r(
-        "KG pulse: check kg_search before assuming.",
-        Always,
-    ),
+    r("KG pulse: check kg_search before assuming.", Always),
     r(
         "KG pulse: write mid-conversation, while the details are still in view.",
         Always,

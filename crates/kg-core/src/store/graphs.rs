@@ -1,8 +1,8 @@
 //! Finding, loading, saving and unloading graphs, and their maintenance.
 
 use super::sessions::known_session;
-use crate::persist::sibling_with_extension;
 use super::*;
+use crate::persist::sibling_with_extension;
 
 impl Store {
     /// The project graph of an already resolved root, loading it on first use.
@@ -494,9 +494,8 @@ pub(super) fn last_used(slot: &GraphSlot) -> f64 {
 /// artifact path and no node of another loaded graph. Not saved by itself.
 pub(super) fn remove_dangling_edges(graph: &mut Graph, foreign: &HashSet<String>, ns: &Namespace) {
     let nodes = &graph.nodes;
-    let known = |x: &str| {
-        nodes.contains_key(x) || crate::model::is_artifact_ref(x) || foreign.contains(x)
-    };
+    let known =
+        |x: &str| nodes.contains_key(x) || crate::model::is_artifact_ref(x) || foreign.contains(x);
     let before = graph.edges.len();
     let mut dropped = Vec::new();
     graph.edges.retain(|k, _| {
