@@ -6,7 +6,9 @@
 #   make eval  score prompt recall and kg_search on the labelled memories of
 #              tests/recall-eval/, reference policy beside ours
 #              (EVAL_ARGS="--verbose" lists every miss, "--json" for machines)
-.PHONY: run test build eval
+# and, to install it like any desktop app (issue 22):
+#   make package  the .deb and the AppImage in target/package/ (scripts/package.sh)
+.PHONY: run test build eval package
 
 run:
 	./scripts/setup.sh run
@@ -28,3 +30,6 @@ build:
 # Release build: the latencies it prints are the product's, not a debug build's.
 eval:
 	@cargo run --release -q -p recall-eval -- $(EVAL_ARGS)
+
+package:
+	./scripts/package.sh

@@ -406,13 +406,15 @@ fn confirm_connect(app: &AppHandle) {
             }
             let s = shell(&handle);
             let result = (|| -> anyhow::Result<String> {
-                let setup = kg_server::install::Setup::new(&s.settings, kg_memory_binary()?);
-                let plan = kg_server::install::plan_install(
-                    kg_server::install::Client::ClaudeCode,
-                    &setup,
-                )?;
-                kg_server::install::apply(&plan, kg_server::clock::Clock::System.now(), true)?;
-                Ok(kg_server::install::describe(&plan, false))
+                use kg_server::install::{Client, Setup, apply, describe, place_program};
+                // From a build folder, the hooks name a copy in ~/.local/bin instead.
+                let setup = Setup::for_program(&s.settings, &kg_memory_binary()?);
+                let plan = kg_server::install::plan_install(Client::ClaudeCode, &setup)?;
+                let placed = place_program(&setup, Client::ClaudeCode, false)?;
+                apply(&plan, kg_server::clock::Clock::System.now(), true)?;
+                let mut done = placed.map(|p| format!("{p}\n")).unwrap_or_default();
+                done.push_str(&describe(&plan, false));
+                Ok(done)
             })();
             match result {
                 Ok(done) => notify::show(

@@ -26,12 +26,14 @@ mod desktop;
 mod dry_run;
 mod files;
 mod servers;
+mod stable;
 mod wiring;
 
 pub use auto_memory::AUTO_MEMORY;
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
+pub use stable::{in_build_tree, place_program, release_program, stable_path, user_bin_dir};
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
     plugin_installs, twice_message, wiring, wiring_report,
@@ -86,6 +88,9 @@ pub struct Setup {
     pub settings: Settings,
     /// The `kg-memory` binary the hooks and Desktop should run.
     pub exe: PathBuf,
+    /// The build output `place_program` copies to `exe` first (None: `exe` is an
+    /// installed program).
+    pub copy_from: Option<PathBuf>,
     /// `install claude-code --disable-auto-memory`: also turn off Claude Code's own
     /// auto-memory (uninstall puts the user's value back).
     pub disable_auto_memory: bool,
@@ -98,8 +103,20 @@ impl Setup {
         Setup {
             settings: settings.clone(),
             exe,
+            copy_from: None,
             disable_auto_memory: false,
             state_dir: settings.state_dir(),
+        }
+    }
+
+    /// The setup for the program at `current` (this process's own path): it names
+    /// itself when installed, and a copy in `~/.local/bin` when it runs from a build
+    /// folder (`place_program` makes the copy).
+    pub fn for_program(settings: &Settings, current: &Path) -> Setup {
+        let (exe, copy_from) = stable_path(current, &settings.home);
+        Setup {
+            copy_from,
+            ..Setup::new(settings, exe)
         }
     }
 

@@ -16,6 +16,7 @@ mod rmcp_client;
 mod root_lock;
 mod router;
 mod server;
+mod stable_paths;
 mod steps;
 mod sync;
 mod wire;

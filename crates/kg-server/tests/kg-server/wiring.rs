@@ -205,6 +205,15 @@ fn with_the_plugin_and_the_installer_wired_one_hook_answers_and_says_which_to_re
         }
         run(kg(&args, &home, &env), &start)
     };
+    let scrub = |text: &str| {
+        text.replace(&server.storage.to_string_lossy().into_owned(), "<STORAGE>")
+            .replace(&home.to_string_lossy().into_owned(), "<HOME>")
+            .replace(&server.port.to_string(), "<PORT>")
+            .replace(env!("CARGO_PKG_VERSION"), "<VERSION>")
+    };
+    let (out, _, code) = run(kg(&["status"], &home, &env), "");
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("status_wiring_installer_route", wiring_lines(&scrub(&out)));
     // Only the installer: it answers, and has nothing to warn about.
     let (out, _, code) = hook(false);
     assert_eq!(code, 0);
@@ -220,6 +229,7 @@ fn with_the_plugin_and_the_installer_wired_one_hook_answers_and_says_which_to_re
             && err.contains("Nothing was changed"),
         "{err}"
     );
+    insta::assert_snapshot!("install_refused_beside_the_plugin", scrub(&err));
     // ...the plugin's hook stands aside for every event...
     for event in ["session-start", "prompt-submit", "post-tool"] {
         let (out, _, code) = run(kg(&["hook", event, "--via", "plugin"], &home, &env), &start);
@@ -236,6 +246,9 @@ fn with_the_plugin_and_the_installer_wired_one_hook_answers_and_says_which_to_re
             && message.contains("`claude plugin uninstall knowledge-graph@kg-memory`"),
         "{message}"
     );
+    // The line about the two routes (the preload line before it names the session).
+    let twice: Vec<&str> = message.lines().filter(|l| l.contains("twice")).collect();
+    insta::assert_snapshot!("hook_says_connected_twice", scrub(&twice.join("\n")));
     assert!(
         v["hookSpecificOutput"]["additionalContext"]
             .as_str()
@@ -250,6 +263,22 @@ fn with_the_plugin_and_the_installer_wired_one_hook_answers_and_says_which_to_re
         out.contains("! KG Memory is connected to Claude Code twice"),
         "{out}"
     );
+    insta::assert_snapshot!("status_wiring_both_routes", wiring_lines(&scrub(&out)));
+}
+
+/// The part of `kg-memory status` that says how Claude Code reaches KG Memory: from
+/// its "Claude Code" heading to the next blank line (the rest names live sessions and
+/// graphs, which vary run to run).
+fn wiring_lines(status: &str) -> String {
+    let mut lines = status.lines().skip_while(|l| !l.contains("Claude Code"));
+    let mut kept: Vec<&str> = Vec::new();
+    for line in lines.by_ref() {
+        if line.trim().is_empty() && !kept.is_empty() {
+            break;
+        }
+        kept.push(line);
+    }
+    kept.join("\n")
 }
 
 #[test]
@@ -485,4 +514,43 @@ fn the_bridge_restarts_a_server_that_died_or_says_why_it_cannot() {
         "{answer}"
     );
     assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+/// `kg-memory status` for the two other routes: the plugin alone, and a hand-made
+/// `claude mcp add --transport http -s user kg …` entry without hooks.
+#[test]
+fn status_names_each_route_as_it_is_wired() {
+    let server = Server::fresh();
+    let home = server.home.clone();
+    let env = [
+        ("KG_HTTP_PORT", server.port.to_string()),
+        (
+            "KG_STORAGE_ROOT",
+            server.storage.to_string_lossy().into_owned(),
+        ),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let scrub = |text: &str| {
+        text.replace(&server.storage.to_string_lossy().into_owned(), "<STORAGE>")
+            .replace(&home.to_string_lossy().into_owned(), "<HOME>")
+            .replace(&server.port.to_string(), "<PORT>")
+    };
+    let status = || {
+        let (out, err, code) = run(kg(&["status"], &home, &env), "");
+        assert_eq!(code, 0, "{out}{err}");
+        wiring_lines(&scrub(&out))
+    };
+
+    install_plugin_record(&home);
+    insta::assert_snapshot!("status_wiring_plugin_route", status());
+
+    // The plugin gone, an MCP entry made by `claude mcp add` in its place.
+    std::fs::remove_dir_all(home.join(".claude")).expect("remove plugin");
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {"kg": {"type": "http", "url": url}}}).to_string(),
+    )
+    .expect("write ~/.claude.json");
+    insta::assert_snapshot!("status_wiring_mcp_add_route", status());
 }

@@ -1,0 +1,251 @@
+//! The program the entries name. Hooks, MCP entries and login items outlive the
+//! build folder a developer ran `kg-memory install` from (`cargo clean`, a moved
+//! clone), so a program running from a cargo output folder is copied to
+//! `~/.local/bin` and the entries name the copy; an installed program (the package's
+//! `/usr/bin/kg-memory`, anything outside a build folder) names itself.
+//!
+//! Uninstalling removes the copy only when install put it there and nothing replaced
+//! it since (its size and modification time are noted in the state folder), and only
+//! once no client installed through it remains.
+
+use super::{Client, Setup};
+use anyhow::Context;
+use serde_json::{Map, Value, json};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where install notes the programs it copied (in the server's state folder).
+const RECORD: &str = "installed-programs.json";
+
+/// `exe` runs from a cargo output folder: `…/target/debug/`, `…/target/release/`, or
+/// any `CARGO_TARGET_DIR`, recognised by the fingerprints cargo keeps beside the
+/// binaries.
+pub fn in_build_tree(exe: &Path) -> bool {
+    let path = exe.to_string_lossy().replace('\\', "/");
+    path.contains("/target/debug/")
+        || path.contains("/target/release/")
+        || exe
+            .parent()
+            .is_some_and(|dir| dir.join(".fingerprint").is_dir())
+}
+
+/// Where a program copied out of a build folder goes: the per-user folder of
+/// programs that most shells put on `PATH`.
+pub fn user_bin_dir(home: &Path) -> PathBuf {
+    home.join(".local").join("bin")
+}
+
+/// The path the entries should name for the program at `current`, and the build
+/// output to copy there first (None: `current` is installed and names itself).
+pub fn stable_path(current: &Path, home: &Path) -> (PathBuf, Option<PathBuf>) {
+    match current.file_name() {
+        Some(name) if in_build_tree(current) => {
+            (user_bin_dir(home).join(name), Some(current.to_path_buf()))
+        }
+        _ => (current.to_path_buf(), None),
+    }
+}
+
+fn client_name(client: Client) -> &'static str {
+    match client {
+        Client::ClaudeCode => "claude-code",
+        Client::ClaudeDesktop => "claude-desktop",
+    }
+}
+
+/// What identifies the very file install wrote: its size and modification time.
+fn fingerprint(path: &Path) -> Option<Value> {
+    let meta = fs::metadata(path).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some(json!({"size": meta.len(), "modified_ns": modified.to_string()}))
+}
+
+fn record_path(setup: &Setup) -> PathBuf {
+    setup.state_dir.join(RECORD)
+}
+
+fn read_record(setup: &Setup) -> anyhow::Result<Map<String, Value>> {
+    Ok(super::files::read_object(&record_path(setup))?.1)
+}
+
+fn write_record(setup: &Setup, record: &Map<String, Value>) -> anyhow::Result<()> {
+    let path = record_path(setup);
+    if record.is_empty() {
+        return match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        };
+    }
+    fs::create_dir_all(&setup.state_dir)
+        .with_context(|| format!("cannot create {}", setup.state_dir.display()))?;
+    fs::write(&path, super::files::pretty(record))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The copy install made of `dest`, if the file there is still that copy.
+fn is_our_copy(entry: Option<&Value>, dest: &Path) -> bool {
+    entry.is_some_and(|e| fingerprint(dest).is_some_and(|f| e["file"] == f))
+}
+
+/// Put the program the entries name in place: copy the build output to its stable
+/// path (replacing only an earlier copy of ours) and note it for uninstall. Returns
+/// what it did, in words; with `dry_run`, what it would do, and changes nothing.
+pub fn place_program(
+    setup: &Setup,
+    client: Client,
+    dry_run: bool,
+) -> anyhow::Result<Option<String>> {
+    let Some(source) = &setup.copy_from else {
+        return Ok(None);
+    };
+    let dest = &setup.exe;
+    let mut record = read_record(setup)?;
+    let key = dest.to_string_lossy().into_owned();
+    let ours = is_our_copy(record.get(&key), dest);
+    if dest.exists() && !ours {
+        anyhow::bail!(
+            "{} already exists and was not put there by `kg-memory install`. Nothing was changed. Remove or rename it, or run `{} install {}` to use it as it is.",
+            dest.display(),
+            dest.display(),
+            client_name(client)
+        );
+    }
+    let said = format!(
+        "copy {} to {} (the entries name this copy, which stays when the build folder goes)",
+        source.display(),
+        dest.display()
+    );
+    if dry_run {
+        return Ok(Some(said));
+    }
+    copy_program(source, dest)?;
+    let mut clients: Vec<Value> = record
+        .get(&key)
+        .filter(|_| ours)
+        .and_then(|e| e["clients"].as_array().cloned())
+        .unwrap_or_default();
+    let name = json!(client_name(client));
+    if !clients.contains(&name) {
+        clients.push(name);
+    }
+    let file = fingerprint(dest)
+        .with_context(|| format!("cannot read back the copy {}", dest.display()))?;
+    record.insert(key, json!({"file": file, "clients": clients}));
+    write_record(setup, &record)?;
+    Ok(Some(said))
+}
+
+/// Copy through a temporary file and a rename: a copy that is running (a hook, the
+/// stdio bridge) is replaced rather than written into ("text file busy").
+fn copy_program(source: &Path, dest: &Path) -> anyhow::Result<()> {
+    let dir = dest
+        .parent()
+        .with_context(|| format!("{} has no folder", dest.display()))?;
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let failed = || format!("cannot copy {} to {}", source.display(), dest.display());
+    let tmp = tempfile::Builder::new()
+        .prefix(".kg-memory.")
+        .tempfile_in(dir)
+        .with_context(failed)?;
+    fs::copy(source, tmp.path()).with_context(failed)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).with_context(failed)?;
+    }
+    tmp.persist(dest)
+        .map_err(|e| e.error)
+        .with_context(failed)?;
+    Ok(())
+}
+
+/// Uninstalling `client`: forget that it uses the programs install copied, and remove
+/// each copy no client uses any more, if it is still the file install wrote. Returns
+/// what it did, in words; with `dry_run`, what it would do, and changes nothing.
+pub fn release_program(
+    setup: &Setup,
+    client: Client,
+    dry_run: bool,
+) -> anyhow::Result<Vec<String>> {
+    let mut record = read_record(setup)?;
+    let name = json!(client_name(client));
+    let mut said = Vec::new();
+    let paths: Vec<String> = record.keys().cloned().collect();
+    for key in paths {
+        let Some(entry) = record.get_mut(&key) else {
+            continue;
+        };
+        let Some(clients) = entry["clients"].as_array_mut() else {
+            continue;
+        };
+        if !clients.contains(&name) {
+            continue;
+        }
+        clients.retain(|c| *c != name);
+        if !clients.is_empty() {
+            continue;
+        }
+        let dest = PathBuf::from(&key);
+        if is_our_copy(record.get(&key), &dest) {
+            said.push(format!(
+                "remove {}, which install copied there",
+                dest.display()
+            ));
+            if !dry_run {
+                fs::remove_file(&dest)
+                    .with_context(|| format!("cannot remove {}", dest.display()))?;
+            }
+        } else if dest.exists() {
+            said.push(format!(
+                "keep {}: it changed since install copied it there",
+                dest.display()
+            ));
+        }
+        record.shift_remove(&key);
+    }
+    if !dry_run {
+        write_record(setup, &record)?;
+    }
+    Ok(said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_folders_are_recognised_by_path_or_by_cargo_fingerprints() {
+        let home = Path::new("/home/ann");
+        for built in [
+            "/home/ann/src/kg/target/release/kg-memory",
+            "/home/ann/src/kg/target/debug/kg-memory",
+        ] {
+            assert_eq!(
+                stable_path(Path::new(built), home),
+                (
+                    PathBuf::from("/home/ann/.local/bin/kg-memory"),
+                    Some(PathBuf::from(built))
+                )
+            );
+        }
+        for installed in ["/usr/bin/kg-memory", "/opt/target-tools/kg-memory"] {
+            assert_eq!(
+                stable_path(Path::new(installed), home),
+                (PathBuf::from(installed), None)
+            );
+        }
+        // Any CARGO_TARGET_DIR: cargo's fingerprints sit beside the binaries.
+        let dir = tempfile::tempdir().expect("dir");
+        let out = dir.path().join("build-out/release");
+        std::fs::create_dir_all(out.join(".fingerprint")).expect("mkdir");
+        assert!(in_build_tree(&out.join("kg-memory")));
+        assert!(!in_build_tree(&dir.path().join("kg-memory")));
+    }
+}
