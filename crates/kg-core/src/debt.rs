@@ -303,6 +303,23 @@ impl DebtInputs {
     }
 }
 
+/// A level's debt as `kg_read`, the catalogue and the graph view show it: with the
+/// burst component when `count_burst` (our policy; the reference's DEBT has none).
+pub fn level_debt(
+    graph: &Graph,
+    activity: impl IntoIterator<Item = f64>,
+    grace_days: f64,
+    count_burst: bool,
+    now: f64,
+) -> Debt {
+    let debt = compute_debt(graph, false, activity, now);
+    if count_burst {
+        debt.with_burst(burst_count(graph, grace_days, now))
+    } else {
+        debt
+    }
+}
+
 /// Archived nodes created less than `grace_days` ago (creation stamps from the far
 /// future are not believed): what the grace share archived of a burst of new nodes.
 /// Orphaned ones count too: they keep their `_archived` flag.

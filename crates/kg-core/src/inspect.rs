@@ -7,7 +7,7 @@
 //! the same call compaction and refill make, so the view never second-guesses them.
 
 use crate::compact::{ANCHOR_BUDGET, FILL_CEILING, LEVEL_BUDGET};
-use crate::debt::{Debt, GIST_SCAN_LIMIT, compute_debt};
+use crate::debt::{Debt, GIST_SCAN_LIMIT, level_debt};
 use crate::graph::Graph;
 use crate::model::Tier;
 use crate::plan::{Health, LevelIndex, Mode, Plan, is_live};
@@ -175,6 +175,9 @@ pub struct InspectConfig {
     /// Days an orphan is kept before it is deleted (`KG_ORPHAN_GRACE_DAYS`, 365 by
     /// default).
     pub orphan_grace_days: f64,
+    /// The debt counts new nodes a burst got archived, as `kg_read`'s does under our
+    /// policy (`Store::config().policy == Policy::Ours`).
+    pub count_burst: bool,
 }
 
 impl Default for InspectConfig {
@@ -182,6 +185,7 @@ impl Default for InspectConfig {
         InspectConfig {
             grace_days: 5.0,
             orphan_grace_days: 365.0,
+            count_burst: true,
         }
     }
 }
@@ -219,9 +223,16 @@ pub fn level_budget(graph: &Graph) -> Budget {
 pub fn debt_factors(
     graph: &Graph,
     extra_activity: impl IntoIterator<Item = f64>,
+    config: InspectConfig,
     now: f64,
 ) -> DebtFactors {
-    let debt = compute_debt(graph, false, extra_activity, now);
+    let debt = level_debt(
+        graph,
+        extra_activity,
+        config.grace_days,
+        config.count_burst,
+        now,
+    );
     DebtFactors {
         staleness: debt.staleness(),
         activity: debt.activity(),
@@ -460,7 +471,7 @@ pub fn inspect_level(
         nodes,
         live_edges,
         health,
-        debt: debt_factors(graph, extra_activity, now),
+        debt: debt_factors(graph, extra_activity, config, now),
         debt_items: debt_items(graph),
     }
 }
@@ -485,6 +496,36 @@ mod tests {
     fn edge(g: &mut Graph, from: &str, to: &str, rel: &str) {
         let key = EdgeKey::new(from, to, rel);
         g.edges.insert(key.clone(), Edge::new(key));
+    }
+
+    /// The view's debt is `kg_read`'s: under our policy it counts new nodes a burst got
+    /// archived, under the reference's it does not.
+    #[test]
+    fn the_debt_counts_a_burst_as_kg_read_does_under_each_policy() {
+        let mut g = sample();
+        node(
+            &mut g,
+            "burst-1",
+            "Written yesterday, archived by the share",
+            NOW - DAY_SECS,
+        );
+        if let Some(n) = g.node_mut("burst-1") {
+            n.set(field::ARCHIVED, Value::Bool(true));
+        }
+        let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
+        assert_eq!(ours.debt.debt.burst, 1);
+        assert!(
+            ours.debt.line.contains("1 new node(s) archived in a burst"),
+            "{}",
+            ours.debt.line
+        );
+        let reference = InspectConfig {
+            count_burst: false,
+            ..InspectConfig::default()
+        };
+        let theirs = inspect_level(&g, [], reference, NOW);
+        assert_eq!(theirs.debt.debt.burst, 0);
+        assert!(!theirs.debt.line.contains("burst"), "{}", theirs.debt.line);
     }
 
     fn sample() -> Graph {

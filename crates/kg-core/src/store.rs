@@ -14,7 +14,7 @@
 
 use crate::catalogue::{Catalogue, CatalogueEntry, InMemory};
 use crate::change::{Change, ChangeKind, ChangeLog, TierMoves};
-use crate::debt::{Debt, DebtLevel, compute_debt};
+use crate::debt::{Debt, DebtLevel};
 use crate::graph::Graph;
 use crate::heal::heal;
 use crate::journal::Journal;
@@ -513,13 +513,13 @@ impl Store {
     /// A graph's debt under this store's policy: ours also counts the new nodes a
     /// burst got archived (the reference's DEBT has no such component).
     pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
-        let debt = compute_debt(graph, false, activity.iter().copied(), now);
-        match self.config.policy {
-            Policy::Ours => {
-                debt.with_burst(crate::debt::burst_count(graph, self.config.grace_days, now))
-            }
-            Policy::Reference => debt,
-        }
+        crate::debt::level_debt(
+            graph,
+            activity.iter().copied(),
+            self.config.grace_days,
+            self.config.policy == Policy::Ours,
+            now,
+        )
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.

@@ -203,6 +203,7 @@ fn inspect_config(state: &AppState) -> InspectConfig {
     InspectConfig {
         grace_days: state.store.config().grace_days,
         orphan_grace_days: state.store.config().orphan_grace_days,
+        count_burst: state.store.config().policy == kg_core::Policy::Ours,
     }
 }
 
