@@ -1096,6 +1096,15 @@ fn our_memory(w: &World, sid: &str) {
     );
 }
 
+/// A world under our policy holding [`our_memory`], with session `cc-1` past its full
+/// read.
+fn our_world() -> World {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    our_memory(&w, &sid);
+    w
+}
+
 fn hit_ids(text: &str) -> Vec<&str> {
     text.lines()
         .filter_map(|line| line.strip_prefix("- [project] "))
@@ -1105,9 +1114,7 @@ fn hit_ids(text: &str) -> Vec<&str> {
 
 #[test]
 fn our_recall_counts_short_technical_words() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     let text = w
         .prompt("cc-1", "JWT ttl")
         .expect("a two-word prompt in the memory's words injects");
@@ -1118,9 +1125,7 @@ fn our_recall_counts_short_technical_words() {
 
 #[test]
 fn our_recall_stays_silent_when_the_prompt_shares_one_ordinary_word() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     // "derivative" and "derived" share a stem, and nothing else is shared.
     assert_eq!(
         w.prompt("cc-1", "what's the derivative of x^3 * sin(x)?"),
@@ -1136,9 +1141,7 @@ fn our_recall_stays_silent_when_the_prompt_shares_one_ordinary_word() {
 
 #[test]
 fn our_recall_pulls_in_the_neighbour_the_prompt_also_names() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     let text = w
         .prompt(
             "cc-1",
@@ -1157,9 +1160,7 @@ fn our_recall_pulls_in_the_neighbour_the_prompt_also_names() {
 
 #[test]
 fn our_recall_finds_the_node_touching_a_pasted_file() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     let text = w
         .prompt(
             "cc-1",
@@ -1171,9 +1172,7 @@ fn our_recall_finds_the_node_touching_a_pasted_file() {
 
 #[test]
 fn our_recall_judges_a_prompt_in_another_language_by_its_technical_words() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     let text = w
         .prompt(
             "cc-1",
@@ -1185,9 +1184,7 @@ fn our_recall_judges_a_prompt_in_another_language_by_its_technical_words() {
 
 #[test]
 fn our_recall_says_nothing_twice() {
-    let w = World::new();
-    let sid = w.session("cc-1", true);
-    our_memory(&w, &sid);
+    let w = our_world();
     assert!(w.prompt("cc-1", "rollback of a deploy").is_some());
     assert_eq!(w.prompt("cc-1", "rollback of a deploy again"), None);
 }
