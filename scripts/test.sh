@@ -7,6 +7,9 @@ export KG_MEMORY_BIN="$PWD/target/debug/kg-memory"
 
 step "format and lints"
 cargo fmt --all -- --check
+# kg-core declares its modules through a macro (src/lib.rs), which cargo fmt does not
+# follow: check those files by name.
+git ls-files -z 'crates/kg-core/src/*.rs' | xargs -0 rustfmt --edition 2024 --check
 cargo clippy --workspace --all-targets -- -D warnings
 # kg-core as the front ends see it (no `internals` feature): only lib.rs's
 # re-exports are public, each documented, nothing dead (CONTRIBUTING.md).
