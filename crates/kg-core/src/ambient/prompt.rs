@@ -449,14 +449,8 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
         return off_topic;
     }
     let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    // Loads the session's project graph if needed and refreshes its activity; counts
-    // no op.
-    let slots = match search_slots(store, Some(sid), now) {
-        Ok(slots) => slots,
-        Err(e) => {
-            log::warn!("prompt recall for session {sid} skipped: {e}");
-            return off_topic;
-        }
+    let Some(slots) = recall_slots(store, sid, now) else {
+        return off_topic;
     };
     // The session registry is a leaf lock, so asking it under the graph locks is safe.
     let is_seen = |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
@@ -466,6 +460,18 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
     };
     let recall = select(&result, terms.len());
     say(store, sid, recall, nothing)
+}
+
+/// The graphs a prompt's recall searches. Loads the session's project graph if needed
+/// and refreshes its activity; counts no op. `None` (logged) when they cannot be had.
+fn recall_slots(
+    store: &Store,
+    sid: &str,
+    now: f64,
+) -> Option<Vec<std::sync::Arc<crate::store::GraphSlot>>> {
+    search_slots(store, Some(sid), now)
+        .map_err(|e| log::warn!("prompt recall for session {sid} skipped: {e}"))
+        .ok()
 }
 
 /// Short prompts ("SSO", "429s", "deploy?") are worth a search under our ranking: its
@@ -484,12 +490,8 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
         return off_topic;
     }
     let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let slots = match search_slots(store, Some(sid), now) {
-        Ok(slots) => slots,
-        Err(e) => {
-            log::warn!("prompt recall for session {sid} skipped: {e}");
-            return off_topic;
-        }
+    let Some(slots) = recall_slots(store, sid, now) else {
+        return off_topic;
     };
     let found = store.with_graphs(&slots, |graphs| {
         let ordered: Vec<(Level, &crate::graph::Graph)> =
