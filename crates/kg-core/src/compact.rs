@@ -8,7 +8,7 @@
 use crate::change::TierMoves;
 use crate::graph::Graph;
 use crate::journal::Journal;
-use crate::model::{Tier, field, float_value};
+use crate::model::{Node, Tier, field, float_value};
 use crate::plan::{LevelIndex, Meter};
 use crate::score::{self, DAY_SECS, PoolScorer, RawSignals, ScoreOrder};
 use serde_json::Value;
@@ -101,21 +101,19 @@ impl<'a, 'g> Pass<'a, 'g> {
     /// written, and nothing since (what a burst of writes is made of)?
     fn new_and_unread(&self, i: usize) -> bool {
         self.in_grace(i)
-            && !self.in_use(i)
             && self
                 .graph
                 .nodes
                 .get_index(i)
-                .is_some_and(|(_, n)| n.last_read_ts().is_none_or(|r| r < n.created_ts()))
+                .is_some_and(|(_, n)| unread_since_written(n, self.now))
     }
 
     /// Was node `i` read in full or liked within [`IN_USE_SECS`]?
     fn in_use(&self, i: usize) -> bool {
-        let since = self.now - IN_USE_SECS;
-        let recent = |ts: f64| ts >= since && score::credible_ts(ts, self.now).is_some();
-        self.graph.nodes.get_index(i).is_some_and(|(_, n)| {
-            n.last_read_ts().is_some_and(recent) || n.useful_ts().iter().any(|&ts| recent(ts))
-        })
+        self.graph
+            .nodes
+            .get_index(i)
+            .is_some_and(|(_, n)| in_use(n, self.now))
     }
 
     /// Scores of `pool` (scored by `scorer`) under the current tiers, by node: `None`
@@ -337,9 +335,22 @@ fn archive_walk(pass: &mut Pass<'_, '_>, order: &[usize]) -> Vec<usize> {
 /// newest hold their protection while their node lines fit in [`GRACE_SHARE`]; from
 /// the first that does not fit, the older ones are scored like nodes past grace.
 fn grace_overflow(pass: &Pass<'_, '_>) -> Vec<usize> {
-    let created = &pass.raw().created;
-    let mut young: Vec<usize> = (0..pass.index.len())
-        .filter(|&i| pass.tiers()[i] == Tier::Active && pass.in_grace(i))
+    grace_overflow_of(pass.index, pass.tiers(), &pass.raw().created, |i| {
+        pass.in_grace(i)
+    })
+}
+
+/// [`grace_overflow`] over bare tiers (`created` are the nodes' creation stamps,
+/// `in_grace` tells the nodes inside their grace period): shared with the graph view,
+/// which explains the same rule.
+pub(crate) fn grace_overflow_of(
+    index: &LevelIndex<'_>,
+    tiers: &[Tier],
+    created: &[f64],
+    in_grace: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut young: Vec<usize> = (0..index.len())
+        .filter(|&i| tiers[i] == Tier::Active && in_grace(i))
         .collect();
     // Newest first; of nodes stamped alike, the later written (later in node order).
     young.sort_by(|&a, &b| created[b].total_cmp(&created[a]).then(b.cmp(&a)));
@@ -347,13 +358,28 @@ fn grace_overflow(pass: &Pass<'_, '_>) -> Vec<usize> {
     let kept = young
         .iter()
         .take_while(|&&i| {
-            held += pass.index.node_line_cost(i);
+            held += index.node_line_cost(i);
             held <= GRACE_SHARE
         })
         .count();
     let mut overflow = young.split_off(kept);
     overflow.sort_unstable();
     overflow
+}
+
+/// Was `node` read in full or liked within [`IN_USE_SECS`] of `now`? Such a node is
+/// in use: under [`GraceRule::Shared`] it is archived last while new unread nodes
+/// crowd the level.
+pub(crate) fn in_use(node: &Node, now: f64) -> bool {
+    let since = now - IN_USE_SECS;
+    let recent = |ts: f64| ts >= since && score::credible_ts(ts, now).is_some();
+    node.last_read_ts().is_some_and(recent) || node.useful_ts().iter().any(|&ts| recent(ts))
+}
+
+/// Is `node` not in use and not read since it was written? Inside its grace period,
+/// that is what a burst of writes is made of.
+pub(crate) fn unread_since_written(node: &Node, now: f64) -> bool {
+    !in_use(node, now) && node.last_read_ts().is_none_or(|r| r < node.created_ts())
 }
 
 /// The archive walk under [`GraceRule::Shared`], over `order` (the pool, lowest score

@@ -1,9 +1,12 @@
 //! Maintenance debt (core.md §7.6, interfaces.md §8): how much a graph needs a
 //! `/kg-maintain` pass — staleness × activity × wear. The list of every graph with its
 //! debt is the [`crate::catalogue`].
+//!
+//! Debt also counts the merge conflicts a graph holds ([`unresolved_conflicts`]):
+//! they wait for a person or an agent, not for the score.
 
 use crate::graph::Graph;
-use crate::model::{Object, as_ts};
+use crate::model::{Node, Object, as_ts, field};
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::{DAY_SECS, credible_ts};
 use crate::wording;
@@ -12,6 +15,12 @@ use std::collections::BTreeSet;
 
 /// Gists longer than this scan badly and stall the compactor.
 pub const GIST_SCAN_LIMIT: usize = 300;
+/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
+/// two different gists were written for one node: the newer is kept, the other goes
+/// into such a note with its origin). A node holding such a note has a conflict
+/// nobody has resolved yet; removing the note resolves it.
+pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+
 /// Days after which a graph counts as fully stale.
 pub const STALE_DAYS: f64 = 14.0;
 /// Active days (of the last 7) at which activity saturates.
@@ -22,7 +31,8 @@ pub const BUSY_DAYS: f64 = 4.0;
 pub enum DebtLevel {
     /// Score under 0.3: nothing to do yet.
     Low,
-    /// Score from 0.3: the tray shows the graph as needing tending.
+    /// Score from 0.3, or any unresolved merge conflict: the tray shows the graph as
+    /// needing tending.
     Med,
     /// Score from 0.5: the DEBT line asks for a `/kg-maintain` pass and the tray
     /// notifies (at most once per graph per day).
@@ -44,9 +54,10 @@ impl DebtLevel {
 /// One graph's debt, with its raw factors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Debt {
-    /// Unrounded; the level is decided on it.
+    /// Unrounded; the level is decided on it (and on `merge_conflicts`).
     pub score: f64,
-    /// The verdict on `score`: HIGH from 0.5, MED from 0.3, else LOW.
+    /// The verdict on `score`: HIGH from 0.5, MED from 0.3, else LOW; and at least MED
+    /// while `merge_conflicts` is not 0.
     pub level: DebtLevel,
     /// Active nodes whose gist is over the 300-character scan limit.
     pub oversized: usize,
@@ -67,6 +78,13 @@ pub struct Debt {
     /// of the level's budget or crowded nodes in use. Counted under our policy only; 0
     /// under the reference's, whose DEBT has no such component.
     pub burst: usize,
+    /// Merge-conflict notes ([`CONFLICT_NOTE_PREFIX`]) on the level's nodes, any tier:
+    /// conflicts a sync's merge could not settle, waiting for a person or an agent.
+    /// They leave the score alone (a maintenance pass does not resolve them) but raise
+    /// the level to at least MED, so that the tray lists the graph until they are
+    /// settled. The same under both policies: the reference never writes such notes,
+    /// so none of its outputs change.
+    pub merge_conflicts: usize,
 }
 
 impl Debt {
@@ -119,6 +137,9 @@ impl Debt {
         } else {
             DebtLevel::Low
         };
+        if self.merge_conflicts > 0 {
+            self.level = self.level.max(DebtLevel::Med);
+        }
     }
 
     /// The JSON object the survey and the graph view show (rounded fields).
@@ -138,12 +159,16 @@ impl Debt {
             Value::Bool(self.never_maintained),
         );
         obj.insert("active_days_7d".into(), Value::from(self.active_days_7d));
+        // Only when there are some: the survey's format has no such field.
+        if self.merge_conflicts > 0 {
+            obj.insert("merge_conflicts".into(), Value::from(self.merge_conflicts));
+        }
         obj
     }
 
     /// `DEBT: <LEVEL> (<score>) — <o> oversized gist(s), <u> unconnected, <untended>, active <d>/7d`,
     /// with `, <b> new node(s) archived in a burst` after `<u> unconnected` when a
-    /// burst was archived.
+    /// burst was archived, then [`Debt::conflicts_clause`] when merge conflicts wait.
     pub fn line(&self) -> String {
         let untended = if self.never_maintained {
             "never maintained".to_string()
@@ -155,8 +180,12 @@ impl Debt {
         } else {
             String::new()
         };
+        let conflicts = match self.conflicts_clause() {
+            Some(clause) => format!(", {clause}"),
+            None => String::new(),
+        };
         let mut line = format!(
-            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}, {untended}, active {}/7d",
+            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{conflicts}, {untended}, active {}/7d",
             self.level.as_str(),
             float_repr(round_to(self.score, 2)),
             self.oversized,
@@ -169,9 +198,25 @@ impl Debt {
         line
     }
 
-    /// The factor that weighs most, in words (for notifications).
+    /// `merged with conflicts: <n> (…)`, saying where the conflicts are and how to
+    /// settle them; `None` when there are none (the line then reads as the reference's).
+    pub fn conflicts_clause(&self) -> Option<String> {
+        (self.merge_conflicts > 0)
+            .then(|| wording::debt_merge_conflicts(self.merge_conflicts, CONFLICT_NOTE_PREFIX))
+    }
+
+    /// `merged with conflicts: <n>` in short (the tray's tooltip), `None` when there are
+    /// none.
+    pub fn conflicts_summary(&self) -> Option<String> {
+        (self.merge_conflicts > 0).then(|| wording::merged_with_conflicts(self.merge_conflicts))
+    }
+
+    /// The factor that weighs most, in words (for notifications). Merge conflicts come
+    /// first when they alone make the graph need tending (its score is under MED's).
     pub fn largest_factor(&self) -> String {
-        if self.burst > 0 && self.burst >= self.oversized && self.burst >= self.unconnected {
+        if self.merge_conflicts > 0 && self.score < 0.3 {
+            wording::merged_with_conflicts(self.merge_conflicts)
+        } else if self.burst > 0 && self.burst >= self.oversized && self.burst >= self.unconnected {
             wording::debt_burst(self.burst)
                 .trim_start_matches(", ")
                 .to_string()
@@ -223,6 +268,8 @@ pub struct DebtInputs {
     pub maintained_ts: Option<f64>,
     /// The nodes' last-read stamps.
     pub read_stamps: Vec<f64>,
+    /// See [`Debt::merge_conflicts`].
+    pub merge_conflicts: usize,
 }
 
 impl DebtInputs {
@@ -262,6 +309,7 @@ impl DebtInputs {
                 .values()
                 .filter_map(|n| n.last_read_ts())
                 .collect(),
+            merge_conflicts: unresolved_conflicts(graph),
         };
         for (node, connected) in graph.nodes.values().zip(connected) {
             if node.is_archived_flag() {
@@ -297,9 +345,30 @@ impl DebtInputs {
             never_maintained,
             active_days_7d: activity_days(reads.chain(extra_activity), now),
             burst: 0,
+            merge_conflicts: self.merge_conflicts,
         };
         debt.rescore();
         debt
+    }
+}
+
+/// How many merge-conflict notes ([`CONFLICT_NOTE_PREFIX`]) a graph's nodes hold, in
+/// any tier: merge conflicts nobody has resolved yet.
+pub fn unresolved_conflicts(graph: &Graph) -> usize {
+    graph.nodes.values().map(conflict_notes).sum()
+}
+
+/// The notes of `node` that start with [`CONFLICT_NOTE_PREFIX`], read as
+/// [`Node::notes`] reads them but without copying them (every `kg_read` counts them).
+fn conflict_notes(node: &Node) -> usize {
+    let is_conflict = |note: &str| note.starts_with(CONFLICT_NOTE_PREFIX);
+    match node.get(field::NOTES) {
+        Some(Value::Array(notes)) => notes
+            .iter()
+            .filter(|note| note.as_str().is_some_and(is_conflict))
+            .count(),
+        Some(Value::String(note)) => usize::from(is_conflict(note)),
+        _ => 0,
     }
 }
 
@@ -453,6 +522,7 @@ mod tests {
             never_maintained: false,
             active_days_7d: 1,
             burst: 0,
+            merge_conflicts: 0,
         };
         assert_eq!(
             d.line(),
@@ -477,6 +547,7 @@ mod tests {
             never_maintained: true,
             active_days_7d: 4,
             burst: 0,
+            merge_conflicts: 0,
         };
         let plain = {
             let mut d = d.clone();
@@ -495,6 +566,98 @@ mod tests {
         assert!(burst.score > plain.score && burst.deficit() > plain.deficit());
         assert_eq!(burst.largest_factor(), "24 new node(s) archived in a burst");
         assert_eq!(plain.largest_factor(), "5 unconnected node(s)");
+    }
+
+    /// Notes on `id` (as a list), with an archived flag.
+    fn annotate(g: &mut Graph, id: &str, notes: &[&str], archived: bool) {
+        let node = g.nodes.get_mut(id).expect("node");
+        let notes = notes.iter().map(|n| Value::String(n.to_string())).collect();
+        node.set(field::NOTES, Value::Array(notes));
+        node.set(field::ARCHIVED, Value::Bool(archived));
+    }
+
+    #[test]
+    fn merge_conflict_notes_are_counted_in_every_tier_and_named_by_the_line() {
+        let mut g = graph(6, 0, 0, &[]);
+        g.progress.insert(
+            "maintain".into(),
+            serde_json::json!({"last_ts": NOW - 3600.0}),
+        );
+        let calm = compute_debt(&g, false, [], NOW);
+        assert_eq!((calm.merge_conflicts, calm.level), (0, DebtLevel::Low));
+        let conflict = format!("{CONFLICT_NOTE_PREFIX}the other gist was: old text");
+        annotate(&mut g, "n0", &[&conflict, "an ordinary note"], false);
+        annotate(&mut g, "n1", &[&conflict, &conflict], true);
+        // A note that only mentions a conflict is not one, nor is a prefix mid-text.
+        annotate(
+            &mut g,
+            "n2",
+            &["[merge conflict]no space", "x [merge conflict] y"],
+            false,
+        );
+        // `notes` as a single string (hand-edited files) is read as one note.
+        g.nodes
+            .get_mut("n3")
+            .expect("node")
+            .set(field::NOTES, Value::String(conflict.clone()));
+        assert_eq!(unresolved_conflicts(&g), 4);
+
+        let d = compute_debt(&g, false, [], NOW);
+        assert_eq!(d.merge_conflicts, 4);
+        assert_eq!(d.score, calm.score, "conflicts leave the score alone");
+        assert_eq!(d.level, DebtLevel::Med, "but the graph needs tending");
+        assert_eq!(
+            d.line(),
+            "DEBT: MED (0.0) — 0 oversized gist(s), 0 unconnected, merged with conflicts: 4 \
+             (see the node notes starting \"[merge conflict]\": settle each, then remove its \
+             note), untended 0d, active 0/7d"
+        );
+        assert_eq!(d.largest_factor(), "merged with conflicts: 4");
+        assert_eq!(
+            d.conflicts_summary().as_deref(),
+            Some("merged with conflicts: 4")
+        );
+        assert_eq!(d.to_object()["merge_conflicts"], 4);
+        assert!(!calm.to_object().contains_key("merge_conflicts"));
+        assert_eq!(
+            (calm.conflicts_clause(), calm.conflicts_summary()),
+            (None, None)
+        );
+        // A burst rescores; the level stays raised (our policy's level debt).
+        let burst = level_debt(&g, [], 5.0, true, NOW);
+        assert_eq!((burst.merge_conflicts, burst.level), (4, DebtLevel::Med));
+
+        // Removing the notes settles it.
+        for id in ["n0", "n1", "n3"] {
+            annotate(&mut g, id, &["resolved"], false);
+        }
+        let settled = compute_debt(&g, false, [], NOW);
+        assert_eq!(
+            (settled.merge_conflicts, settled.level),
+            (0, DebtLevel::Low)
+        );
+        assert_eq!(settled.line(), calm.line());
+    }
+
+    #[test]
+    fn a_high_debt_names_its_score_factors_before_merge_conflicts() {
+        let reads = [
+            NOW,
+            NOW - 86_400.0,
+            NOW - 2.0 * 86_400.0,
+            NOW - 3.0 * 86_400.0,
+        ];
+        let mut g = graph(10, 5, 3, &reads);
+        annotate(&mut g, "n9", &[&format!("{CONFLICT_NOTE_PREFIX}x")], false);
+        let d = compute_debt(&g, false, [], NOW);
+        assert_eq!((d.level, d.merge_conflicts), (DebtLevel::High, 1));
+        assert_eq!(d.largest_factor(), "5 oversized gist(s)");
+        assert!(
+            d.line().contains("unconnected, merged with conflicts: 1 (")
+                && d.line().ends_with(wording::DEBT_HIGH_CALL),
+            "{}",
+            d.line()
+        );
     }
 
     #[test]

@@ -6,13 +6,16 @@
 //! the one render plan (render equals charge); every score from [`score::score_all`],
 //! the same call compaction and refill make, so the view never second-guesses them.
 
-use crate::compact::{ANCHOR_BUDGET, FILL_CEILING, LEVEL_BUDGET};
+use crate::compact::{
+    ANCHOR_BUDGET, FILL_CEILING, GRACE_SHARE, GraceRule, IN_USE_SECS, LEVEL_BUDGET,
+    grace_overflow_of, in_use, unread_since_written,
+};
 use crate::debt::{Debt, GIST_SCAN_LIMIT, level_debt};
 use crate::graph::Graph;
 use crate::model::Tier;
 use crate::plan::{Health, LevelIndex, Mode, Plan, is_live};
-use crate::pyfmt::{float_repr, round_int, round_to};
-use crate::score::{DAY_SECS, NodeScore, RawSignals, score_all};
+use crate::pyfmt::{float_repr, g_format, round_int, round_to};
+use crate::score::{DAY_SECS, NodeScore, RawSignals, eligible, score_all, score_pool};
 
 /// Where a level's rendered size stands against its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +92,8 @@ pub struct TierWhy {
     pub rank: Option<usize>,
     /// How many nodes share that order.
     pub rank_of: usize,
-    /// Days of grace left (new nodes are never archived), when in grace.
+    /// Days of grace left, when in grace (how far grace protects a new node depends
+    /// on the policy: see [`InspectConfig::grace_rule`]).
     pub grace_left_days: Option<f64>,
     /// Characters this node puts in the level: its line and the edges cited under it
     /// (active), its anchor line (archived), nothing (orphaned).
@@ -165,6 +169,13 @@ pub struct LevelInspection {
     /// What the debt counts, one item per oversized gist (longest first) and per
     /// unconnected active node (in node order).
     pub debt_items: Vec<DebtItem>,
+    /// What happens to the level next, given where its size stands and what grace
+    /// protects: the budget gauge's sentence.
+    pub outlook: String,
+    /// Characters of node lines new nodes may hold out of compaction's reach: the
+    /// share under our policy, `None` under the reference's (grace protects every new
+    /// node there).
+    pub grace_share: Option<usize>,
 }
 
 /// Settings the explanations depend on.
@@ -175,9 +186,12 @@ pub struct InspectConfig {
     /// Days an orphan is kept before it is deleted (`KG_ORPHAN_GRACE_DAYS`, 365 by
     /// default).
     pub orphan_grace_days: f64,
-    /// The debt counts new nodes a burst got archived, as `kg_read`'s does under our
-    /// policy (`Store::config().policy == Policy::Ours`).
-    pub count_burst: bool,
+    /// The grace rule of the store's policy (`Policy::grace_rule`), whose compaction
+    /// the view explains: under ours ([`GraceRule::Shared`]) new nodes share part of
+    /// the budget, nodes in use are archived last and the debt counts new nodes a burst
+    /// got archived; under the reference's ([`GraceRule::Unlimited`]) grace protects
+    /// every new node.
+    pub grace_rule: GraceRule,
 }
 
 impl Default for InspectConfig {
@@ -185,7 +199,7 @@ impl Default for InspectConfig {
         InspectConfig {
             grace_days: 5.0,
             orphan_grace_days: 365.0,
-            count_burst: true,
+            grace_rule: GraceRule::Shared,
         }
     }
 }
@@ -230,7 +244,7 @@ pub fn debt_factors(
         graph,
         extra_activity,
         config.grace_days,
-        config.count_burst,
+        config.grace_rule == GraceRule::Shared,
         now,
     );
     DebtFactors {
@@ -304,6 +318,165 @@ fn pct(x: f64) -> String {
     format!("{}%", round_int(100.0 * x))
 }
 
+/// How a node stands under our grace rule (all `false` under the reference's).
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    /// Read in full or liked lately: archived last while a burst is in the level.
+    in_use: bool,
+    /// Inside its grace period, and neither read since it was written nor in use.
+    new_unread: bool,
+}
+
+/// The archive order compaction would walk now.
+struct Walk {
+    /// Active nodes, archived first to last.
+    order: Vec<usize>,
+    /// Nodes in use are held back to the end of `order` because the level holds new
+    /// nodes nobody has read.
+    in_use_last: bool,
+}
+
+/// The order in which compaction would archive the active nodes now (`compact`'s
+/// `burst_walk`): the scored ones by ascending score; under our rule, while the level
+/// holds new nodes nobody has read, the nodes in use go last, and just before them
+/// the new unread nodes the share protects, oldest first.
+fn archive_walk_order(
+    active: &[usize],
+    scores: &[Option<NodeScore>],
+    usage: &[Usage],
+    created: &[f64],
+) -> Walk {
+    let by_score = walk_order(scores, active, true);
+    let burst = active.iter().any(|&i| usage[i].new_unread);
+    let (in_use, mut order): (Vec<usize>, Vec<usize>) =
+        by_score.iter().partition(|&&i| burst && usage[i].in_use);
+    if in_use.is_empty() {
+        return Walk {
+            order,
+            in_use_last: false,
+        };
+    }
+    let mut shielded: Vec<usize> = active
+        .iter()
+        .copied()
+        .filter(|&i| usage[i].new_unread && scores[i].is_none())
+        .collect();
+    shielded.sort_by(|&a, &b| created[a].total_cmp(&created[b]).then(a.cmp(&b)));
+    order.extend(shielded);
+    order.extend(in_use);
+    Walk {
+        order,
+        in_use_last: true,
+    }
+}
+
+/// The grace share as the explanations word it.
+struct Share {
+    /// `6,125`.
+    chars: String,
+    /// `35`.
+    pct: i64,
+}
+
+/// `n` with a comma between thousands, as the explanations write sizes (17,500).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `5 days`, `1 day`, `0.5 days`.
+fn days(x: f64) -> String {
+    format!("{} day{}", g_format(x), if x == 1.0 { "" } else { "s" })
+}
+
+/// What the active nodes' grace allows, for the gauge's sentence.
+struct GraceStand {
+    /// Active nodes.
+    active: usize,
+    /// Active nodes inside their grace period.
+    in_grace: usize,
+    /// Days until the first of them leaves it.
+    first_ends: Option<f64>,
+    /// Our rule only: active nodes in grace the share protects (the rest are walked
+    /// with the older nodes), and whether nodes in use go last.
+    shared: Option<(usize, bool)>,
+}
+
+/// The gauge's sentence: what happens to the level next.
+fn outlook(state: BudgetState, grace_days: f64, stand: &GraceStand, share: &Share) -> String {
+    match state {
+        BudgetState::UnderFill => {
+            return "under the fill line: refill may bring archived nodes back".to_string();
+        }
+        BudgetState::Settled => {
+            return "between the fill line and the budget: nothing moves".to_string();
+        }
+        BudgetState::Over => {}
+    }
+    let soon = stand.first_ends.map_or(String::new(), |d| {
+        format!(
+            " The first leaves it in {}; the level shrinks from then on.",
+            days(d)
+        )
+    });
+    let Some((protected, in_use_last)) = stand.shared else {
+        let free = stand.active - stand.in_grace;
+        if free > 0 {
+            let among = if stand.in_grace > 0 {
+                format!(
+                    " among the {free} active nodes older than {} (the {} newer ones are protected)",
+                    days(grace_days),
+                    stand.in_grace
+                )
+            } else {
+                String::new()
+            };
+            return format!(
+                "over the budget: the next write or tick archives the lowest-scored nodes{among}"
+            );
+        }
+        return format!(
+            "over the budget, but nothing can be archived yet: every active node is newer than {}, and a node that new is never archived (it has not had time to prove useful).{soon} Archive by hand to make room now",
+            days(grace_days)
+        );
+    };
+    let open = stand.active - protected;
+    if open == 0 {
+        return format!(
+            "over the budget, but nothing can be archived yet: every active node is newer than {}, and together they fit in the {}% share of the budget that protects new nodes ({} characters).{soon} Archive by hand to make room now",
+            days(grace_days),
+            share.pct,
+            share.chars
+        );
+    }
+    let among = if protected > 0 {
+        format!(
+            " of {open} active nodes, and spares the {protected} newest: nodes written in the last {} are protected while their lines fit in {}% of the budget ({} characters), newest first",
+            days(grace_days),
+            share.pct,
+            share.chars
+        )
+    } else {
+        " nodes".to_string()
+    };
+    let last = if in_use_last {
+        format!(
+            "; nodes read or liked in the last {} go last, after new nodes nobody has read",
+            days(IN_USE_SECS / DAY_SECS)
+        )
+    } else {
+        String::new()
+    };
+    format!("over the budget: the next write or tick archives the lowest-scored{among}{last}")
+}
+
 /// Inspect a level: budget, tier explanations, live edges, HEALTH, DEBT, debt items.
 pub fn inspect_level(
     graph: &Graph,
@@ -357,12 +530,35 @@ pub fn inspect_level(
     }
 
     let raw = RawSignals::of(graph, &index, now);
-    let active_scores = score_all(&index, &raw, tiers, false, now, config.grace_days);
+    let shared = config.grace_rule == GraceRule::Shared;
+    let grace = config.grace_days * DAY_SECS;
+    let in_grace = |i: usize| now - raw.created[i] < grace;
+    // Under our rule, the new nodes beyond their share of the budget are scored and
+    // walked with the older ones, exactly as compaction takes them.
+    let overflow = if shared {
+        grace_overflow_of(&index, tiers, &raw.created, in_grace)
+    } else {
+        Vec::new()
+    };
+    let mut active_pool = eligible(&raw, tiers, false, now, config.grace_days);
+    active_pool.extend_from_slice(&overflow);
+    active_pool.sort_unstable();
+    let active_scores = score_pool(&index, &raw, tiers, &active_pool);
     let unified_scores = score_all(&index, &raw, tiers, true, now, config.grace_days);
     let active: Vec<usize> = (0..n).filter(|&i| tiers[i] == Tier::Active).collect();
     let archived: Vec<usize> = (0..n).filter(|&i| tiers[i] == Tier::Archived).collect();
+    let usage: Vec<Usage> = graph
+        .nodes
+        .values()
+        .enumerate()
+        .map(|(i, node)| Usage {
+            in_use: shared && in_use(node, now),
+            new_unread: shared && in_grace(i) && unread_since_written(node, now),
+        })
+        .collect();
+    let walk = archive_walk_order(&active, &active_scores, &usage, &raw.created);
+    let archive_walk = &walk.order;
     let mut rank = vec![None; n];
-    let archive_walk = walk_order(&active_scores, &active, true);
     for (r, &i) in archive_walk.iter().enumerate() {
         rank[i] = Some(r + 1);
     }
@@ -371,8 +567,13 @@ pub fn inspect_level(
         rank[i] = Some(r + 1);
     }
 
-    let grace = config.grace_days * DAY_SECS;
     let over = budget.state == BudgetState::Over;
+    let share = Share {
+        chars: thousands(GRACE_SHARE),
+        pct: round_int(100.0 * GRACE_SHARE as f64 / LEVEL_BUDGET as f64),
+    };
+    let grace_days = g_format(config.grace_days);
+    let in_use_days = g_format(IN_USE_SECS / DAY_SECS);
     let mut nodes = Vec::with_capacity(n);
     for (i, (id, node)) in graph.nodes.iter().enumerate() {
         let tier = tiers[i];
@@ -393,29 +594,80 @@ pub fn inspect_level(
                 pct(s.usefulness)
             )
         };
+        let place = || {
+            format!(
+                "It is {} of {} in the archive order (1 = archived first).",
+                rank[i].unwrap_or(0),
+                archive_walk.len()
+            )
+        };
+        // (The reference's wording is kept as it is; ours names the end the walk starts
+        // from, which "bottom" leaves unclear beside "1 = archived first".)
+        let when = match (over, shared) {
+            (true, false) => {
+                "The level is over its 17,500-character budget: the next write or tick archives from the bottom of this order."
+            }
+            (false, false) => {
+                "When the level exceeds 17,500 characters, compaction archives from the bottom of this order until it is under 14,000."
+            }
+            (true, true) => {
+                "The level is over its 17,500-character budget: the next write or tick archives nodes in this order, from place 1, until it is under 14,000."
+            }
+            (false, true) => {
+                "When the level exceeds 17,500 characters, compaction archives nodes in this order, from place 1, until it is under 14,000."
+            }
+        };
+        // Ours only: why a node read or liked lately goes last.
+        let in_use_note = if usage[i].in_use {
+            format!(
+                " It was read or liked in the last {in_use_days} days: while new nodes nobody has read are in the level, nodes in use like it are archived last."
+            )
+        } else {
+            String::new()
+        };
         let deleted_at = node
             .orphaned_ts()
             .filter(|_| tier == Tier::Orphaned)
             .map(|ts| ts + config.orphan_grace_days * DAY_SECS);
+        let burst_new = shared && grace_left_days.is_some();
         let reason = match (tier, &score, grace_left_days) {
-            (Tier::Active, _, Some(left)) => format!(
-                "Active: new, inside its {}-day grace period ({} days left), so compaction never archives it.",
-                crate::pyfmt::g_format(config.grace_days),
-                crate::pyfmt::g_format(left)
+            (Tier::Active, None, Some(left)) if shared => {
+                let fits = format!(
+                    "Active: new, inside its {grace_days}-day grace period ({} days left){}. New nodes are protected from archiving while their lines fit in a {}% share of the level's budget ({} characters), newest first",
+                    g_format(left),
+                    if usage[i].in_use {
+                        format!(", and read or liked in the last {in_use_days} days")
+                    } else {
+                        String::new()
+                    },
+                    share.pct,
+                    share.chars
+                );
+                if rank[i].is_some() {
+                    format!(
+                        "{fits}, and this one fits. But nodes read or liked in the last {in_use_days} days are kept longer: if archiving every other node outside the share is not enough, new nodes nobody has read go before them, oldest first. {}",
+                        place()
+                    )
+                } else {
+                    format!("{fits}; this one fits, so compaction does not archive it.")
+                }
+            }
+            // The reference's rule: grace protects every new node.
+            (Tier::Active, None, Some(left)) => format!(
+                "Active: new, inside its {grace_days}-day grace period ({} days left), so compaction never archives it.",
+                g_format(left)
+            ),
+            // Ours only (the reference scores no node in grace): beyond the share.
+            (Tier::Active, Some(s), Some(left)) => format!(
+                "Active: new ({} days of its {grace_days}-day grace period left), but newer nodes already fill the {}% of the level's budget ({} characters) that protects new nodes, so it is scored like an older node: {}. {} {when}{in_use_note}",
+                g_format(left),
+                share.pct,
+                share.chars,
+                mix(s),
+                place()
             ),
             (Tier::Active, Some(s), None) => {
-                let r = rank[i].unwrap_or(0);
-                let when = if over {
-                    "The level is over its 17,500-character budget: the next write or tick archives from the bottom of this order."
-                } else {
-                    "When the level exceeds 17,500 characters, compaction archives from the bottom of this order until it is under 14,000."
-                };
-                format!(
-                    "Active: {}. It is {} of {} in the archive order (1 = archived first). {when}",
-                    mix(s),
-                    r,
-                    archive_walk.len()
-                )
+                format!("Active: {}. {} {when}{in_use_note}", mix(s), place())
             }
             (Tier::Active, None, None) => "Active.".to_string(),
             (Tier::Archived, Some(s), _) => {
@@ -432,13 +684,28 @@ pub fn inspect_level(
                     refill_walk.len()
                 )
             }
+            (Tier::Archived, None, Some(left)) if burst_new => format!(
+                "Archived although new: a burst of writes went past the {}% share of the level's budget that new nodes get, so compaction archived it rather than older nodes or nodes in use (or it was archived by hand). It is not scored until its {grace_days}-day grace period ends ({} days left), so refill considers it last. The level's DEBT counts it as part of a burst, for a maintenance pass to review. Reading it (or dragging it to the active area) promotes it.",
+                share.pct,
+                g_format(left)
+            ),
             (Tier::Archived, None, _) => {
                 "Archived (inside its grace period, so not yet scored); reading it promotes it."
                     .to_string()
             }
+            (Tier::Orphaned, _, _) if burst_new => format!(
+                "Orphaned although new: a burst of writes went past the {}% share of the level's budget that new nodes get, and new archived nodes nobody has read are the first to stop rendering when the level or its archived anchors overflow, so it left the rendered graph; it is dropped for good {} days after orphaning. The level's DEBT counts it as part of a burst. Search still finds it; reading it (or dragging it to the active area) promotes it and rescues its orphaned neighbours.",
+                share.pct,
+                g_format(config.orphan_grace_days)
+            ),
             (Tier::Orphaned, _, _) => format!(
-                "Orphaned: archived anchors exceeded their 5,250-character share and this one had the fewest links to non-archived nodes, so it left the rendered graph; it is dropped for good {} days after orphaning. Search still finds it; reading it (or dragging it to the active area) promotes it and rescues its orphaned neighbours.",
-                crate::pyfmt::g_format(config.orphan_grace_days)
+                "Orphaned: archived anchors exceeded their 5,250-character share and this one had the fewest links to non-archived nodes{}, so it left the rendered graph; it is dropped for good {} days after orphaning. Search still finds it; reading it (or dragging it to the active area) promotes it and rescues its orphaned neighbours.",
+                if shared {
+                    " (new archived nodes nobody had read go first)"
+                } else {
+                    ""
+                },
+                g_format(config.orphan_grace_days)
             ),
         };
         nodes.push(TierWhy {
@@ -465,6 +732,25 @@ pub fn inspect_level(
         }
     }
 
+    let active_in_grace = || {
+        nodes
+            .iter()
+            .filter(|w| w.tier == Tier::Active)
+            .filter_map(|w| w.grace_left_days)
+    };
+    let stand = GraceStand {
+        active: counts.0,
+        in_grace: active_in_grace().count(),
+        first_ends: active_in_grace().reduce(f64::min),
+        shared: shared.then(|| {
+            let protected = nodes
+                .iter()
+                .filter(|w| w.tier == Tier::Active && w.grace_left_days.is_some())
+                .filter(|w| w.score.is_none())
+                .count();
+            (protected, walk.in_use_last)
+        }),
+    };
     LevelInspection {
         budget,
         counts,
@@ -473,6 +759,8 @@ pub fn inspect_level(
         health,
         debt: debt_factors(graph, extra_activity, config, now),
         debt_items: debt_items(graph),
+        outlook: outlook(budget.state, config.grace_days, &stand, &share),
+        grace_share: shared.then_some(GRACE_SHARE),
     }
 }
 
@@ -520,7 +808,7 @@ mod tests {
             ours.debt.line
         );
         let reference = InspectConfig {
-            count_burst: false,
+            grace_rule: GraceRule::Unlimited,
             ..InspectConfig::default()
         };
         let theirs = inspect_level(&g, [], reference, NOW);
@@ -663,5 +951,279 @@ mod tests {
         let i = inspect_level(&g, [], InspectConfig::default(), NOW);
         // leaf→hub, fresh→hub, old→hub (trace), old→gone (dead: orphan), hub→artifact.
         assert_eq!(i.live_edges, [true, true, true, false, true]);
+    }
+
+    const REFERENCE: InspectConfig = InspectConfig {
+        grace_days: 5.0,
+        orphan_grace_days: 365.0,
+        grace_rule: GraceRule::Unlimited,
+    };
+
+    fn reason_of<'a>(i: &'a LevelInspection, id: &str) -> &'a TierWhy {
+        i.nodes
+            .iter()
+            .find(|w| w.id == id)
+            .unwrap_or_else(|| panic!("{id} is inspected"))
+    }
+
+    /// A level written in one burst: `count` unread nodes of about 250 characters, the
+    /// first written an hour ago, each next one a second earlier; about 20,000
+    /// characters, over the budget.
+    fn burst(count: usize) -> Graph {
+        let mut g = Graph::default();
+        for k in 0..count {
+            let id = format!("burst-{k:02}");
+            let gist = format!("{id}: an agent's long note written in one burst ");
+            node(
+                &mut g,
+                &id,
+                &format!("{gist:x<240}"),
+                NOW - 3600.0 - k as f64,
+            );
+        }
+        g
+    }
+
+    /// Under our policy a new node the share archived is explained by that rule, and
+    /// the DEBT it weighs in is named; under the reference's the text is as before.
+    #[test]
+    fn a_new_node_the_share_archived_names_that_rule_under_ours_only() {
+        let mut g = sample();
+        node(&mut g, "burst-1", "Written yesterday", NOW - DAY_SECS);
+        if let Some(n) = g.node_mut("burst-1") {
+            n.set(field::ARCHIVED, Value::Bool(true));
+        }
+        let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
+        let why = &reason_of(&ours, "burst-1").reason;
+        assert!(
+            why.starts_with(
+                "Archived although new: a burst of writes went past the 35% share of the level's budget that new nodes get"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("(4 days left)"), "{why}");
+        assert!(why.contains("DEBT counts it as part of a burst"), "{why}");
+        let theirs = inspect_level(&g, [], REFERENCE, NOW);
+        assert_eq!(
+            reason_of(&theirs, "burst-1").reason,
+            "Archived (inside its grace period, so not yet scored); reading it promotes it."
+        );
+    }
+
+    /// The reference's explanations of older nodes are worded as they always were;
+    /// ours say which end of the archive order goes first, and that new nodes nobody
+    /// had read give up their anchors first.
+    #[test]
+    fn older_nodes_are_explained_as_before_under_the_reference_policy() {
+        let mut g = sample();
+        node(
+            &mut g,
+            "burst-2",
+            "Written yesterday, orphaned",
+            NOW - DAY_SECS,
+        );
+        if let Some(n) = g.node_mut("burst-2") {
+            n.set(field::ARCHIVED, Value::Bool(true));
+            n.set(field::ORPHANED_TS, float_value(NOW - 3600.0));
+        }
+        let theirs = inspect_level(&g, [], REFERENCE, NOW);
+        let hub = &reason_of(&theirs, "hub").reason;
+        assert!(
+            hub.ends_with(
+                "in the archive order (1 = archived first). When the level exceeds 17,500 characters, compaction archives from the bottom of this order until it is under 14,000."
+            ),
+            "{hub}"
+        );
+        assert!(
+            reason_of(&theirs, "gone").reason.starts_with(
+                "Orphaned: archived anchors exceeded their 5,250-character share and this one had the fewest links to non-archived nodes, so it left"
+            )
+        );
+        assert_eq!(
+            reason_of(&theirs, "burst-2").reason,
+            reason_of(&theirs, "gone").reason
+        );
+        let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
+        let hub = &reason_of(&ours, "hub").reason;
+        assert!(
+            hub.ends_with(
+                "When the level exceeds 17,500 characters, compaction archives nodes in this order, from place 1, until it is under 14,000."
+            ),
+            "{hub}"
+        );
+        assert!(reason_of(&ours, "gone").reason.contains(
+            "fewest links to non-archived nodes (new archived nodes nobody had read go first)"
+        ));
+        let burst = &reason_of(&ours, "burst-2").reason;
+        assert!(
+            burst.starts_with(
+                "Orphaned although new: a burst of writes went past the 35% share of the level's budget that new nodes get"
+            ) && burst.contains("DEBT counts it as part of a burst"),
+            "{burst}"
+        );
+    }
+
+    /// A new node the share no longer covers is scored with the older ones under our
+    /// policy; under the reference's every new node is out of compaction's reach.
+    #[test]
+    fn new_nodes_beyond_the_share_are_ranked_under_ours_only() {
+        let g = burst(80);
+        let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
+        assert_eq!(ours.budget.state, BudgetState::Over);
+        let (held, ranked): (Vec<&TierWhy>, Vec<&TierWhy>) =
+            ours.nodes.iter().partition(|w| w.score.is_none());
+        // The newest hold their place: the share covers ~24 lines of ~250 characters.
+        assert!((20..30).contains(&held.len()), "{}", held.len());
+        assert!(held.iter().all(|w| w.id < ranked[0].id));
+        assert!(
+            held[0]
+                .reason
+                .contains("fit in a 35% share of the level's budget (6,125 characters)"),
+            "{}",
+            held[0].reason
+        );
+        assert!(
+            held[0]
+                .reason
+                .ends_with("so compaction does not archive it.")
+        );
+        let first = &ranked[0];
+        assert_eq!(first.rank_of, ranked.len());
+        assert!(
+            first.reason.starts_with("Active: new (")
+                && first
+                    .reason
+                    .contains("newer nodes already fill the 35% of the level's budget (6,125 characters) that protects new nodes, so it is scored like an older node")
+                && first.reason.contains("in the archive order"),
+            "{}",
+            first.reason
+        );
+        let theirs = inspect_level(&g, [], REFERENCE, NOW);
+        assert!(theirs.nodes.iter().all(|w| w.score.is_none()));
+        for w in &theirs.nodes {
+            assert!(
+                w.reason
+                    .starts_with("Active: new, inside its 5-day grace period (")
+                    && w.reason
+                        .ends_with(" days left), so compaction never archives it."),
+                "{}",
+                w.reason
+            );
+        }
+    }
+
+    /// The gauge's sentence over budget: under the reference's policy a level of new
+    /// nodes cannot shrink yet; under ours the share lets the older new nodes go.
+    #[test]
+    fn the_gauge_says_what_grace_protects_under_each_policy() {
+        let g = burst(80);
+        let theirs = inspect_level(&g, [], REFERENCE, NOW);
+        assert_eq!(theirs.grace_share, None);
+        assert_eq!(
+            theirs.outlook,
+            "over the budget, but nothing can be archived yet: every active node is newer than 5 days, and a node that new is never archived (it has not had time to prove useful). The first leaves it in 5 days; the level shrinks from then on. Archive by hand to make room now"
+        );
+        let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
+        assert_eq!(ours.grace_share, Some(GRACE_SHARE));
+        let held = ours.nodes.iter().filter(|w| w.score.is_none()).count();
+        assert_eq!(
+            ours.outlook,
+            format!(
+                "over the budget: the next write or tick archives the lowest-scored of {} active nodes, and spares the {held} newest: nodes written in the last 5 days are protected while their lines fit in 35% of the budget (6,125 characters), newest first",
+                80 - held
+            )
+        );
+        // With older nodes beside the new ones, the reference's gauge names them.
+        let mut mixed = burst(80);
+        node(&mut mixed, "old-1", "An old node", OLD);
+        let theirs = inspect_level(&mixed, [], REFERENCE, NOW);
+        assert_eq!(
+            theirs.outlook,
+            "over the budget: the next write or tick archives the lowest-scored nodes among the 1 active nodes older than 5 days (the 80 newer ones are protected)"
+        );
+        let settled = inspect_level(&sample(), [], InspectConfig::default(), NOW);
+        assert_eq!(
+            settled.outlook,
+            "under the fill line: refill may bring archived nodes back"
+        );
+    }
+
+    /// The archive order the view shows is the one compaction walks under our rule: new
+    /// nodes beyond the share are in it, and nodes read this week come last while a
+    /// burst is in the level. What compaction then archives is the head of that order.
+    #[test]
+    fn the_view_shows_the_order_compaction_archives_in_under_ours() {
+        let mut g = burst(60);
+        for k in 0..30 {
+            let id = format!("old-{k:02}");
+            let gist = format!("{id}: a note from last month ");
+            node(&mut g, &id, &format!("{gist:y<200}"), OLD + k as f64);
+            if k % 3 == 0 {
+                // Read yesterday: in use.
+                if let Some(n) = g.node_mut(&id) {
+                    n.set(field::LAST_READ_TS, float_value(NOW - DAY_SECS));
+                }
+            }
+        }
+        let view = inspect_level(&g, [], InspectConfig::default(), NOW);
+        assert_eq!(view.budget.state, BudgetState::Over);
+        let mut walk: Vec<&TierWhy> = view.nodes.iter().filter(|w| w.rank.is_some()).collect();
+        walk.sort_by_key(|w| w.rank);
+        let used =
+            |id: &str| id.starts_with("old-") && id[4..].parse::<usize>().is_ok_and(|k| k % 3 == 0);
+        let first_used = walk
+            .iter()
+            .position(|w| used(&w.id))
+            .unwrap_or_else(|| panic!("the nodes in use are walked"));
+        assert!(
+            walk[first_used..].iter().all(|w| used(&w.id)),
+            "nodes in use go last"
+        );
+        let why = &walk[first_used].reason;
+        assert!(why.contains("read or liked in the last 7 days"), "{why}");
+
+        let mut compacted = g.clone();
+        let moves = crate::compact::compact_graph_with(
+            &mut compacted,
+            &mut false,
+            "test",
+            (5.0, GraceRule::Shared),
+            NOW,
+            None,
+        );
+        let mut archived: Vec<&str> = moves
+            .archived
+            .iter()
+            .chain(&moves.orphaned)
+            .map(String::as_str)
+            .collect();
+        archived.sort_unstable();
+        let mut head: Vec<&str> = walk[..archived.len()]
+            .iter()
+            .map(|w| w.id.as_str())
+            .collect();
+        head.sort_unstable();
+        assert_eq!(archived, head);
+        assert!(
+            archived.iter().any(|id| id.starts_with("burst-")),
+            "{archived:?}"
+        );
+
+        // The reference's reasons say nothing of nodes in use.
+        let theirs = inspect_level(&g, [], REFERENCE, NOW);
+        assert!(
+            theirs
+                .nodes
+                .iter()
+                .all(|w| !w.reason.contains("read or liked"))
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(6_125), "6,125");
+        assert_eq!(thousands(17_500), "17,500");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

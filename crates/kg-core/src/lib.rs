@@ -65,8 +65,8 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, Target,
-    UNDO_STEPS, Undone,
+    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
+    Target, UNDO_STEPS, Undone, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 
@@ -85,7 +85,8 @@ pub use wording::{
 
 // What the graph view, the tray and `kg-memory status` show.
 pub use catalogue::{Catalogue, CatalogueEntry, neediest_first};
-pub use debt::{Debt, DebtLevel, GIST_SCAN_LIMIT};
+pub use compact::GraceRule;
+pub use debt::{CONFLICT_NOTE_PREFIX, Debt, DebtLevel, GIST_SCAN_LIMIT, unresolved_conflicts};
 pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,

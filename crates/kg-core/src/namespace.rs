@@ -1,7 +1,12 @@
 //! Namespaces: which graph a level and a project path address, where its file lives,
 //! and the safety rules for client-supplied project paths.
 
+mod path_map;
+mod remote;
+
 use crate::persist::{WriteMode, read_json_object, write_json_object};
+use path_map::PathMap;
+use remote::project_remote;
 use serde_json::Value;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -132,19 +137,22 @@ pub fn resolve_project_root(path: &str, allowed: &[PathBuf]) -> Result<String, P
     }
     let resolved = resolve_path(Path::new(path));
     let resolved_text = resolved.to_string_lossy().into_owned();
-    let within = |folder: &PathBuf| {
-        let folder = folder.to_string_lossy();
-        resolved_text == folder
-            || format!("{resolved_text}/")
-                .starts_with(&format!("{}/", folder.trim_end_matches('/')))
-    };
-    if allowed.iter().any(within) {
+    if is_within(&resolved_text, allowed) {
         Ok(resolved_text)
     } else {
         Err(PathError::OutsideHome(
             crate::limits::for_log(&resolved_text).into_owned(),
         ))
     }
+}
+
+/// Is the resolved path `resolved` one of the `allowed` folders or inside one?
+fn is_within(resolved: &str, allowed: &[PathBuf]) -> bool {
+    allowed.iter().any(|folder| {
+        let folder = folder.to_string_lossy();
+        resolved == folder
+            || format!("{resolved}/").starts_with(&format!("{}/", folder.trim_end_matches('/')))
+    })
 }
 
 /// The last path component, which names the project's folder in storage.
@@ -218,6 +226,52 @@ impl Layout {
         )
     }
 
+    /// `project-paths.json`: this machine's project roots and the slug each uses
+    /// (machine-local, never synced).
+    pub fn project_paths(&self) -> PathBuf {
+        self.root.join("project-paths.json")
+    }
+    /// `projects/<slug>/remotes/`: the git remotes of the project the graph belongs
+    /// to, one small file each (synced with the graph, so another machine can match
+    /// its own clone to it; one file per remote, so two machines adding theirs never
+    /// edit the same file).
+    pub fn project_remotes(&self, slug: &str) -> PathBuf {
+        self.project_dir(slug).join("remotes")
+    }
+
+    /// The normalised remotes recorded for a stored project graph.
+    fn recorded_remotes(&self, slug: &str) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.project_remotes(slug)) else {
+            return Vec::new();
+        };
+        let mut remotes: Vec<String> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| read_json_object(&p).ok().flatten())
+            .filter_map(|o| o.get("remote").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        remotes.sort();
+        remotes.dedup();
+        remotes
+    }
+
+    /// Record that the graph under `slug` belongs to a clone of `remote`, unless it
+    /// is recorded already.
+    fn record_remote(&self, slug: &str, remote: &str) {
+        if self.recorded_remotes(slug).iter().any(|r| r == remote) {
+            return;
+        }
+        let file = self
+            .project_remotes(slug)
+            .join(format!("{:016x}.json", fnv1a(remote.as_bytes())));
+        let mut object = crate::model::Object::new();
+        object.insert("remote".into(), Value::String(remote.to_string()));
+        if let Err(e) = write_json_object(&file, &object, 2, WriteMode::DURABLE) {
+            log::warn!("could not record the git remote of project graph '{slug}': {e}");
+        }
+    }
+
     /// Find (or choose) the storage slug of a resolved project root.
     ///
     /// The reference files a project under its folder name. Two projects with the same
@@ -225,77 +279,70 @@ impl Layout {
     /// already belongs to this root; otherwise the project gets `<name>-<hash of root>`,
     /// which the same rule finds again on the next start. `claimed` tells whether a
     /// slug is held in memory by another root that has not been saved yet.
+    ///
+    /// A synced storage root also holds graphs other machines filed for their own
+    /// folders. This machine's map (`project-paths.json`) says which slug each of its
+    /// roots uses, and which slugs are its other roots'. A stored graph whose recorded
+    /// root is no project folder here (`allowed` lists where project folders may lie)
+    /// and no root of this machine's map came from another machine, or its folder is
+    /// gone: a root of the same folder name adopts it, unless the git remotes say they
+    /// are different projects. The choice goes into the map, with this project's git
+    /// remote beside the graph.
     pub fn slug_for(
         &self,
         root: &str,
+        allowed: &[PathBuf],
         claimed: &dyn Fn(&str) -> Option<String>,
     ) -> Result<String, PathError> {
         let name = basename(root).to_string();
         validate_slug(&name)?;
-        let owned_elsewhere = |slug: &str| -> bool {
-            if let Some(holder) = claimed(slug) {
-                return holder != root;
-            }
-            matches!(self.recorded_root(slug), Some(Some(recorded)) if recorded != root)
-        };
-        if self.project_graph(&name).exists() {
-            if !owned_elsewhere(&name) {
-                return Ok(name);
-            }
-        } else if claimed(&name).is_none_or(|holder| holder == root) {
-            if let Some(old) = self.find_renamed(&name, root) {
-                self.migrate(&old, &name);
-            }
-            return Ok(name);
+        let mut paths = PathMap::load(&self.project_paths());
+        let remote = project_remote(Path::new(root));
+        let slug = Lookup {
+            layout: self,
+            root,
+            name,
+            allowed,
+            claimed,
+            paths: &paths,
+            remote: remote.as_deref(),
         }
-        self.derived_slug(&name, root, claimed)
+        .choose()?;
+        paths.bind(root, &slug);
+        if let Some(remote) = &remote {
+            self.record_remote(&slug, remote);
+        }
+        Ok(slug)
     }
 
-    /// The `<name>-<hash>` slug of a project whose folder name is taken. A derived
-    /// name can itself be another project's folder name (`~/proj-1a2b3c4d`), so each
-    /// candidate is checked against the slugs in use, in memory and on disk; the
-    /// candidates come in a fixed order, and one whose file records this root wins
-    /// over an earlier free one, so a restart finds the same graph again.
-    fn derived_slug(
-        &self,
-        name: &str,
-        root: &str,
-        claimed: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<String, PathError> {
-        let mut free = None;
-        for slug in &derived_candidates(name, root) {
-            match claimed(slug) {
-                Some(holder) if holder == root => return Ok(slug.clone()),
-                Some(_) => continue,
-                None => {}
-            }
-            match self.recorded_root(slug) {
-                Some(Some(recorded)) if recorded == root => return Ok(slug.clone()),
-                // Someone else's graph, or one that does not say whose it is.
-                Some(_) => {}
-                None if self.project_dir(slug).exists() => {} // a folder we did not make
-                None => {
-                    free.get_or_insert_with(|| slug.clone());
-                }
-            }
-        }
-        free.ok_or_else(|| PathError::TooManyNamesakes(name.to_string()))
-    }
-
-    /// The slug under which storage already holds this root's graph, if any: its
-    /// folder name or one of its derived names, with a file that records this root.
-    /// Reads only (no migration), for telling a real project from a made-up path.
+    /// The slug under which storage already holds this root's graph, if any: the one
+    /// this machine's map names, or its folder name or one of its derived names, with
+    /// a file that records this root. Reads only (no migration), for telling a real
+    /// project from a made-up path.
     pub fn stored_slug(&self, root: &str) -> Option<String> {
         let name = basename(root);
         validate_slug(name).ok()?;
+        let paths = PathMap::load(&self.project_paths());
+        if let Some(slug) = paths.slug_of(root)
+            && validate_slug(slug).is_ok()
+            && self.project_graph(slug).exists()
+        {
+            return Some(slug.to_string());
+        }
         std::iter::once(name.to_string())
             .chain(derived_candidates(name, root))
             .find(|slug| matches!(self.recorded_root(slug), Some(Some(r)) if r == root))
     }
 
     /// The reference's rename detection (core.md §2.4 steps 2–4), restricted so that
-    /// it never adopts the graph of another project that still exists.
-    fn find_renamed(&self, slug: &str, root: &str) -> Option<String> {
+    /// it never adopts the graph of another project that still exists, nor one whose
+    /// recorded git remotes say it is another project (`remote_fits`).
+    fn find_renamed(
+        &self,
+        slug: &str,
+        root: &str,
+        remote_fits: &dyn Fn(&str) -> bool,
+    ) -> Option<String> {
         // 2. An alias written by a previous migration (or by hand).
         if let Ok(Some(aliases)) = read_json_object(&self.aliases()) {
             for (old, new) in &aliases {
@@ -320,6 +367,7 @@ impl Layout {
             if let Some(Some(recorded)) = self.recorded_root(dir)
                 && basename(&recorded) == slug
                 && (recorded == root || !Path::new(&recorded).exists())
+                && remote_fits(dir)
             {
                 return Some(dir.clone());
             }
@@ -364,6 +412,193 @@ impl Layout {
             Err(e) => log::warn!("could not migrate project graph '{old}' to '{new}': {e}"),
         }
     }
+}
+
+/// One root's slug lookup: the root, what this machine knows, what storage holds.
+struct Lookup<'a> {
+    layout: &'a Layout,
+    root: &'a str,
+    /// The root's folder name, validated.
+    name: String,
+    /// Where project folders may lie on this machine (home, `KG_PROJECT_ROOTS`).
+    allowed: &'a [PathBuf],
+    claimed: &'a dyn Fn(&str) -> Option<String>,
+    paths: &'a PathMap,
+    /// The project's normalised git remote, if it is a clone.
+    remote: Option<&'a str>,
+}
+
+impl Lookup<'_> {
+    fn choose(&self) -> Result<String, PathError> {
+        // 1. This machine's map.
+        if let Some(slug) = self.paths.slug_of(self.root)
+            && validate_slug(slug).is_ok()
+            && !self.held_by_other(slug)
+        {
+            return Ok(slug.to_string());
+        }
+        // 2. The folder name, when its stored graph is this root's.
+        let name = self.name.as_str();
+        let name_stored = self.layout.project_graph(name).exists();
+        if name_stored && !self.owned_elsewhere(name) {
+            return Ok(name.to_string());
+        }
+        // 3. Another machine's graph of this project, unless this root has a graph
+        //    under a derived name already (step 4 finds that one).
+        let own_derived = derived_candidates(name, self.root)
+            .iter()
+            .any(|slug| matches!(self.layout.recorded_root(slug), Some(Some(r)) if r == self.root));
+        if !own_derived && let Some(slug) = self.adoptable() {
+            log::info!(
+                "project {} uses the graph '{slug}', filed by another machine for its folder of the same name",
+                crate::limits::for_log(self.root)
+            );
+            return Ok(slug);
+        }
+        // 4. The folder name when it is free, else a derived name.
+        if !name_stored && !self.taken_here(name) && self.remote_fits(name) {
+            if let Some(old) = self
+                .layout
+                .find_renamed(name, self.root, &|dir| self.remote_fits(dir))
+            {
+                self.layout.migrate(&old, name);
+            }
+            return Ok(name.to_string());
+        }
+        self.derived_slug()
+    }
+
+    /// Held in memory by another root.
+    fn held_by_other(&self, slug: &str) -> bool {
+        (self.claimed)(slug).is_some_and(|holder| holder != self.root)
+    }
+
+    /// Used by another root of this machine: in memory, or in its map.
+    fn taken_here(&self, slug: &str) -> bool {
+        self.held_by_other(slug) || self.paths.root_of(slug).is_some_and(|r| r != self.root)
+    }
+
+    /// Another root's: held in memory, bound in the map, or its file records another
+    /// root (the reference's namesake rule).
+    fn owned_elsewhere(&self, slug: &str) -> bool {
+        if let Some(holder) = (self.claimed)(slug) {
+            return holder != self.root;
+        }
+        self.taken_here(slug)
+            || matches!(self.layout.recorded_root(slug), Some(Some(r)) if r != self.root)
+    }
+
+    /// No recorded remote of `slug` contradicts this project's.
+    fn remote_fits(&self, slug: &str) -> bool {
+        let Some(ours) = self.remote else {
+            return true;
+        };
+        let recorded = self.layout.recorded_remotes(slug);
+        recorded.is_empty() || recorded.iter().any(|r| r == ours)
+    }
+
+    /// `slug`'s recorded remotes include this project's.
+    fn remote_matches(&self, slug: &str) -> bool {
+        self.remote
+            .is_some_and(|ours| self.layout.recorded_remotes(slug).iter().any(|r| r == ours))
+    }
+
+    /// Is `recorded` a project folder this machine could hold? A folder that exists
+    /// inside the allowed folders; anything else was written by another machine (or
+    /// the project is gone).
+    fn is_local_project(&self, recorded: &str) -> bool {
+        Path::new(recorded).is_dir() && is_within(recorded, self.allowed)
+    }
+
+    /// A graph of the same folder name that belongs to no project of this machine:
+    /// its recorded root is no folder here and not in this machine's map, nobody in
+    /// memory holds it, and the map binds no root of this machine to it.
+    fn foreign(&self, slug: &str) -> bool {
+        if (self.claimed)(slug).is_some() || self.paths.root_of(slug).is_some() {
+            return false;
+        }
+        match self.layout.recorded_root(slug) {
+            Some(Some(recorded)) => {
+                recorded != self.root
+                    && basename(&recorded) == self.name
+                    && !self.paths.binds_root(&recorded)
+                    && !self.is_local_project(&recorded)
+            }
+            _ => false,
+        }
+    }
+
+    /// The graph another machine filed for this project, if one fits: a foreign graph
+    /// under the folder name whose remotes do not contradict this project's, or a
+    /// foreign graph under a derived name (`<name>-<8 hex>`: its machine had two
+    /// projects of this name) whose remotes include this project's. A remote match
+    /// wins over the folder name alone; a graph recording another remote is never
+    /// adopted.
+    fn adoptable(&self) -> Option<String> {
+        let name = self.name.as_str();
+        let mut derived: Vec<String> = fs::read_dir(self.layout.projects_dir())
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|dir| is_derived_name(dir, name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        derived.sort();
+        let plain = self.foreign(name) && self.remote_fits(name);
+        if plain && self.remote_matches(name) {
+            return Some(name.to_string());
+        }
+        if let Some(slug) = derived
+            .into_iter()
+            .find(|slug| self.foreign(slug) && self.remote_matches(slug))
+        {
+            return Some(slug);
+        }
+        plain.then(|| name.to_string())
+    }
+
+    /// The `<name>-<hash>` slug of a project whose folder name is taken. A derived
+    /// name can itself be another project's folder name (`~/proj-1a2b3c4d`), so each
+    /// candidate is checked against the slugs in use, in memory, in this machine's map
+    /// and on disk; the candidates come in a fixed order, and one whose file records
+    /// this root wins over an earlier free one, so a restart finds the same graph again.
+    fn derived_slug(&self) -> Result<String, PathError> {
+        let mut free = None;
+        for slug in &derived_candidates(&self.name, self.root) {
+            match (self.claimed)(slug) {
+                Some(holder) if holder == self.root => return Ok(slug.clone()),
+                Some(_) => continue,
+                None => {}
+            }
+            if self.taken_here(slug) {
+                continue;
+            }
+            match self.layout.recorded_root(slug) {
+                Some(Some(recorded)) if recorded == self.root => return Ok(slug.clone()),
+                // Someone else's graph, or one that does not say whose it is.
+                Some(_) => {}
+                None if self.layout.project_dir(slug).exists() => {} // a folder we did not make
+                None => {
+                    free.get_or_insert_with(|| slug.clone());
+                }
+            }
+        }
+        free.ok_or_else(|| PathError::TooManyNamesakes(self.name.clone()))
+    }
+}
+
+/// Is `dir` a derived slug of `name`: `<name>-` and eight lowercase hex digits?
+fn is_derived_name(dir: &str, name: &str) -> bool {
+    dir.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|hash| {
+            hash.len() == 8
+                && hash
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
 }
 
 /// How many derived slugs a project may try before giving up (each taken one is a
@@ -474,7 +709,9 @@ mod tests {
         };
         let nobody = |_: &str| None;
         assert_eq!(
-            layout.slug_for("/home/u/work/api", &nobody).expect("slug"),
+            layout
+                .slug_for("/home/u/work/api", &[], &nobody)
+                .expect("slug"),
             "api"
         );
         fs::create_dir_all(layout.project_dir("api")).expect("mkdir");
@@ -484,23 +721,33 @@ mod tests {
         )
         .expect("write");
         assert_eq!(
-            layout.slug_for("/home/u/work/api", &nobody).expect("slug"),
+            layout
+                .slug_for("/home/u/work/api", &[], &nobody)
+                .expect("slug"),
             "api"
         );
-        let other = layout.slug_for("/home/u/oss/api", &nobody).expect("slug");
+        let other = layout
+            .slug_for("/home/u/oss/api", &[], &nobody)
+            .expect("slug");
         assert!(other.starts_with("api-") && other.len() == 12, "{other}");
         assert_eq!(
-            layout.slug_for("/home/u/oss/api", &nobody).expect("slug"),
+            layout
+                .slug_for("/home/u/oss/api", &[], &nobody)
+                .expect("slug"),
             other
         );
         // An unsaved claim in memory also counts.
         let claimed = |s: &str| (s == "web").then(|| "/home/u/a/web".to_string());
         assert_ne!(
-            layout.slug_for("/home/u/b/web", &claimed).expect("slug"),
+            layout
+                .slug_for("/home/u/b/web", &[], &claimed)
+                .expect("slug"),
             "web"
         );
         assert_eq!(
-            layout.slug_for("/home/u/a/web", &claimed).expect("slug"),
+            layout
+                .slug_for("/home/u/a/web", &[], &claimed)
+                .expect("slug"),
             "web"
         );
     }
@@ -515,7 +762,9 @@ mod tests {
         fs::write(layout.project_graph("old"), r#"{"nodes": {}}"#).expect("write");
         fs::write(layout.aliases(), r#"{"old": "new"}"#).expect("alias");
         assert_eq!(
-            layout.slug_for("/home/u/new", &|_| None).expect("slug"),
+            layout
+                .slug_for("/home/u/new", &[], &|_| None)
+                .expect("slug"),
             "new"
         );
         assert!(layout.project_graph("new").exists());

@@ -64,13 +64,16 @@ pub enum SyncItem {
     },
     /// An edge another session wrote, by its `from`, `to` and `rel`.
     Edge(EdgeKey),
+    /// A node another session (or another machine, through sync) deleted, by its id.
+    /// Reported under our policy only; the reference reports no deletions.
+    Deleted(String),
 }
 
 /// What other sessions changed, per level.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
-    /// Changes in the user graph: nodes, then edges, each in `_meta.versions` order.
-    /// Nodes and edges deleted since are not reported.
+    /// Changes in the user graph: nodes, then edges, each in `_meta.versions` order,
+    /// then (our policy) the nodes deleted since, in the order they went.
     pub user: Vec<SyncItem>,
     /// Changes in the session's project graph, in the same order; empty for a session
     /// without a project.

@@ -161,8 +161,19 @@ pub fn score_all(
     grace_days: f64,
 ) -> Vec<Option<NodeScore>> {
     let pool = eligible(raw, tiers, include_archived, now, grace_days);
+    score_pool(index, raw, tiers, &pool)
+}
+
+/// Scores of the nodes of `pool` (node order), ranked among themselves: `None` for
+/// nodes outside it.
+pub fn score_pool(
+    index: &LevelIndex<'_>,
+    raw: &RawSignals,
+    tiers: &[Tier],
+    pool: &[usize],
+) -> Vec<Option<NodeScore>> {
     let mut out = vec![None; index.len()];
-    let scores = PoolScorer::new(index, raw, &pool).scores(index, tiers);
+    let scores = PoolScorer::new(index, raw, pool).scores(index, tiers);
     for (&i, score) in pool.iter().zip(scores) {
         out[i] = Some(score);
     }

@@ -43,10 +43,12 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod actions;
 mod graphs;
+mod incoming;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
+pub use incoming::{TakenIn, sync_origin, sync_source};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -65,6 +67,11 @@ pub struct StoreConfig {
     /// Folders besides home under which project folders may lie
     /// (`KG_PROJECT_ROOTS`); resolved, like home.
     pub project_roots: Vec<PathBuf>,
+    /// The storage root syncs with other machines through git. A project graph file
+    /// then keeps the project path it records (the first machine's) instead of this
+    /// machine's: each machine finds its own folder through its own path map, and a
+    /// path rewritten by every machine that saves would make every sync a change.
+    pub synced: bool,
 }
 
 /// Where our behaviour differs from the reference implementation's on purpose (prompt
@@ -91,7 +98,7 @@ impl Policy {
     }
 
     /// How far the grace period shields new nodes from compaction under this policy.
-    pub(crate) fn grace_rule(self) -> crate::compact::GraceRule {
+    pub fn grace_rule(self) -> crate::compact::GraceRule {
         match self {
             Policy::Ours => crate::compact::GraceRule::Shared,
             Policy::Reference => crate::compact::GraceRule::Unlimited,
@@ -110,6 +117,7 @@ impl StoreConfig {
             orphan_grace_days: 365.0,
             policy: Policy::Ours,
             project_roots: Vec::new(),
+            synced: false,
         }
     }
 }
@@ -211,6 +219,8 @@ struct GraphState {
     activity: Vec<f64>,
     /// Builds the file text, reusing the unchanged parts of the last one.
     writer: GraphWriter,
+    /// `_meta.project_path` as the file recorded it when loaded.
+    recorded_root: Option<String>,
     /// The graph view's last steps on this graph, newest last, for undo.
     history: std::collections::VecDeque<actions::UndoStep>,
     /// The last time this graph's file did not parse and was moved aside, kept for
@@ -257,6 +267,17 @@ impl GraphSlot {
     /// The resolved project root of a project graph; `None` for the user graph.
     pub fn project_root(&self) -> Option<&str> {
         self.namespace.project_root()
+    }
+
+    /// The project path the graph's file records: this machine's root, or, in a
+    /// synced storage root, the path the file already recorded (see
+    /// [`StoreConfig::synced`]).
+    fn recorded_root<'a>(&'a self, recorded: &'a Option<String>, synced: bool) -> Option<&'a str> {
+        let root = self.project_root()?;
+        match recorded {
+            Some(recorded) if synced => Some(recorded),
+            _ => Some(root),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, GraphState> {

@@ -87,6 +87,23 @@ pub fn debt_burst(archived: usize) -> String {
     format!(", {archived} new node(s) archived in a burst")
 }
 
+/// Merge conflicts a sync's merge left in node notes for someone to settle, in short
+/// (the tray's tooltip and menu).
+pub fn merged_with_conflicts(conflicts: usize) -> String {
+    format!("merged with conflicts: {conflicts}")
+}
+
+/// The DEBT line's merge-conflict component, after the unconnected (and burst) count:
+/// [`merged_with_conflicts`] and where the conflicts are, in notes starting
+/// `note_prefix`.
+pub fn debt_merge_conflicts(conflicts: usize, note_prefix: &str) -> String {
+    format!(
+        "{} (see the node notes starting \"{}\": settle each, then remove its note)",
+        merged_with_conflicts(conflicts),
+        note_prefix.trim_end()
+    )
+}
+
 /// Appended to a `DEBT: HIGH` line.
 pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
 

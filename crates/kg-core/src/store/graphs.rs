@@ -33,7 +33,7 @@ impl Store {
                         .find(|s| s.slug.as_deref() == Some(slug))
                         .and_then(|s| s.project_root().map(str::to_string))
                 };
-                let slug = self.layout.slug_for(root, &claimed)?;
+                let slug = self.layout.slug_for(root, &self.allowed_roots, &claimed)?;
                 let slot = Arc::new(GraphSlot {
                     namespace: Namespace::Project(root.to_string()),
                     level: Level::Project,
@@ -207,6 +207,7 @@ impl Store {
                 .shift_remove(root);
         }
         state.graph = file.graph;
+        state.recorded_root = file.project_path;
         // Undo steps describe the graph they were taken on, not this one.
         state.history.clear();
         state.stamp = FileStamp::of(&slot.path);
@@ -265,9 +266,11 @@ impl Store {
         slot: &GraphSlot,
         state: &mut GraphState,
     ) -> Result<(), PersistError> {
-        let text = state
-            .writer
-            .write(&state.graph, slot.level, slot.project_root());
+        let text = state.writer.write(
+            &state.graph,
+            slot.level,
+            slot.recorded_root(&state.recorded_root, self.config.synced),
+        );
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
         state.stamp = atomic_write(
             &slot.path,

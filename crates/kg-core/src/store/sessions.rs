@@ -120,14 +120,34 @@ impl Store {
                 record.project_path.clone(),
             )
         };
-        let from_log: Option<HashSet<(Option<String>, String)>> = cursor.and_then(|c| {
+        // Others' changes since the cursor: the version keys they bumped, and (our
+        // policy) the nodes they deleted, with where each happened.
+        type VersionKeys = HashSet<(Option<String>, String)>;
+        type Deleted = Vec<(Level, Option<String>, String)>;
+        let (from_log, deleted): (Option<VersionKeys>, Deleted) = {
             let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
-            log.since(c).map(|it| {
-                it.filter(|ch| ch.source_session.as_deref() != Some(sid))
-                    .filter_map(|ch| ch.version_key().map(|k| (ch.project_path.clone(), k)))
+            let others = || {
+                cursor
+                    .and_then(|c| log.since(c))
+                    .map(|it| it.filter(|ch| ch.source_session.as_deref() != Some(sid)))
+            };
+            let keys = others().map(|it| {
+                it.filter_map(|ch| ch.version_key().map(|k| (ch.project_path.clone(), k)))
                     .collect()
-            })
-        });
+            });
+            let deleted = match (self.config.policy, others()) {
+                (Policy::Ours, Some(it)) => it
+                    .filter_map(|ch| match &ch.kind {
+                        ChangeKind::NodeDeleted { id } => {
+                            Some((ch.level, ch.project_path.clone(), id.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (keys, deleted)
+        };
         let select = |slot: &GraphSlot| -> Vec<SyncItem> {
             let state = slot.lock();
             let g = &state.graph;
@@ -163,6 +183,18 @@ impl Store {
                 }
             }
             nodes.extend(edges);
+            // Gone still: a node written again since is reported above instead.
+            let mut gone: Vec<&str> = Vec::new();
+            for (level, root, id) in &deleted {
+                if *level == slot.level
+                    && root.as_deref() == slot.project_root()
+                    && !g.nodes.contains_key(id)
+                    && !gone.contains(&id.as_str())
+                {
+                    gone.push(id);
+                }
+            }
+            nodes.extend(gone.into_iter().map(|id| SyncItem::Deleted(id.to_string())));
             nodes
         };
         let mut report = SyncReport {

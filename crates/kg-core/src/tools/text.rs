@@ -61,7 +61,7 @@ pub fn sync_text(report: &SyncReport) -> String {
     let block = |name: &str, items: &[SyncItem]| -> String {
         let nodes = items
             .iter()
-            .filter(|i| matches!(i, SyncItem::Node { .. }))
+            .filter(|i| matches!(i, SyncItem::Node { .. } | SyncItem::Deleted(_)))
             .count();
         let mut lines = vec![format!(
             "{name}: {nodes} node changes, {} edge changes",
@@ -74,6 +74,7 @@ pub fn sync_text(report: &SyncReport) -> String {
                     if *archived { " [archived]" } else { "" }
                 ),
                 SyncItem::Edge(k) => format!("  edge {} --{}--> {}", k.from(), k.rel(), k.to()),
+                SyncItem::Deleted(id) => format!("  node {id}: deleted"),
             });
         }
         lines.join("\n")

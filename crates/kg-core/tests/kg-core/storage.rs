@@ -235,6 +235,7 @@ fn sync_reports_exactly_the_other_sessions_changes() {
             .map(|i| match i {
                 SyncItem::Node { id, .. } => id.clone(),
                 SyncItem::Edge(k) => k.to_string(),
+                SyncItem::Deleted(id) => format!("-{id}"),
             })
             .collect()
     };
@@ -248,6 +249,50 @@ fn sync_reports_exactly_the_other_sessions_changes() {
         ["b3"]
     );
     assert!(store.sync(&b, T + 4.0).expect("nothing").project.is_empty());
+}
+
+#[test]
+fn sync_reports_other_sessions_deletes_under_our_policy_only() {
+    for policy in [kg_core::Policy::Ours, kg_core::Policy::Reference] {
+        let home = TempHome::new();
+        let store = kg_test_support::open_store_with(&home, T, policy);
+        let a = store.register_session(None, None, T).expect("a");
+        let b = store.register_session(None, None, T).expect("b");
+        fn user(sid: &str) -> Target<'_> {
+            Target::session(Level::User, sid)
+        }
+        for id in ["kept", "dropped", "back"] {
+            store
+                .put_node(user(&a), id, &format!("gist of {id}"), None, None, T)
+                .expect("put");
+        }
+        store.sync(&b, T).expect("b catches up");
+        store
+            .delete_node(Some(user(&a)), Some(&a), "dropped", T + 1.0)
+            .expect("delete");
+        store
+            .delete_node(Some(user(&a)), Some(&a), "back", T + 1.0)
+            .expect("delete");
+        store
+            .put_node(user(&a), "back", "written again", None, None, T + 2.0)
+            .expect("put again");
+        let text = kg_core::kg_sync(&store, &b, T + 3.0).text;
+        match policy {
+            kg_core::Policy::Ours => {
+                assert!(
+                    text.contains("User: 2 node changes, 0 edge changes"),
+                    "{text}"
+                );
+                assert!(text.contains("  node back: written again"), "{text}");
+                assert!(text.contains("  node dropped: deleted"), "{text}");
+                assert!(!text.contains("kept"), "{text}");
+            }
+            kg_core::Policy::Reference => {
+                assert!(text.contains("User: 1 node changes"), "{text}");
+                assert!(!text.contains("dropped"), "{text}");
+            }
+        }
+    }
 }
 
 #[test]
