@@ -19,14 +19,14 @@
 //!
 //! The result is healed and checked as any load heals and checks a graph file, and
 //! `merge(base, a, b)` equals `merge(base, b, a)`: nothing depends on which side is
-//! "ours" except the machine-local `_meta.project_path` (see [`merge`]).
+//! "ours".
 
 mod driver;
 mod merge;
 mod order;
 
 pub use driver::{DriverError, DriverOutcome, merge_driver};
-pub use merge::{
-    CONFLICT_NOTE_PREFIX, Conflict, MergeError, MergeOutcome, Side, merge, merge_files,
-    unresolved_conflicts,
-};
+pub use merge::{Conflict, MergeError, MergeOutcome, Side, merge, merge_files};
+// The conflict note is kg-core's concept (DEBT counts the notes a merge leaves); they
+// are named here too for the merge's callers.
+pub use kg_core::{CONFLICT_NOTE_PREFIX, unresolved_conflicts};

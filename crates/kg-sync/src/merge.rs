@@ -3,20 +3,13 @@
 use crate::order::merged_order;
 use indexmap::IndexMap;
 use kg_core::{
-    Edge, EdgeKey, Graph, GraphFile, Level, Node, Object, Tier, Tracked, Version, edge_version_key,
-    field, node_version_key, parse_graph, serialize_graph,
+    CONFLICT_NOTE_PREFIX, Edge, EdgeKey, Graph, GraphFile, Level, Node, Object, Tier, Tracked,
+    Version, edge_version_key, field, node_version_key, parse_graph, serialize_graph,
 };
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fmt;
-
-/// How a note left by a merge conflict begins. A node holding such a note has a
-/// conflict nobody has resolved yet; removing the note resolves it.
-///
-/// The store can count these notes ([`unresolved_conflicts`]) for DEBT's
-/// "merged with conflicts: N".
-pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
 
 /// One of the three versions of a graph file a merge reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,23 +70,8 @@ pub struct MergeOutcome {
     /// The file as a load reads `text`.
     pub file: GraphFile,
     /// The conflicts this merge found, by node order. Notes of earlier conflicts the
-    /// file still holds are not listed; [`unresolved_conflicts`] counts every one.
+    /// file still holds are not listed; [`crate::unresolved_conflicts`] counts every one.
     pub conflicts: Vec<Conflict>,
-}
-
-/// How many conflict notes ([`CONFLICT_NOTE_PREFIX`]) a graph's nodes hold: merge
-/// conflicts nobody has resolved yet.
-pub fn unresolved_conflicts(graph: &Graph) -> usize {
-    graph
-        .nodes
-        .values()
-        .map(|node| {
-            node.notes()
-                .iter()
-                .filter(|note| note.starts_with(CONFLICT_NOTE_PREFIX))
-                .count()
-        })
-        .sum()
 }
 
 /// Merge three graph files given as bytes: the common ancestor `base`, `ours` and
@@ -135,8 +113,10 @@ pub fn unresolved_conflicts(graph: &Graph) -> usize {
 ///   `last_ts`, else the JSON text that sorts last).
 /// - **Order** of nodes, edges and versions: the other side's when one side kept
 ///   the base's order; else the base's, then each side's additions.
-/// - `_meta.project_path` is machine-local: the result keeps ours. The level
-///   (`_meta.namespace.kind`) is ours too, else theirs, else the base's.
+/// - `_meta.project_path` records where the project lived on the machine that first
+///   wrote the graph (a synced store keeps it; each machine maps its own folder to
+///   the graph): the side that changed it; when both did, the path that sorts
+///   first. The level (`_meta.namespace.kind`) is ours, else theirs, else the base's.
 ///
 /// The result is healed (malformed gists, as any load heals them) and must parse
 /// back; edges to nodes of other graphs are left for the load to judge, as always.
@@ -172,11 +152,11 @@ pub fn merge_files(
     theirs: &GraphFile,
 ) -> Result<MergeOutcome, MergeError> {
     let (graph, conflicts) = merge_graphs(&base.graph, &ours.graph, &theirs.graph);
-    let project_path = ours
-        .project_path
-        .as_ref()
-        .or(theirs.project_path.as_ref())
-        .or(base.project_path.as_ref());
+    let project_path = merged_scalar(
+        base.project_path.as_ref(),
+        ours.project_path.as_ref(),
+        theirs.project_path.as_ref(),
+    );
     let level = ours
         .level
         .or(theirs.level)
@@ -193,6 +173,25 @@ pub fn merge_files(
         file,
         conflicts,
     })
+}
+
+/// A value merged as a whole: the side that changed it; when both changed it
+/// differently, the one that sorts first (the same whichever side is ours).
+fn merged_scalar<'a, T: Ord>(
+    base: Option<&'a T>,
+    ours: Option<&'a T>,
+    theirs: Option<&'a T>,
+) -> Option<&'a T> {
+    if ours == theirs || theirs == base {
+        ours
+    } else if ours == base {
+        theirs
+    } else {
+        match (ours, theirs) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (one, other) => one.or(other),
+        }
+    }
 }
 
 /// The three versions of one node, edge or entry (`None`: absent from that side).

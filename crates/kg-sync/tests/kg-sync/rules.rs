@@ -392,13 +392,18 @@ fn the_merged_file_is_healed_as_a_load_heals_it() {
 }
 
 #[test]
-fn the_project_path_and_level_of_ours_are_kept() {
-    let theirs_text = String::from_utf8(base())
+fn the_project_path_is_merged_as_one_value_and_the_level_of_ours_kept() {
+    let moved = String::from_utf8(base())
         .expect("utf-8")
-        .replace("/home/ana/shop", "/Users/ana/code/shop");
-    let merged = merge(&base(), &base(), theirs_text.as_bytes()).expect("merges");
-    assert_eq!(merged.file.project_path.as_deref(), Some("/home/ana/shop"));
-    assert_eq!(merged.file.level, Some(Level::Project));
+        .replace("/home/ana/shop", "/Users/ana/code/shop")
+        .into_bytes();
+    // Changed on one side: that side's, whichever side it is.
+    let merged = merge_both_ways(&base(), &base(), &moved).file;
+    assert_eq!(merged.project_path.as_deref(), Some("/Users/ana/code/shop"));
+    assert_eq!(merged.level, Some(Level::Project));
+    // Added on both sides with different paths: the same one both ways.
+    let merged = merge_both_ways(b"", &base(), &moved).file;
+    assert_eq!(merged.project_path.as_deref(), Some("/Users/ana/code/shop"));
 }
 
 #[test]
