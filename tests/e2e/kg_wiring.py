@@ -18,8 +18,9 @@ LOCK_FILE = ".kg-memory.lock"
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    """This process's environment without any KG_* knob, with HOME and `extra` set."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
+    """This process's environment without any KG_* knob or CLAUDE_CONFIG_DIR, with HOME and
+    `extra` set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_") and k != "CLAUDE_CONFIG_DIR"}
     env.update(HOME=str(home), KG_AUTOCOMMIT_INTERVAL="0", **extra)
     return env
 

@@ -275,6 +275,39 @@ def test_installed_hooks_start_the_server_they_were_installed_for(shm_dir, claud
         stop_holder(storage)
 
 
+def test_install_honours_claude_config_dir(kg_server, claude, shm_dir):
+    """With CLAUDE_CONFIG_DIR set, Claude Code reads hooks and MCP servers only from that
+    folder (never ~/.claude): the installer writes there, `claude mcp list` sees the entry,
+    the session-start hook reaches the server, and `kg-memory status` names those files."""
+    config = shm_dir / "claude-config"
+    config.mkdir()
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    installed = kg_memory(*where, "install", "claude-code", home=claude.home, CLAUDE_CONFIG_DIR=str(config))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    settings = json.loads((config / "settings.json").read_text())
+    assert "hook session-start" in settings["hooks"]["SessionStart"][0]["hooks"][0]["command"], settings
+    assert json.loads((config / ".claude.json").read_text())["mcpServers"]["kg"]["url"] == kg_server.mcp_url
+    assert sorted(p.name for p in claude.home.glob(".claude*")) == [], "installer wrote under HOME"
+
+    env = {**claude.env, "CLAUDE_CONFIG_DIR": str(config)}
+    project = kg_server.make_project("config-dir")
+    listed = run_claude(claude, "mcp", "list", cwd=project, env=env)
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert kg_server.mcp_url.rstrip("/") in line and CONNECTED.search(line), describe(claude, listed)
+
+    prompt = run_claude(claude, "-p", "hi", cwd=project, env=env)
+    info = describe(claude, prompt)
+    sessions = json.loads((kg_server.storage / "sessions.json").read_text())
+    bound = [r for r in sessions.values() if r.get("claude_sid")]
+    assert len(bound) == 1 and bound[0]["project_path"] == str(project), f"{sessions}\n{info}"
+    transcripts = list((config / "projects").glob("*/*.jsonl"))
+    assert transcripts and any("KG MEMORY PRELOADED" in t.read_text() for t in transcripts), info
+
+    status = kg_memory(*where, "status", home=claude.home, cwd=project, CLAUDE_CONFIG_DIR=str(config))
+    assert f"in {config / 'settings.json'}:" in status.stdout, status.stdout
+    assert f"(user scope, {config / '.claude.json'})" in status.stdout, status.stdout
+
+
 def test_a_hook_with_a_bad_flag_is_refused_without_blocking_claude(kg_server, claude):
     """An unknown flag gets the usage on stderr and exit 1, which Claude Code reports and
     goes on (exit 2 would block the prompt)."""

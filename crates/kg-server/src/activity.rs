@@ -66,11 +66,13 @@ async fn activity(State(state): Shared, Query(params): Params) -> ApiResult {
         .await
 }
 
-/// Who made a change. A session the registry knows is an agent's; an id minted for a
+/// Who made a change. A change that arrived through sync is another machine's; a
+/// session the registry knows is an agent's; an id minted for a
 /// connection is a graph view's (its steps carry it); no session at all is maintenance
 /// for tier moves and verdicts, else a client that called the REST API without one.
 fn author(state: &AppState, change: &Change) -> Author {
     match change.source_session.as_deref() {
+        Some(source) if kg_core::sync_origin(source).is_some() => Author::Sync,
         Some(sid) if state.ws.minted_for_connection(sid) => Author::View,
         Some(_) => Author::Agent,
         None => match change.kind {
@@ -188,7 +190,15 @@ fn entry(change: &Change, author: Author) -> ActivityEntry<'_> {
         level: change.level.into(),
         project_path: change.project_path.as_deref(),
         author,
-        session: change.source_session.as_deref(),
+        // A synced change names its origin, not a session.
+        session: change
+            .source_session
+            .as_deref()
+            .filter(|source| kg_core::sync_origin(source).is_none()),
+        origin: change
+            .source_session
+            .as_deref()
+            .and_then(kg_core::sync_origin),
         kind,
         ids,
         summary,

@@ -35,6 +35,8 @@ pub struct AppState {
     pub ws: ws::Registry,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
+    /// One git sync of the storage root at a time, whoever asks for it.
+    pub sync_gate: tokio::sync::Mutex<()>,
     /// This server's claim on the storage root, let go when the state is dropped.
     _root_lock: Option<RootLock>,
 }
@@ -76,6 +78,7 @@ impl AppState {
             changes,
             ws: ws::Registry::default(),
             shutdown,
+            sync_gate: tokio::sync::Mutex::new(()),
             _root_lock: root_lock,
         }))
     }
@@ -249,6 +252,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(crate::view::router())
         .merge(crate::steps::router())
         .merge(crate::activity::router())
+        .merge(crate::sync::served::router())
         .route_service(
             "/",
             tower::ServiceBuilder::new()

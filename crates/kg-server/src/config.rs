@@ -32,6 +32,9 @@ pub struct Settings {
     /// Folders besides home where project folders may lie (`KG_PROJECT_ROOTS`, separated
     /// like `PATH`).
     pub project_roots: Vec<PathBuf>,
+    /// The `kg-memory` program git runs as the graph merge driver when the storage
+    /// root syncs; `None`: this program. The tray app names the `kg-memory` beside it.
+    pub merge_driver: Option<PathBuf>,
 }
 
 /// A setting that could not be understood.
@@ -111,6 +114,7 @@ impl Settings {
                         .collect()
                 })
                 .unwrap_or_default(),
+            merge_driver: None,
         })
     }
 
@@ -120,6 +124,7 @@ impl Settings {
         config.orphan_grace_days = self.orphan_grace_days;
         config.policy = self.policy;
         config.project_roots = self.project_roots.clone();
+        config.synced = crate::sync::any_on(&self.storage_root);
         config
     }
 

@@ -141,13 +141,18 @@ pub struct Budget {
     pub state: BudgetState,
     /// Gists longer than this count as maintenance debt (they scan badly).
     pub scan_limit: usize,
-    /// Days a new node is protected from archiving.
+    /// Days a new node is protected from archiving (how far: see `grace_share`).
     pub grace_days: f64,
-    /// Active nodes still inside that grace period: compaction cannot archive them, so
-    /// a level over its budget whose active nodes are all in grace stays over.
+    /// Characters of node lines the new nodes may hold out of compaction's reach, the
+    /// newest first (our policy); `None` when grace protects every new node (the
+    /// reference's).
+    pub grace_share: Option<usize>,
+    /// Active nodes still inside that grace period.
     pub active_in_grace: usize,
     /// Days until the first of them leaves its grace period (one decimal), if any.
     pub first_grace_ends_in_days: Option<f64>,
+    /// What happens to the level next, in words (the gauge's sentence).
+    pub outlook: String,
 }
 
 impl Budget {
@@ -171,8 +176,10 @@ impl Budget {
             state: b.state.into(),
             scan_limit: kg_core::GIST_SCAN_LIMIT,
             grace_days,
+            grace_share: inspection.grace_share,
             active_in_grace: in_grace().count(),
             first_grace_ends_in_days: in_grace().reduce(f64::min),
+            outlook: inspection.outlook.clone(),
         }
     }
 }
@@ -191,6 +198,11 @@ pub struct Debt {
     pub untended_days: f64,
     pub never_maintained: bool,
     pub active_days_7d: usize,
+    /// Merge-conflict notes waiting on the graph's nodes (they make the level at least
+    /// MED); absent when there are none, as in the survey.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub merge_conflicts: Option<usize>,
 }
 
 impl From<&kg_core::Debt> for Debt {
@@ -204,6 +216,7 @@ impl From<&kg_core::Debt> for Debt {
             untended_days: round_to(d.untended_days, 1),
             never_maintained: d.never_maintained,
             active_days_7d: d.active_days_7d,
+            merge_conflicts: (d.merge_conflicts > 0).then_some(d.merge_conflicts),
         }
     }
 }
@@ -221,6 +234,9 @@ pub struct LevelDebt<'a> {
     pub deficit: f64,
     /// The DEBT line `kg_read` prints.
     pub line: &'a str,
+    /// How a merge-conflict note begins ([`kg_core::CONFLICT_NOTE_PREFIX`]): the view
+    /// lists the nodes holding one, which `merge_conflicts` counts.
+    pub conflict_note_prefix: &'static str,
 }
 
 impl<'a> From<&'a kg_core::DebtFactors> for LevelDebt<'a> {
@@ -231,6 +247,7 @@ impl<'a> From<&'a kg_core::DebtFactors> for LevelDebt<'a> {
             activity: round_to(d.activity, 3),
             deficit: round_to(d.deficit, 3),
             line: &d.line,
+            conflict_note_prefix: kg_core::CONFLICT_NOTE_PREFIX,
         }
     }
 }
@@ -603,6 +620,9 @@ pub struct ActivityEntry<'a> {
     pub author: Author,
     /// The KG session that made it, when one did (a view's is its connection's).
     pub session: Option<&'a str>,
+    /// For a change that arrived through sync: the remote it came from, as
+    /// `origin (url)`.
+    pub origin: Option<&'a str>,
     pub kind: ActivityKind,
     /// The nodes it concerns, the main one first.
     pub ids: Vec<String>,
@@ -622,6 +642,8 @@ pub enum Author {
     Maintenance,
     /// A REST call without a session.
     Client,
+    /// Another machine: the change arrived through git sync (its remote in `origin`).
+    Sync,
 }
 
 /// What kind of change an activity entry is: the `type` of the matching `/ws` message.
@@ -1089,6 +1111,7 @@ mod tests {
             never_maintained: true,
             active_days_7d: 5,
             burst: 0,
+            merge_conflicts: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
@@ -1098,6 +1121,13 @@ mod tests {
             ..d
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
+        let d = kg_core::Debt {
+            merge_conflicts: 2,
+            ..d
+        };
+        let written = value(&Debt::from(&d));
+        assert_eq!(written, Value::Object(d.to_object()));
+        assert_eq!(written["merge_conflicts"], 2, "{written}");
     }
 
     #[test]

@@ -33,18 +33,12 @@ pub fn spawn(state: Arc<AppState>) -> Background {
                 .await;
         }
     });
-    let autocommit = state.settings.autocommit_interval.map(|period| {
-        let state = state.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = tokio::time::sleep(period) => {}
-                    () = state.shutdown.cancelled() => break,
-                }
-                commit_storage(&state.settings.storage_root, &state).await;
-            }
-        })
-    });
+    // Git work on the storage root: a sync when it syncs with a remote, else the
+    // autocommit. Checked on every round, so `git init` or `sync setup` done by hand
+    // later is picked up.
+    let autocommit = (state.settings.autocommit_interval.is_some()
+        || crate::sync::any_on(&state.settings.storage_root))
+    .then(|| tokio::spawn(storage_loop(state.clone())));
     Background { tick, autocommit }
 }
 
@@ -61,10 +55,66 @@ impl Background {
             None => false,
         };
         state.blocking(|state, _| state.store.flush()).await;
+        // The last changes are committed; a sync would wait on the network while
+        // the user waits for the app to quit, so they go out with the next start's.
         if autocommit {
             commit_storage(&state.settings.storage_root, state).await;
         }
         log::info!("KG Memory stopped; every graph is saved");
+    }
+}
+
+/// The first retry after the remote could not be reached; each failure doubles the
+/// wait, up to the autocommit period.
+const FIRST_RETRY: Duration = Duration::from_secs(30);
+
+/// Sync (or commit) at start, then every autocommit period; an unreachable remote is
+/// tried again sooner, backing off. (A sync asked for by hand runs at once, in turn
+/// with this loop's: `served::sync_now`.)
+async fn storage_loop(state: Arc<AppState>) {
+    let root = state.settings.storage_root.clone();
+    let period = state.settings.autocommit_interval;
+    let mut failures: u32 = 0;
+    let mut wait = Duration::ZERO; // at start: bring in what other machines wrote
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = state.shutdown.cancelled() => break,
+        }
+        if !crate::sync::any_on(&root) {
+            commit_storage(&root, &state).await;
+            failures = 0;
+        } else {
+            match crate::sync::served::sync_now(&state).await {
+                Ok(report) => {
+                    if failures > 0 {
+                        log::info!("sync: the remote is back");
+                    }
+                    failures = 0;
+                    if report.received + report.sent > 0 || report.conflicts > 0 {
+                        log::info!("sync: {report}");
+                    }
+                }
+                Err(e) => {
+                    failures += 1;
+                    // Said once when it starts failing, then quietly retried.
+                    if failures == 1 {
+                        log::warn!("sync: {e}");
+                    } else {
+                        log::debug!("sync (attempt {failures}): {e}");
+                    }
+                }
+            }
+        }
+        // Without an autocommit period: at start and when asked, only.
+        let regular = period.unwrap_or(Duration::from_secs(365 * 24 * 3600));
+        wait = if failures == 0 {
+            regular
+        } else {
+            FIRST_RETRY
+                .saturating_mul(1 << (failures - 1).min(16))
+                .min(regular.max(FIRST_RETRY))
+        };
     }
 }
 
@@ -87,8 +137,12 @@ pub async fn commit_storage(root: &Path, state: &AppState) -> bool {
         return false;
     }
     let message = format!("Auto-save {}", crate::clock::local_minute(state.now()));
+    // Staged, then taken out again: naming the lock in an exclude makes `git add` fail
+    // in a root whose .gitignore already ignores it (one sync set up).
+    let lock = crate::root_lock::LOCK_FILE;
     for args in [
-        &["add", "-A", "--", ".", &exclude][..],
+        &["add", "-A", "--", "."][..],
+        &["rm", "-q", "--cached", "--ignore-unmatch", "--", lock][..],
         &["commit", "-m", &message, "--quiet"][..],
     ] {
         if let Err(e) = git(root, args).await {

@@ -200,10 +200,11 @@ fn parse_level(text: Option<&str>) -> Result<Level, ApiError> {
 }
 
 fn inspect_config(state: &AppState) -> InspectConfig {
+    let config = state.store.config();
     InspectConfig {
-        grace_days: state.store.config().grace_days,
-        orphan_grace_days: state.store.config().orphan_grace_days,
-        count_burst: state.store.config().policy == kg_core::Policy::Ours,
+        grace_days: config.grace_days,
+        orphan_grace_days: config.orphan_grace_days,
+        grace_rule: config.policy.grace_rule(),
     }
 }
 

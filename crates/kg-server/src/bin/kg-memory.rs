@@ -321,8 +321,13 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     {
         for row in survey["graphs"].as_array().into_iter().flatten() {
             let debt = &row["debt"];
+            // The survey names merge conflicts only when there are some.
+            let conflicts = debt["merge_conflicts"]
+                .as_u64()
+                .map(|n| format!(", merged with conflicts: {n}"))
+                .unwrap_or_default();
             say(&format!(
-                "  {:<24} DEBT {} ({}), {} active node(s){}\n",
+                "  {:<24} DEBT {} ({}), {} active node(s){conflicts}{}\n",
                 row["graph"].as_str().unwrap_or("?"),
                 debt["level"].as_str().unwrap_or("?"),
                 debt["score"],
@@ -336,7 +341,8 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     }
     // How Claude Code reaches this server, from this folder.
     let project = std::env::current_dir().ok();
-    let wiring = kg_server::install::wiring(&settings.home, project.as_deref(), port);
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let wiring = kg_server::install::wiring(&claude, project.as_deref(), port);
     let (lines, warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
     say("Claude Code:\n");
     for line in lines {
@@ -390,7 +396,7 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
-    use kg_server::install::{HookDuty, claude_event, hook_duty};
+    use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -402,7 +408,9 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let stdin = read_stdin(deadline)?;
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);
-        let duty = hook_duty(&settings.home, project.as_deref(), via_plugin, &name);
+        // Claude Code passes its CLAUDE_CONFIG_DIR on to its hooks.
+        let claude = ClaudeConfig::from_env(&settings.home);
+        let duty = hook_duty(&claude, project.as_deref(), via_plugin, &name);
         if duty == HookDuty::StandAside {
             return None;
         }
@@ -583,7 +591,7 @@ fn main() {
             Command::Sync(args) => match settings(server) {
                 Ok(settings) => {
                     let now = kg_server::clock::Clock::of(&settings).now();
-                    kg_server::sync::run(args, &settings.storage_root, now, say)
+                    kg_server::sync::run(args, &settings, now, say).await
                 }
                 Err(e) => Err(e),
             },

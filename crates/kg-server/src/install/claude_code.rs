@@ -1,5 +1,5 @@
 //! Claude Code's entries: the HTTP MCP server in `~/.claude.json` and the courier hooks
-//! in `~/.claude/settings.json`.
+//! in `~/.claude/settings.json` (or both in `$CLAUDE_CONFIG_DIR`; see `claude_config`).
 
 use super::Setup;
 use super::courier::{HOOK_EVENTS, courier_command, hook_command};

@@ -10,7 +10,8 @@
 //! nothing else changed meanwhile, the file comes back byte for byte (from the backup),
 //! or disappears if we created it.
 //!
-//! The parts, one concept each: `files` reads Claude's configuration files, backs them
+//! The parts, one concept each: `claude_config` says where Claude Code keeps its user
+//! configuration (`~/.claude`, or `$CLAUDE_CONFIG_DIR`); `files` reads Claude's configuration files, backs them
 //! up and writes them back; `claude_code` and `desktop` hold each client's entries, and
 //! `servers` the MCP server entry both merge among the user's own; `courier` writes the
 //! `kg-memory hook` command line and reads it back; `auto_memory` is
@@ -21,6 +22,7 @@
 
 mod auto_memory;
 mod claude_code;
+mod claude_config;
 mod courier;
 mod desktop;
 mod dry_run;
@@ -30,10 +32,13 @@ mod stable;
 mod wiring;
 
 pub use auto_memory::AUTO_MEMORY;
+pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
-pub use stable::{in_build_tree, place_program, release_program, stable_path, user_bin_dir};
+pub use stable::{
+    ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,
+};
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
     plugin_installs, twice_message, wiring, wiring_report,
@@ -96,6 +101,8 @@ pub struct Setup {
     pub disable_auto_memory: bool,
     /// Where install notes what uninstall must restore (the server's state folder).
     pub state_dir: PathBuf,
+    /// Where Claude Code keeps its user configuration (`CLAUDE_CONFIG_DIR` honoured).
+    pub claude: ClaudeConfig,
 }
 
 impl Setup {
@@ -106,6 +113,7 @@ impl Setup {
             copy_from: None,
             disable_auto_memory: false,
             state_dir: settings.state_dir(),
+            claude: ClaudeConfig::from_env(&settings.home),
         }
     }
 
@@ -129,9 +137,23 @@ impl Setup {
         format!("{}/", self.settings.base_url())
     }
 
-    /// Where install notes what it must restore at uninstall.
+    /// Where install notes what it must restore at uninstall: one record per Claude
+    /// Code configuration, as each `CLAUDE_CONFIG_DIR` has its own settings to restore.
     fn record_path(&self) -> PathBuf {
-        self.state_dir.join("claude-code-install.json")
+        if self.claude == ClaudeConfig::in_home(self.home()) {
+            return self.state_dir.join("claude-code-install.json");
+        }
+        // The folder in the name, every other character a dash (as Claude Code names
+        // a project's folder after its path).
+        let folder: String = self
+            .claude
+            .dir
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.state_dir
+            .join(format!("claude-code-install{folder}.json"))
     }
 }
 
@@ -140,7 +162,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
     match client {
         Client::ClaudeCode => {
             refuse_beside_plugin(setup)?;
-            let mcp_path = setup.home().join(".claude.json");
+            let mcp_path = setup.claude.json.clone();
             let (before, mut map) = read_object(&mcp_path)?;
             let mut summary = Vec::new();
             add_server(
@@ -152,7 +174,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                 &mut summary,
             )?;
             let mcp = change(mcp_path, before, &map, summary);
-            let settings_path = setup.home().join(".claude/settings.json");
+            let settings_path = setup.claude.settings();
             let (before, mut settings) = read_object(&settings_path)?;
             let mut summary = Vec::new();
             add_hooks(&mut settings, setup, &mut summary)?;
@@ -246,12 +268,12 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
     };
     match client {
         Client::ClaudeCode => {
-            edit(setup.home().join(".claude.json"), &|m, s| {
+            edit(setup.claude.json.clone(), &|m, s| {
                 remove_server(m, CODE_SERVER, is_code_entry, s)
             })?;
             let record_path = setup.record_path();
             let (record_text, record) = read_object(&record_path)?;
-            edit(setup.home().join(".claude/settings.json"), &|m, s| {
+            edit(setup.claude.settings(), &|m, s| {
                 remove_hooks(m, s);
                 restore_auto_memory(m, &record, s);
             })?;
@@ -293,8 +315,10 @@ mod tests {
     /// A setup inside a temporary home: the tests beside each part of the installer share it.
     pub(super) fn setup(home: &Path) -> Setup {
         let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
-        // Whatever XDG_STATE_HOME says, the record stays inside the test's home.
+        // Whatever XDG_STATE_HOME and CLAUDE_CONFIG_DIR say, everything stays inside the
+        // test's home.
         s.state_dir = home.join(".state");
+        s.claude = ClaudeConfig::in_home(home);
         s
     }
 
@@ -374,6 +398,85 @@ mod tests {
         );
         fs::write(home.path().join(".claude.json"), "{not json").expect("write");
         assert!(plan_install(Client::ClaudeCode, &s).is_err());
+    }
+
+    /// Every `.claude*` name directly in `home`.
+    fn claude_names_in(home: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(home)
+            .expect("read home")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".claude"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn with_claude_config_dir_install_and_uninstall_touch_only_that_folder() {
+        let home = tempfile::tempdir().expect("home");
+        let config = tempfile::tempdir().expect("CLAUDE_CONFIG_DIR");
+        let mut s = setup(home.path());
+        s.claude = ClaudeConfig::new(home.path(), Some(config.path().as_os_str()));
+        s.disable_auto_memory = true;
+        let settings_path = config.path().join("settings.json");
+        let claude_json = config.path().join(".claude.json");
+        // The user's own file there: kept, and back byte for byte after uninstall.
+        let users = "{\"numStartups\": 7}";
+        fs::write(&claude_json, users).expect("write");
+
+        let plan = plan_install(Client::ClaudeCode, &s).expect("plan");
+        let paths: Vec<&Path> = plan.iter().map(|c| c.path.as_path()).collect();
+        assert_eq!(
+            paths,
+            [
+                claude_json.as_path(),
+                settings_path.as_path(),
+                s.record_path().as_path()
+            ]
+        );
+        apply(&plan, 1.0, true).expect("install");
+        let mcp: Value =
+            serde_json::from_str(&fs::read_to_string(&claude_json).expect("read")).expect("json");
+        assert_eq!(mcp["numStartups"], 7);
+        assert_eq!(mcp["mcpServers"]["kg"]["url"], "http://127.0.0.1:8765/");
+        let hooks: Value =
+            serde_json::from_str(&fs::read_to_string(&settings_path).expect("read")).expect("json");
+        assert_eq!(
+            hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "/opt/kg/bin/kg-memory hook session-start"
+        );
+        assert_eq!(hooks[AUTO_MEMORY], false);
+        assert_eq!(claude_names_in(home.path()), Vec::<String>::new());
+
+        let undo = plan_uninstall(Client::ClaudeCode, &s).expect("plan");
+        apply(&undo, 2.0, false).expect("uninstall");
+        assert_eq!(fs::read_to_string(&claude_json).expect("read"), users);
+        assert!(!settings_path.exists(), "install created it");
+        assert!(!s.record_path().exists());
+        assert_eq!(claude_names_in(home.path()), Vec::<String>::new());
+
+        // The default place is a different Claude Code configuration: installing
+        // there leaves CLAUDE_CONFIG_DIR's files alone, and uninstalling there finds
+        // nothing of the other.
+        apply(
+            &plan_install(Client::ClaudeCode, &s).expect("plan"),
+            3.0,
+            true,
+        )
+        .expect("install again");
+        let plain = setup(home.path());
+        assert_ne!(
+            plain.record_path(),
+            s.record_path(),
+            "one record per configuration"
+        );
+        assert!(
+            plan_uninstall(Client::ClaudeCode, &plain)
+                .expect("plan")
+                .is_empty(),
+            "nothing of ours in ~/.claude"
+        );
     }
 
     #[test]

@@ -46,10 +46,42 @@ pub fn stable_path(current: &Path, home: &Path) -> (PathBuf, Option<PathBuf>) {
     }
 }
 
-fn client_name(client: Client) -> &'static str {
-    match client {
-        Client::ClaudeCode => "claude-code",
-        Client::ClaudeDesktop => "claude-desktop",
+/// What uses a program copied out of a build folder: a client `kg-memory install`
+/// wired, or the tray app's "Start at login". The copy stays while any uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramUser {
+    Client(Client),
+    LoginItem,
+}
+
+impl From<Client> for ProgramUser {
+    fn from(client: Client) -> ProgramUser {
+        ProgramUser::Client(client)
+    }
+}
+
+impl ProgramUser {
+    /// Its name in the record.
+    fn name(self) -> &'static str {
+        match self {
+            ProgramUser::Client(Client::ClaudeCode) => "claude-code",
+            ProgramUser::Client(Client::ClaudeDesktop) => "claude-desktop",
+            ProgramUser::LoginItem => "start-at-login",
+        }
+    }
+
+    /// What to do about a file in the way that is not ours.
+    fn way_out(self, dest: &Path) -> String {
+        match self {
+            ProgramUser::Client(_) => format!(
+                "Remove or rename it, or run `{} install {}` to use it as it is.",
+                dest.display(),
+                self.name()
+            ),
+            ProgramUser::LoginItem => {
+                "Remove or rename it, or start KG Memory from that program, then turn Start at login on again.".to_string()
+            }
+        }
     }
 }
 
@@ -99,9 +131,10 @@ fn is_our_copy(entry: Option<&Value>, dest: &Path) -> bool {
 /// what it did, in words; with `dry_run`, what it would do, and changes nothing.
 pub fn place_program(
     setup: &Setup,
-    client: Client,
+    user: impl Into<ProgramUser>,
     dry_run: bool,
 ) -> anyhow::Result<Option<String>> {
+    let user = user.into();
     let Some(source) = &setup.copy_from else {
         return Ok(None);
     };
@@ -111,10 +144,9 @@ pub fn place_program(
     let ours = is_our_copy(record.get(&key), dest);
     if dest.exists() && !ours {
         anyhow::bail!(
-            "{} already exists and was not put there by `kg-memory install`. Nothing was changed. Remove or rename it, or run `{} install {}` to use it as it is.",
+            "{} already exists and was not put there by KG Memory. Nothing was changed. {}",
             dest.display(),
-            dest.display(),
-            client_name(client)
+            user.way_out(dest)
         );
     }
     let said = format!(
@@ -131,7 +163,7 @@ pub fn place_program(
         .filter(|_| ours)
         .and_then(|e| e["clients"].as_array().cloned())
         .unwrap_or_default();
-    let name = json!(client_name(client));
+    let name = json!(user.name());
     if !clients.contains(&name) {
         clients.push(name);
     }
@@ -171,11 +203,11 @@ fn copy_program(source: &Path, dest: &Path) -> anyhow::Result<()> {
 /// what it did, in words; with `dry_run`, what it would do, and changes nothing.
 pub fn release_program(
     setup: &Setup,
-    client: Client,
+    user: impl Into<ProgramUser>,
     dry_run: bool,
 ) -> anyhow::Result<Vec<String>> {
     let mut record = read_record(setup)?;
-    let name = json!(client_name(client));
+    let name = json!(user.into().name());
     let mut said = Vec::new();
     let paths: Vec<String> = record.keys().cloned().collect();
     for key in paths {

@@ -3,6 +3,7 @@
 
 use super::Setup;
 use super::claude_code::CODE_SERVER;
+use super::claude_config::{ClaudeConfig, home_relative};
 use super::courier::{Courier, claude_event, courier_command, is_kg_memory};
 use super::desktop::DESKTOP_SERVER;
 use super::files::read_lenient;
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub const PLUGIN: &str = "knowledge-graph";
 
 /// One installed copy of the knowledge-graph plugin, from Claude Code's
-/// `~/.claude/plugins/installed_plugins.json`.
+/// `plugins/installed_plugins.json` (in `~/.claude`, or `$CLAUDE_CONFIG_DIR`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginInstall {
     /// `knowledge-graph@<marketplace>`.
@@ -57,8 +58,8 @@ fn is_our_plugin(id: &str) -> bool {
 }
 
 /// Every installed copy of the knowledge-graph plugin.
-pub fn plugin_installs(home: &Path) -> Vec<PluginInstall> {
-    let file = read_lenient(&home.join(".claude/plugins/installed_plugins.json"));
+pub fn plugin_installs(claude: &ClaudeConfig) -> Vec<PluginInstall> {
+    let file = read_lenient(&claude.installed_plugins());
     let Some(Value::Object(plugins)) = file.get("plugins") else {
         return Vec::new();
     };
@@ -83,16 +84,16 @@ pub fn plugin_installs(home: &Path) -> Vec<PluginInstall> {
 
 /// Claude Code's settings files that apply in `project`, lowest precedence first:
 /// user, project, local.
-fn settings_files(home: &Path, project: Option<&Path>) -> Vec<PathBuf> {
-    let user = home.join(".claude/settings.json");
-    let mut files = vec![user.clone()];
-    // Claude run in the home folder itself: its project settings are the user's.
-    if let Some(p) = project.filter(|p| p.join(".claude") != home.join(".claude")) {
+fn settings_files(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = vec![claude.settings()];
+    // Claude run in the folder holding the user's settings (the home folder, unless
+    // CLAUDE_CONFIG_DIR moved them): its project settings are the user's.
+    if let Some(p) = project.filter(|p| p.join(".claude") != claude.dir) {
         let same = |a: &Path, b: &Path| match (fs::canonicalize(a), fs::canonicalize(b)) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
-        if !same(&p.join(".claude"), &home.join(".claude")) {
+        if !same(&p.join(".claude"), &claude.dir) {
             files.push(p.join(".claude/settings.json"));
             files.push(p.join(".claude/settings.local.json"));
         }
@@ -102,14 +103,14 @@ fn settings_files(home: &Path, project: Option<&Path>) -> Vec<PathBuf> {
 
 /// The knowledge-graph plugin's id when it is enabled for `project` (the most specific
 /// settings file that says so wins) and installed.
-pub fn enabled_plugin(home: &Path, project: Option<&Path>) -> Option<String> {
+pub fn enabled_plugin(claude: &ClaudeConfig, project: Option<&Path>) -> Option<String> {
     let mut enabled: Map<String, Value> = Map::new();
-    for file in settings_files(home, project) {
+    for file in settings_files(claude, project) {
         if let Some(Value::Object(e)) = read_lenient(&file).get("enabledPlugins") {
             enabled.extend(e.clone());
         }
     }
-    let installed = plugin_installs(home);
+    let installed = plugin_installs(claude);
     enabled
         .into_iter()
         .find(|(id, on)| {
@@ -120,7 +121,7 @@ pub fn enabled_plugin(home: &Path, project: Option<&Path>) -> Option<String> {
 
 /// `install claude-code` next to the plugin would load the memory twice.
 pub(super) fn refuse_beside_plugin(setup: &Setup) -> anyhow::Result<()> {
-    let installs = plugin_installs(setup.home());
+    let installs = plugin_installs(&setup.claude);
     if installs.is_empty() {
         return Ok(());
     }
@@ -150,7 +151,8 @@ pub struct FoundHook {
 /// An MCP server entry that reaches KG Memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundServer {
-    /// Where it is configured, in words (`user scope, ~/.claude.json`).
+    /// Where it is configured, in words (`user scope, ~/.claude.json`, or the
+    /// `.claude.json` in `$CLAUDE_CONFIG_DIR`).
     pub place: String,
     pub name: String,
     /// The URL of an HTTP entry (with the plugin's `${KG_HTTP_PORT:-8765}` expanded in
@@ -179,9 +181,9 @@ pub struct Wiring {
 }
 
 /// Every `kg-memory hook` command in the settings files that apply in `project`.
-fn found_hooks(home: &Path, project: Option<&Path>) -> Vec<FoundHook> {
+fn found_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> {
     let mut found = Vec::new();
-    for file in settings_files(home, project) {
+    for file in settings_files(claude, project) {
         let settings = read_lenient(&file);
         let Some(Value::Object(hooks)) = settings.get("hooks") else {
             continue;
@@ -267,14 +269,15 @@ fn kg_servers(map: &Map<String, Value>, place: &str, server_port: u16) -> Vec<Fo
 /// Read how Claude Code is wired for `project` (the folder Claude runs in): the plugin,
 /// `kg-memory hook` commands in settings files, and MCP entries that reach KG Memory
 /// (named `kg`/`knowledge-graph`, running `kg-memory`, or at `server_port`).
-pub fn wiring(home: &Path, project: Option<&Path>, server_port: u16) -> Wiring {
-    let plugins = plugin_installs(home);
-    let plugin_enabled = enabled_plugin(home, project);
+pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -> Wiring {
+    let plugins = plugin_installs(claude);
+    let plugin_enabled = enabled_plugin(claude, project);
     let mut servers = Vec::new();
-    let claude_json = read_lenient(&home.join(".claude.json"));
+    let claude_json = read_lenient(&claude.json);
+    let shown_json = claude.show(&claude.json);
     servers.extend(kg_servers(
         &claude_json,
-        "user scope, ~/.claude.json",
+        &format!("user scope, {shown_json}"),
         server_port,
     ));
     if let Some(p) = project {
@@ -284,7 +287,7 @@ pub fn wiring(home: &Path, project: Option<&Path>, server_port: u16) -> Wiring {
         {
             servers.extend(kg_servers(
                 local,
-                &format!("local scope for {}, ~/.claude.json", p.display()),
+                &format!("local scope for {}, {shown_json}", p.display()),
                 server_port,
             ));
         }
@@ -308,7 +311,7 @@ pub fn wiring(home: &Path, project: Option<&Path>, server_port: u16) -> Wiring {
     Wiring {
         plugins,
         plugin_enabled,
-        hooks: found_hooks(home, project),
+        hooks: found_hooks(claude, project),
         servers,
     }
 }
@@ -328,12 +331,17 @@ pub enum HookDuty {
 /// configured for the same event, so only one answers and the preload comes once; the
 /// installer's hooks then warn at session start. Settings files decide, not timing:
 /// Claude Code runs both at the same moment.
-pub fn hook_duty(home: &Path, project: Option<&Path>, via_plugin: bool, event: &str) -> HookDuty {
+pub fn hook_duty(
+    claude: &ClaudeConfig,
+    project: Option<&Path>,
+    via_plugin: bool,
+    event: &str,
+) -> HookDuty {
     let Some(claude_event) = claude_event(event) else {
         return HookDuty::Answer;
     };
     if via_plugin {
-        let other = found_hooks(home, project).into_iter().any(|h| {
+        let other = found_hooks(claude, project).into_iter().any(|h| {
             h.event == claude_event
                 && !h.courier.via_plugin
                 && h.courier.event.as_deref() == Some(event)
@@ -349,16 +357,17 @@ pub fn hook_duty(home: &Path, project: Option<&Path>, via_plugin: bool, event: &
     if event != "session-start" {
         return HookDuty::Answer;
     }
-    match enabled_plugin(home, project) {
-        Some(id) => HookDuty::AnswerAndWarn(twice_message(&id)),
+    match enabled_plugin(claude, project) {
+        Some(id) => HookDuty::AnswerAndWarn(twice_message(&id, &claude.show(&claude.settings()))),
         None => HookDuty::Answer,
     }
 }
 
-/// The plugin and the installer are both wired: which to remove.
-pub fn twice_message(plugin_id: &str) -> String {
+/// The plugin and the installer (whose hooks are in `hooks_file`, as shown to the user)
+/// are both wired: which to remove.
+pub fn twice_message(plugin_id: &str, hooks_file: &str) -> String {
     format!(
-        "KG Memory is connected to Claude Code twice: by the {plugin_id} plugin and by `kg-memory install claude-code` (hooks in ~/.claude/settings.json). Only the installer's hooks answer, so the memory loads once. Remove one: run `kg-memory uninstall claude-code`, or `claude plugin uninstall {plugin_id}`."
+        "KG Memory is connected to Claude Code twice: by the {plugin_id} plugin and by `kg-memory install claude-code` (hooks in {hooks_file}). Only the installer's hooks answer, so the memory loads once. Remove one: run `kg-memory uninstall claude-code`, or `claude plugin uninstall {plugin_id}`."
     )
 }
 
@@ -467,11 +476,15 @@ pub fn wiring_report(w: &Wiring, settings: &Settings, port: u16) -> (Vec<String>
             ));
         }
     }
-    let installer_hooks = w.hooks.iter().any(|h| !h.courier.via_plugin);
+    let installer_hook = w.hooks.iter().find(|h| !h.courier.via_plugin);
+    let installer_hooks = installer_hook.is_some();
     if let Some(id) = &w.plugin_enabled
-        && installer_hooks
+        && let Some(hook) = installer_hook
     {
-        warnings.push(twice_message(id));
+        warnings.push(twice_message(
+            id,
+            &home_relative(&hook.file, &settings.home),
+        ));
     }
     let http: Vec<&FoundServer> = w.servers.iter().filter(|s| s.url.is_some()).collect();
     if http.len() > 1 && !(w.plugin_enabled.is_some() && installer_hooks) {
@@ -542,7 +555,7 @@ mod tests {
         let s = setup(home.path());
         let p = Some(project.as_path());
         assert_eq!(
-            hook_duty(home.path(), p, true, "session-start"),
+            hook_duty(&s.claude, p, true, "session-start"),
             HookDuty::Answer
         );
         // The installer's hooks, with a binary that exists.
@@ -557,10 +570,10 @@ mod tests {
         )
         .expect("install");
         for event in ["session-start", "prompt-submit", "post-tool"] {
-            assert_eq!(hook_duty(home.path(), p, true, event), HookDuty::StandAside);
+            assert_eq!(hook_duty(&s.claude, p, true, event), HookDuty::StandAside);
         }
         assert_eq!(
-            hook_duty(home.path(), p, false, "session-start"),
+            hook_duty(&s.claude, p, false, "session-start"),
             HookDuty::Answer,
             "no plugin: nothing to warn about"
         );
@@ -576,7 +589,7 @@ mod tests {
             serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
         settings["enabledPlugins"] = json!({"knowledge-graph@kg-memory": true});
         fs::write(&path, settings.to_string()).expect("write");
-        match hook_duty(home.path(), p, false, "session-start") {
+        match hook_duty(&s.claude, p, false, "session-start") {
             HookDuty::AnswerAndWarn(m) => {
                 assert!(m.contains("`kg-memory uninstall claude-code`"), "{m}");
                 assert!(
@@ -587,7 +600,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            hook_duty(home.path(), p, false, "prompt-submit"),
+            hook_duty(&s.claude, p, false, "prompt-submit"),
             HookDuty::Answer
         );
         // A project that disables the plugin: no warning there.
@@ -598,13 +611,13 @@ mod tests {
         )
         .expect("write");
         assert_eq!(
-            hook_duty(home.path(), p, false, "session-start"),
+            hook_duty(&s.claude, p, false, "session-start"),
             HookDuty::Answer
         );
         // An installer hook whose binary is gone does not silence the plugin.
         let _ = fs::remove_file(home.path().join("kg-memory"));
         assert_eq!(
-            hook_duty(home.path(), p, true, "session-start"),
+            hook_duty(&s.claude, p, true, "session-start"),
             HookDuty::Answer
         );
     }
@@ -622,7 +635,7 @@ mod tests {
             true,
         )
         .expect("install");
-        let w = wiring(home.path(), None, 8765);
+        let w = wiring(&s.claude, None, 8765);
         assert_eq!(w.hooks.len(), 3);
         assert_eq!(w.servers.len(), 1);
         let (lines, warnings) = wiring_report(&w, &s.settings, 8765);
@@ -660,13 +673,118 @@ mod tests {
             serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
         settings["enabledPlugins"] = json!({"knowledge-graph@kg-memory": true});
         fs::write(&path, settings.to_string()).expect("write");
-        let w = wiring(home.path(), None, 8765);
+        let w = wiring(&s.claude, None, 8765);
         let (_, warnings) = wiring_report(&w, &s.settings, 8765);
         assert!(
             warnings
                 .iter()
                 .any(|l| l.contains("connected to Claude Code twice")),
             "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn with_claude_config_dir_hooks_and_plugins_are_found_there_only() {
+        let home = tempfile::tempdir().expect("home");
+        // `<tmp>/.claude` as CLAUDE_CONFIG_DIR, so that Claude run in `<tmp>` reads it
+        // both as user and as project settings.
+        let outer = tempfile::tempdir().expect("outer");
+        let config = outer.path().join(".claude");
+        fs::create_dir_all(&config).expect("mkdir");
+        let mut s = setup(home.path());
+        s.claude = ClaudeConfig::new(home.path(), Some(config.as_os_str()));
+        let exe = home.path().join("kg-memory");
+        fs::write(&exe, "").expect("exe");
+        s.exe = exe;
+        apply(
+            &plan_install(Client::ClaudeCode, &s).expect("plan"),
+            1.0,
+            true,
+        )
+        .expect("install");
+
+        let w = wiring(&s.claude, None, 8765);
+        assert_eq!(w.hooks.len(), 3, "{w:?}");
+        assert!(
+            w.hooks
+                .iter()
+                .all(|h| h.file == config.join("settings.json"))
+        );
+        let place = format!("user scope, {}", config.join(".claude.json").display());
+        assert_eq!(
+            w.servers
+                .iter()
+                .map(|f| f.place.as_str())
+                .collect::<Vec<_>>(),
+            [place.as_str()]
+        );
+        // Run in the folder holding CLAUDE_CONFIG_DIR: the same file, counted once.
+        assert_eq!(wiring(&s.claude, Some(outer.path()), 8765).hooks.len(), 3);
+        // Run in the home folder: ~/.claude is a project's settings there, not the user's.
+        fs::create_dir_all(home.path().join(".claude")).expect("mkdir");
+        fs::copy(
+            config.join("settings.json"),
+            home.path().join(".claude/settings.json"),
+        )
+        .expect("copy");
+        assert_eq!(
+            wiring(&s.claude, Some(home.path()), 8765).hooks.len(),
+            6,
+            "user and project settings"
+        );
+        fs::remove_dir_all(home.path().join(".claude")).expect("rm");
+        // The default place holds nothing.
+        assert_eq!(
+            wiring(&ClaudeConfig::in_home(home.path()), None, 8765),
+            Wiring::default()
+        );
+
+        // The plugin, installed and enabled in CLAUDE_CONFIG_DIR.
+        fs::create_dir_all(config.join("plugins")).expect("mkdir");
+        fs::write(
+            config.join("plugins/installed_plugins.json"),
+            r#"{"version": 2, "plugins": {"knowledge-graph@kg-memory": [{"scope": "user"}]}}"#,
+        )
+        .expect("write");
+        let path = config.join("settings.json");
+        let mut settings: Value =
+            serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
+        settings["enabledPlugins"] = json!({"knowledge-graph@kg-memory": true});
+        fs::write(&path, settings.to_string()).expect("write");
+        assert_eq!(
+            enabled_plugin(&s.claude, None).as_deref(),
+            Some("knowledge-graph@kg-memory")
+        );
+        assert_eq!(plugin_installs(&s.claude).len(), 1);
+        assert_eq!(
+            hook_duty(&s.claude, None, true, "session-start"),
+            HookDuty::StandAside
+        );
+        match hook_duty(&s.claude, None, false, "session-start") {
+            HookDuty::AnswerAndWarn(m) => {
+                assert!(m.contains(&format!("(hooks in {})", path.display())), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let (_, warnings) = wiring_report(&wiring(&s.claude, None, 8765), &s.settings, 8765);
+        assert!(
+            warnings
+                .iter()
+                .any(|l| l.contains(&format!("(hooks in {})", path.display()))),
+            "{warnings:?}"
+        );
+        // And installing again is refused, the plugin being there.
+        let err = plan_install(Client::ClaudeCode, &s).expect_err("refused");
+        assert!(
+            format!("{err:#}").contains("plugin is installed"),
+            "{err:#}"
+        );
+        // Seen from the default place, none of it exists.
+        let plain = ClaudeConfig::in_home(home.path());
+        assert_eq!(enabled_plugin(&plain, None), None);
+        assert_eq!(
+            hook_duty(&plain, None, true, "session-start"),
+            HookDuty::Answer
         );
     }
 

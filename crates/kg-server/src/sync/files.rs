@@ -5,7 +5,7 @@
 use kg_core::{GraphFile, WriteMode, atomic_write, parse_graph};
 use serde::{Deserialize, Serialize};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The machine-local record of the last sync, inside the root and git-ignored.
 pub const STATE_FILE: &str = ".kg-sync-state.json";
@@ -15,6 +15,17 @@ pub const DRIVER_NAME: &str = "kg";
 
 /// Graph files, merged node by node with `kg-memory merge-driver`.
 const ATTRIBUTES: &[&str] = &["/user.json merge=kg", "/projects/*/graph.json merge=kg"];
+/// The graph file of a project's own repository.
+const PROJECT_ATTRIBUTES: &[&str] = &["/graph.json merge=kg"];
+/// What a project's own repository never shares: as in the storage root.
+const PROJECT_IGNORED: &[&str] = &[
+    "/tool_events.json",
+    "*.prev",
+    "*.prev-tmp",
+    "*.corrupt-*",
+    "*.tmp",
+    "/.kg-sync-state.json",
+];
 
 /// Files that belong to this machine: they describe its sessions, its server, its
 /// crash recovery or its own folders, and would only clash with another machine's.
@@ -24,6 +35,8 @@ const IGNORED: &[&str] = &[
     "/projects/*/tool_events.json",
     // Old storage name → new, written when a project folder here was renamed.
     "/aliases.json",
+    // Which storage folder each project folder of this machine uses.
+    "/project-paths.json",
     // One-generation backups, quarantined unreadable files, half-written temporaries.
     "*.prev",
     "*.prev-tmp",
@@ -81,20 +94,114 @@ pub fn read_graph(bytes: &[u8]) -> Result<GraphFile, String> {
     Ok(file)
 }
 
-/// Add our lines to `.gitattributes` and `.gitignore`, keeping whatever the user
-/// wrote there. Returns whether either file changed.
-pub fn write_git_files(root: &Path) -> io::Result<bool> {
-    let attributes = add_lines(
-        &root.join(".gitattributes"),
-        "graph files are merged node by node",
-        ATTRIBUTES,
-    )?;
-    let ignore = add_lines(
+/// A repository sync works on: the storage root (the user graph, and every project
+/// graph without a remote of its own), or one project's folder in it, synced with a
+/// team's remote while the person's user graph stays private.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The repository: the storage root, or `projects/<slug>` in it.
+    pub dir: PathBuf,
+    /// The project's storage folder (slug) when this is a project's own repository.
+    pub project: Option<String>,
+}
+
+impl Scope {
+    /// The storage root's repository.
+    pub fn storage_root(root: &Path) -> Scope {
+        Scope {
+            dir: root.to_path_buf(),
+            project: None,
+        }
+    }
+
+    /// The repository of one project's storage folder.
+    pub fn project(root: &Path, slug: &str) -> Scope {
+        Scope {
+            dir: root.join("projects").join(slug),
+            project: Some(slug.to_string()),
+        }
+    }
+
+    /// The project folders under `root` that are repositories of their own.
+    pub fn projects(root: &Path) -> Vec<Scope> {
+        let mut slugs: Vec<String> = std::fs::read_dir(root.join("projects"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.path().join(".git").is_dir())
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        slugs.sort();
+        slugs
+            .iter()
+            .map(|slug| Scope::project(root, slug))
+            .collect()
+    }
+
+    /// Where a graph file of this repository (`path` as git names it) lies in the
+    /// storage root: `user.json` or `projects/<slug>/graph.json`; `None` for a file
+    /// that is not a graph.
+    pub fn graph_in_store(&self, path: &str) -> Option<String> {
+        match &self.project {
+            None => is_graph_path(path).then(|| path.to_string()),
+            Some(slug) => (path == "graph.json").then(|| format!("projects/{slug}/graph.json")),
+        }
+    }
+
+    /// The graph files in this repository's work tree, as git names them. The storage
+    /// root's leaves out the projects that are repositories of their own.
+    pub fn graph_files(&self) -> Vec<String> {
+        match &self.project {
+            Some(_) if self.dir.join("graph.json").is_file() => vec!["graph.json".to_string()],
+            Some(_) => Vec::new(),
+            None => graph_files(&self.dir)
+                .into_iter()
+                .filter(|path| {
+                    let folder = Path::new(path).parent().unwrap_or(Path::new(""));
+                    path == "user.json" || !self.dir.join(folder).join(".git").is_dir()
+                })
+                .collect(),
+        }
+    }
+
+    /// How messages name it.
+    pub fn describe(&self) -> String {
+        match &self.project {
+            None => format!("the storage root {}", self.dir.display()),
+            Some(slug) => format!("the project memory {slug} ({})", self.dir.display()),
+        }
+    }
+
+    /// Add our lines to `.gitattributes` and `.gitignore`, keeping whatever the user
+    /// wrote there. Returns whether either file changed.
+    pub fn write_git_files(&self) -> io::Result<bool> {
+        let (attributes, ignored) = match self.project {
+            None => (ATTRIBUTES, IGNORED),
+            Some(_) => (PROJECT_ATTRIBUTES, PROJECT_IGNORED),
+        };
+        let attributes = add_lines(
+            &self.dir.join(".gitattributes"),
+            "graph files are merged node by node",
+            attributes,
+        )?;
+        let ignore = add_lines(
+            &self.dir.join(".gitignore"),
+            "this machine's own files, never synced",
+            ignored,
+        )?;
+        Ok(attributes || ignore)
+    }
+}
+
+/// Keep a project folder that syncs on its own out of the storage root's repository.
+pub fn ignore_in_storage_root(root: &Path, slug: &str) -> io::Result<bool> {
+    add_lines(
         &root.join(".gitignore"),
-        "this machine's own files, never synced",
-        IGNORED,
-    )?;
-    Ok(attributes || ignore)
+        "a project memory with a remote of its own",
+        &[&format!("/projects/{slug}/")],
+    )
 }
 
 /// Append the `lines` a file lacks, under a comment saying why.
@@ -203,8 +310,9 @@ mod tests {
     fn our_lines_are_added_once_and_the_users_lines_kept() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join(".gitignore"), "notes.txt").expect("write");
-        assert!(write_git_files(dir.path()).expect("first"));
-        assert!(!write_git_files(dir.path()).expect("second"));
+        let scope = Scope::storage_root(dir.path());
+        assert!(scope.write_git_files().expect("first"));
+        assert!(!scope.write_git_files().expect("second"));
         let ignore = std::fs::read_to_string(dir.path().join(".gitignore")).expect("read");
         assert!(
             ignore.starts_with("notes.txt\n# KG Memory sync"),

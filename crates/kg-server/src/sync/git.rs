@@ -78,8 +78,40 @@ impl Git {
         self.run(args, LOCAL_TIMEOUT).map(|out| out.stdout)
     }
 
+    /// Run a git command that talks to the remote (fetch, push), with the network
+    /// timeout. SSH runs in batch mode: in a server started from a terminal, ssh would
+    /// otherwise ask that terminal for a passphrase or a host key confirmation and wait
+    /// for nobody. The user's own ssh command (`GIT_SSH_COMMAND`, `core.sshCommand`)
+    /// is kept, with batch mode added.
+    pub fn remote(&self, args: &[&str]) -> Result<Output, GitError> {
+        let ssh = match std::env::var("GIT_SSH_COMMAND") {
+            Ok(own) if !own.trim().is_empty() => own,
+            _ => self
+                .ok(&["config", "--get", "core.sshCommand"])
+                .ok()
+                .map(|own| own.trim().to_string())
+                .filter(|own| !own.is_empty())
+                .unwrap_or_else(|| "ssh".to_string()),
+        };
+        let batch = format!("{ssh} -o BatchMode=yes");
+        self.run_with(
+            args,
+            NETWORK_TIMEOUT,
+            &[("GIT_SSH_COMMAND", batch.as_str())],
+        )
+    }
+
     /// Run `git <args>`; the output on success, else why not.
     pub fn run(&self, args: &[&str], timeout: Duration) -> Result<Output, GitError> {
+        self.run_with(args, timeout, &[])
+    }
+
+    fn run_with(
+        &self,
+        args: &[&str],
+        timeout: Duration,
+        env: &[(&str, &str)],
+    ) -> Result<Output, GitError> {
         let command = args.join(" ");
         let fail = |what: String, stderr: String| GitError {
             command: command.clone(),
@@ -101,6 +133,7 @@ impl Git {
             .env("GIT_PAGER", "cat")
             .env("GIT_EDITOR", "true")
             .env("GIT_MERGE_AUTOEDIT", "no")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -134,6 +167,8 @@ impl Git {
                 .map(|p| Box::new(p) as Box<dyn Read + Send>),
         );
         let started = Instant::now();
+        // Most git commands end within milliseconds: look soon, then less often.
+        let mut pause = Duration::from_millis(1);
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break Some(status),
@@ -142,7 +177,10 @@ impl Git {
                     let _ = child.wait();
                     break None;
                 }
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Ok(None) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
                 Err(e) => {
                     let _ = child.kill();
                     return Err(fail(format!("could not be waited for: {e}"), String::new()));
@@ -171,5 +209,52 @@ impl Git {
                 Err(fail(what, stderr))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The user's ssh command (here a script that notes its arguments) still runs, in
+    /// batch mode.
+    #[cfg(unix)]
+    #[test]
+    fn talking_to_the_remote_runs_the_users_ssh_in_batch_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let said = dir.path().join("ssh-args");
+        let ssh = dir.path().join("my-ssh");
+        std::fs::write(
+            &ssh,
+            format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", said.display()),
+        )
+        .expect("script");
+        std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).expect("repo");
+        let git = Git::new(&repo);
+        git.ok(&["init", "--quiet"]).expect("init");
+        git.ok(&[
+            "config",
+            "core.sshCommand",
+            &format!("{} -i id_work", ssh.display()),
+        ])
+        .expect("config");
+        git.ok(&[
+            "remote",
+            "add",
+            "origin",
+            "ssh://git@example.invalid/memory.git",
+        ])
+        .expect("remote");
+        // Only if the test's own environment does not name an ssh command.
+        if std::env::var_os("GIT_SSH_COMMAND").is_some() {
+            return;
+        }
+        assert!(git.remote(&["fetch", "origin"]).is_err());
+        let args = std::fs::read_to_string(&said).expect("the user's ssh ran");
+        assert!(args.contains("-i id_work"), "{args}");
+        assert!(args.contains("-o BatchMode=yes"), "{args}");
     }
 }

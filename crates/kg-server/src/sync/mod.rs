@@ -16,14 +16,20 @@
 //! holds the root: that server would keep its own copy in memory and save over the
 //! merge. The CLI refuses then (see [`run`]).
 
+mod cli;
 mod files;
 mod git;
+mod live;
+pub mod served;
+mod status;
 
-pub use files::{STATE_FILE, SyncState, is_graph_path};
+pub use cli::{SyncAction, SyncArgs, run};
+pub use files::{STATE_FILE, Scope, SyncState, is_graph_path};
 pub use git::GitError;
+pub use status::{SyncStatus, conflicts_in, status};
 
-use files::{DRIVER_NAME, graph_files, read_graph, write_git_files};
-use git::{Git, NETWORK_TIMEOUT};
+use files::{DRIVER_NAME, read_graph};
+use git::Git;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -40,11 +46,8 @@ const PUSH_ATTEMPTS: usize = 3;
 /// is as it was before (plus, at most, a local commit of it).
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    #[error(
-        "sync is not set up for {}; run `kg-memory sync setup <remote>` first",
-        root.display()
-    )]
-    NotSetUp { root: PathBuf },
+    #[error("sync is not set up for {what}; run `kg-memory sync setup <remote>` first")]
+    NotSetUp { what: String },
     #[error(
         "cannot reach the remote {remote} ({detail}). Nothing was lost: this machine's changes are committed locally and go out with the next sync"
     )]
@@ -105,6 +108,16 @@ pub struct SyncReport {
     pub conflicts: usize,
 }
 
+impl SyncReport {
+    /// Count `other` in: the report of several repositories' syncs.
+    pub fn add(&mut self, other: &SyncReport) {
+        self.committed |= other.committed;
+        self.received += other.received;
+        self.sent += other.sent;
+        self.conflicts += other.conflicts;
+    }
+}
+
 impl fmt::Display for SyncReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -134,28 +147,26 @@ pub struct SyncOptions {
     pub now: f64,
 }
 
-/// Make `root` sync with `remote_url` under the remote name `remote_name`: a git
+/// Make `scope` sync with `remote_url` under the remote name `remote_name`: a git
 /// repository if it is not one, our `.gitattributes` and `.gitignore`, the merge
 /// driver in its git config, the remote added; then one sync. A remote with no
 /// branch yet receives this machine's memory.
 pub fn setup(
-    root: &Path,
+    scope: &Scope,
     remote_name: &str,
     remote_url: &str,
     options: &SyncOptions,
 ) -> Result<SyncReport, SyncError> {
-    std::fs::create_dir_all(root).map_err(|source| SyncError::Io {
-        path: root.to_path_buf(),
+    let io = |source| SyncError::Io {
+        path: scope.dir.clone(),
         source,
-    })?;
-    let git = Git::new(root);
-    if !root.join(".git").is_dir() {
+    };
+    std::fs::create_dir_all(&scope.dir).map_err(io)?;
+    let git = Git::new(&scope.dir);
+    if !scope.dir.join(".git").is_dir() {
         git.ok(&["init", "--quiet", "--initial-branch=main"])?;
     }
-    write_git_files(root).map_err(|source| SyncError::Io {
-        path: root.to_path_buf(),
-        source,
-    })?;
+    scope.write_git_files().map_err(io)?;
     untrack_ignored(&git)?;
     match git.ok(&["remote", "get-url", remote_name]) {
         Ok(url) if url.trim() == remote_url => {}
@@ -169,7 +180,7 @@ pub fn setup(
     git.ok(&["config", CONFIG_REMOTE, remote_name])?;
     let branch = remote_branch_for(&git, remote_name)?;
     git.ok(&["config", CONFIG_BRANCH, &branch])?;
-    sync_once(root, options)
+    sync_once(scope, options)
 }
 
 /// The remote's branch to sync with: the one named as this machine's branch if the
@@ -177,7 +188,7 @@ pub fn setup(
 /// remote has none yet.
 fn remote_branch_for(git: &Git, remote: &str) -> Result<String, SyncError> {
     let local = current_branch(git)?;
-    git.run(&["fetch", "--quiet", "--prune", remote], NETWORK_TIMEOUT)
+    git.remote(&["fetch", "--quiet", "--prune", remote])
         .map_err(|e| SyncError::Unreachable {
             remote: remote_label(git, remote),
             detail: e.stderr_or_what(),
@@ -220,12 +231,12 @@ fn untrack_ignored(git: &Git) -> Result<(), GitError> {
     git.ok(&args).map(|_| ())
 }
 
-/// The remote sync uses in `root`, or why there is none.
-fn configured_remote(root: &Path, git: &Git) -> Result<String, SyncError> {
+/// The remote sync uses in `scope`, or why there is none.
+fn configured_remote(scope: &Scope, git: &Git) -> Result<String, SyncError> {
     let not_set_up = || SyncError::NotSetUp {
-        root: root.to_path_buf(),
+        what: scope.describe(),
     };
-    if !root.join(".git").is_dir() {
+    if !scope.dir.join(".git").is_dir() {
         return Err(not_set_up());
     }
     let name = git
@@ -254,10 +265,61 @@ fn synced_branch(git: &Git) -> Result<String, GitError> {
     }
 }
 
-/// Commit, fetch, merge, push once. Records the outcome in the root's sync record.
-pub fn sync_once(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError> {
-    let result = sync_steps(root, options);
-    let mut state = SyncState::load(root);
+/// How the remote's commits are merged into this machine's.
+#[derive(Clone, Copy)]
+enum Merger<'a> {
+    /// `git merge` in the work tree, graph files through our merge driver: nobody
+    /// holds the graphs in memory.
+    Git,
+    /// The running server's store takes each graph file in (see [`sync_live`]).
+    Store(&'a kg_core::Store),
+}
+
+/// Commit, fetch, merge, push once, with no server holding the root. Records the
+/// outcome in the repository's sync record.
+pub fn sync_once(scope: &Scope, options: &SyncOptions) -> Result<SyncReport, SyncError> {
+    sync_recorded(scope, options, Merger::Git)
+}
+
+/// [`sync_once`] for the server that holds the root and keeps its graphs in `store`:
+/// its graphs are saved and committed, and what the remote brings is merged into
+/// them through the store, so requests are served throughout, a write made during
+/// the sync is kept, and sessions, `kg_sync` and live views see what arrived.
+pub fn sync_live(
+    scope: &Scope,
+    store: &kg_core::Store,
+    options: &SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    store.flush();
+    sync_recorded(scope, options, Merger::Store(store))
+}
+
+/// Whether `scope` syncs with a remote (a cheap look at its git config; no network).
+pub fn is_on(scope: &Scope) -> bool {
+    configured_remote(scope, &Git::new(&scope.dir)).is_ok()
+}
+
+/// The repositories of the storage root `root` that sync: the root itself and the
+/// projects with a remote of their own.
+pub fn synced_scopes(root: &Path) -> Vec<Scope> {
+    std::iter::once(Scope::storage_root(root))
+        .chain(Scope::projects(root))
+        .filter(is_on)
+        .collect()
+}
+
+/// Whether anything in the storage root `root` syncs.
+pub fn any_on(root: &Path) -> bool {
+    !synced_scopes(root).is_empty()
+}
+
+fn sync_recorded(
+    scope: &Scope,
+    options: &SyncOptions,
+    merger: Merger<'_>,
+) -> Result<SyncReport, SyncError> {
+    let result = sync_steps(scope, options, merger);
+    let mut state = SyncState::load(&scope.dir);
     state.last_attempt = Some(options.now);
     match &result {
         Ok(_) => {
@@ -275,14 +337,26 @@ pub fn sync_once(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncE
             }
         }
     }
-    state.save(root);
+    state.save(&scope.dir);
     result
 }
 
-fn sync_steps(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncError> {
-    let git = Git::new(root).with_identity();
-    let remote = configured_remote(root, &git)?;
+fn sync_steps(
+    scope: &Scope,
+    options: &SyncOptions,
+    merger: Merger<'_>,
+) -> Result<SyncReport, SyncError> {
+    let git = Git::new(&scope.dir).with_identity();
+    let remote = configured_remote(scope, &git)?;
+    clear_stale_index_lock(&scope.dir);
     configure_driver(&git, &options.driver_exe)?;
+    // A root set up by an older version learns the files it must not share.
+    if scope.write_git_files().map_err(|source| SyncError::Io {
+        path: scope.dir.clone(),
+        source,
+    })? {
+        untrack_ignored(&git)?;
+    }
     let branch = synced_branch(&git)?;
     let mut report = SyncReport {
         committed: commit_local(&git, options.now)?,
@@ -290,13 +364,22 @@ fn sync_steps(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncErro
     };
     let tracking = format!("refs/remotes/{remote}/{branch}");
     for attempt in 1..=PUSH_ATTEMPTS {
-        git.run(&["fetch", "--quiet", "--prune", &remote], NETWORK_TIMEOUT)
+        git.remote(&["fetch", "--quiet", "--prune", &remote])
             .map_err(|e| SyncError::Unreachable {
                 remote: remote_label(&git, &remote),
                 detail: e.stderr_or_what(),
             })?;
         if has_ref(&git, &tracking) {
-            report.received += merge_remote(&git, &remote, &branch, &tracking, options.now)?;
+            report.received += match merger {
+                Merger::Git => merge_remote(scope, &git, &remote, &branch, &tracking, options.now)?,
+                Merger::Store(store) => live::merge_into_store(
+                    scope,
+                    &git,
+                    store,
+                    (&remote, &branch, &tracking),
+                    options.now,
+                )?,
+            };
         }
         let outgoing = if has_ref(&git, &tracking) {
             count(&git, &format!("{tracking}..HEAD"))?
@@ -307,11 +390,11 @@ fn sync_steps(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncErro
             break;
         }
         let refspec = format!("HEAD:refs/heads/{branch}");
-        match git.run(&["push", "--quiet", &remote, &refspec], NETWORK_TIMEOUT) {
+        match git.remote(&["push", "--quiet", &remote, &refspec]) {
             Ok(_) => {
                 report.sent = outgoing;
                 // Record what the remote now holds, for `sync status`.
-                let _ = git.run(&["fetch", "--quiet", &remote], NETWORK_TIMEOUT);
+                let _ = git.remote(&["fetch", "--quiet", &remote]);
                 break;
             }
             Err(e) if is_rejected(&e) && attempt < PUSH_ATTEMPTS => continue,
@@ -329,7 +412,7 @@ fn sync_steps(root: &Path, options: &SyncOptions) -> Result<SyncReport, SyncErro
             }
         }
     }
-    report.conflicts = conflicts_in(root).iter().map(|(_, n)| n).sum();
+    report.conflicts = conflicts_in(scope).iter().map(|(_, n)| n).sum();
     Ok(report)
 }
 
@@ -371,15 +454,41 @@ fn configure_driver(git: &Git, exe: &Path) -> Result<(), SyncError> {
 
 /// Commit everything changed here, as the autocommit does. Whether a commit was made.
 fn commit_local(git: &Git, now: f64) -> Result<bool, GitError> {
-    let exclude = format!(":(exclude){}", crate::root_lock::LOCK_FILE);
-    let status = git.ok(&["status", "--porcelain", "--", ".", &exclude])?;
+    let status = git.ok(&["status", "--porcelain"])?;
     if status.trim().is_empty() {
         return Ok(false);
     }
     let message = format!("Auto-save {}", crate::clock::local_minute(now));
-    git.ok(&["add", "-A", "--", ".", &exclude])?;
+    stage_all(git)?;
     git.ok(&["commit", "--quiet", "--no-verify", "-m", &message])?;
     Ok(true)
+}
+
+/// A git command killed with its machine (a power cut) leaves `.git/index.lock`, and
+/// every later commit would fail on it. One older than any git command of ours may
+/// take is left from such a crash: removed, and said.
+fn clear_stale_index_lock(dir: &Path) {
+    let lock = dir.join(".git").join("index.lock");
+    let age = std::fs::metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    if age.is_some_and(|age| age > git::LOCAL_TIMEOUT * 2) {
+        match std::fs::remove_file(&lock) {
+            Ok(()) => log::warn!(
+                "sync: removed {}, left by a git command that did not finish",
+                lock.display()
+            ),
+            Err(e) => log::warn!("sync: cannot remove the stale {}: {e}", lock.display()),
+        }
+    }
+}
+
+/// Stage every change of the work tree. The lock file and the other machine-local
+/// files stay out through our `.gitignore` (naming the lock in an exclude as well
+/// makes git refuse, since it is ignored).
+fn stage_all(git: &Git) -> Result<(), GitError> {
+    git.ok(&["add", "-A", "--", "."]).map(|_| ())
 }
 
 fn has_ref(git: &Git, name: &str) -> bool {
@@ -404,21 +513,18 @@ fn is_rejected(e: &GitError) -> bool {
 /// remote changed are read first, and one that does not parse refuses the merge
 /// before it starts; a merge git cannot finish is aborted.
 fn merge_remote(
+    scope: &Scope,
     git: &Git,
     remote: &str,
     branch: &str,
     tracking: &str,
     now: f64,
 ) -> Result<usize, SyncError> {
-    let incoming = count(git, &format!("HEAD..{tracking}"))?;
+    let incoming = incoming_checked(scope, git, tracking)?;
     if incoming == 0 {
         return Ok(0);
     }
-    check_remote_graphs(git, tracking)?;
-    let message = format!(
-        "Sync {}: merge {remote}/{branch}",
-        crate::clock::local_minute(now)
-    );
+    let message = merge_message(remote, branch, now);
     let merged = git.ok(&[
         "merge",
         "--quiet",
@@ -448,9 +554,27 @@ fn merge_remote(
     Ok(incoming)
 }
 
+/// How many of the remote's commits are not merged here yet; when there are any, the
+/// remote's graph files are checked first (see [`check_remote_graphs`]).
+fn incoming_checked(scope: &Scope, git: &Git, tracking: &str) -> Result<usize, SyncError> {
+    let incoming = count(git, &format!("HEAD..{tracking}"))?;
+    if incoming > 0 {
+        check_remote_graphs(scope, git, tracking)?;
+    }
+    Ok(incoming)
+}
+
+/// The message of a sync's merge commit.
+fn merge_message(remote: &str, branch: &str, now: f64) -> String {
+    format!(
+        "Sync {}: merge {remote}/{branch}",
+        crate::clock::local_minute(now)
+    )
+}
+
 /// Refuse the remote's branch when a graph file it changed does not read as a graph:
 /// git would take such a file as it is when only the remote changed it.
-fn check_remote_graphs(git: &Git, tracking: &str) -> Result<(), SyncError> {
+fn check_remote_graphs(scope: &Scope, git: &Git, tracking: &str) -> Result<(), SyncError> {
     let changed = git.ok(&[
         "diff",
         "--name-only",
@@ -459,7 +583,10 @@ fn check_remote_graphs(git: &Git, tracking: &str) -> Result<(), SyncError> {
         "HEAD",
         tracking,
     ])?;
-    for path in changed.split('\0').filter(|p| is_graph_path(p)) {
+    for path in changed
+        .split('\0')
+        .filter(|p| scope.graph_in_store(p).is_some())
+    {
         let spec = format!("{tracking}:{path}");
         // Deleted on the remote: nothing to read (the merge decides).
         if git.ok(&["cat-file", "-e", &spec]).is_err() {
@@ -476,27 +603,13 @@ fn check_remote_graphs(git: &Git, tracking: &str) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// Unresolved merge conflicts per graph file in the work tree (files without any
-/// are left out; a file that does not parse counts none here).
-pub fn conflicts_in(root: &Path) -> Vec<(String, usize)> {
-    graph_files(root)
-        .into_iter()
-        .filter_map(|path| {
-            let bytes = std::fs::read(root.join(&path)).ok()?;
-            let file = kg_core::parse_graph(&bytes).ok()?;
-            let n = kg_sync::unresolved_conflicts(&file.graph);
-            (n > 0).then_some((path, n))
-        })
-        .collect()
-}
-
-/// Stop syncing: the remote and the driver are removed from the repository's config.
+/// Stop syncing `scope`: the remote and the driver are removed from its git config.
 /// The memory, its git history and the autocommit stay. Whether sync was on.
-pub fn off(root: &Path) -> Result<bool, SyncError> {
-    let git = Git::new(root);
-    let remote = match configured_remote(root, &git) {
+pub fn off(scope: &Scope) -> Result<bool, SyncError> {
+    let git = Git::new(&scope.dir);
+    let remote = match configured_remote(scope, &git) {
         Ok(remote) => Some(remote),
-        Err(SyncError::NotSetUp { .. }) if root.join(".git").is_dir() => None,
+        Err(SyncError::NotSetUp { .. }) if scope.dir.join(".git").is_dir() => None,
         Err(SyncError::NotSetUp { .. }) => return Ok(false),
         Err(e) => return Err(e),
     };
@@ -510,210 +623,26 @@ pub fn off(root: &Path) -> Result<bool, SyncError> {
     Ok(remote.is_some())
 }
 
-/// What `kg-memory sync status` shows.
-#[derive(Debug, Clone)]
-pub struct SyncStatus {
-    pub root: PathBuf,
-    /// `origin (url)`; `None` when sync is off.
-    pub remote: Option<String>,
-    pub branch: Option<String>,
-    pub state: SyncState,
-    /// Commits here and not on the remote, and there and not here, as of the last
-    /// fetch; `None` before the first.
-    pub ahead_behind: Option<(usize, usize)>,
-    /// Files changed here since the last commit.
-    pub uncommitted: usize,
-    /// Unresolved merge conflicts per graph file.
-    pub conflicts: Vec<(String, usize)>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
 
-/// The sync state of `root`, from the repository and the sync record (no network).
-pub fn status(root: &Path) -> Result<SyncStatus, SyncError> {
-    let git = Git::new(root);
-    let mut status = SyncStatus {
-        root: root.to_path_buf(),
-        remote: None,
-        branch: None,
-        state: SyncState::load(root),
-        ahead_behind: None,
-        uncommitted: 0,
-        conflicts: conflicts_in(root),
-    };
-    let remote = match configured_remote(root, &git) {
-        Ok(remote) => remote,
-        Err(SyncError::NotSetUp { .. }) => return Ok(status),
-        Err(e) => return Err(e),
-    };
-    status.remote = Some(remote_label(&git, &remote));
-    let branch = synced_branch(&git)?;
-    let tracking = format!("refs/remotes/{remote}/{branch}");
-    if has_ref(&git, &tracking) {
-        let counts = git.ok(&[
-            "rev-list",
-            "--left-right",
-            "--count",
-            &format!("HEAD...{tracking}"),
-        ])?;
-        let mut n = counts.split_whitespace().map(|n| n.parse().unwrap_or(0));
-        status.ahead_behind = Some((n.next().unwrap_or(0), n.next().unwrap_or(0)));
+    #[test]
+    fn only_an_index_lock_older_than_any_git_command_is_removed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join(".git")).expect(".git");
+        let lock = dir.path().join(".git/index.lock");
+        std::fs::write(&lock, b"").expect("lock");
+        clear_stale_index_lock(dir.path());
+        assert!(lock.exists(), "a fresh lock belongs to a running git");
+        let old = SystemTime::now() - git::LOCAL_TIMEOUT * 2 - Duration::from_secs(1);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .and_then(|f| f.set_modified(old))
+            .expect("age the lock");
+        clear_stale_index_lock(dir.path());
+        assert!(!lock.exists(), "a lock from a crash is removed");
     }
-    status.branch = Some(branch);
-    let exclude = format!(":(exclude){}", crate::root_lock::LOCK_FILE);
-    status.uncommitted = git
-        .ok(&["status", "--porcelain", "--", ".", &exclude])?
-        .lines()
-        .count();
-    Ok(status)
-}
-
-impl SyncStatus {
-    /// Unresolved merge conflicts across the graph files.
-    pub fn conflict_count(&self) -> usize {
-        self.conflicts.iter().map(|(_, n)| n).sum()
-    }
-}
-
-impl fmt::Display for SyncStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let when = |ts: f64| crate::clock::local_minute(ts);
-        let Some(remote) = &self.remote else {
-            writeln!(
-                f,
-                "Sync: off for {}. Turn it on with `kg-memory sync setup <remote>`.",
-                self.root.display()
-            )?;
-            return self.write_conflicts(f);
-        };
-        writeln!(
-            f,
-            "Sync: on for {}, with the remote {remote}, branch {}",
-            self.root.display(),
-            self.branch.as_deref().unwrap_or("?")
-        )?;
-        match self.state.last_success {
-            Some(ts) => writeln!(f, "Last sync: {}", when(ts))?,
-            None => writeln!(f, "Last sync: never")?,
-        }
-        if let Some(error) = &self.state.last_error {
-            let at = self.state.last_attempt.map(when).unwrap_or_default();
-            writeln!(f, "Last attempt failed ({at}): {error}")?;
-        }
-        if let Some(since) = self.state.offline_since {
-            writeln!(f, "Remote unreachable since {}", when(since))?;
-        }
-        match self.ahead_behind {
-            Some((ahead, behind)) => writeln!(
-                f,
-                "Ahead: {ahead} commit(s) to send; behind: {behind} commit(s) to receive (as of the last fetch)"
-            )?,
-            None => writeln!(f, "Ahead/behind: unknown until the first successful fetch")?,
-        }
-        writeln!(
-            f,
-            "Local changes not yet committed: {} file(s)",
-            self.uncommitted
-        )?;
-        self.write_conflicts(f)
-    }
-}
-
-impl SyncStatus {
-    fn write_conflicts(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "Merge conflicts to resolve: {}", self.conflict_count())?;
-        for (path, n) in &self.conflicts {
-            writeln!(
-                f,
-                "  {path}: {n} node note(s) starting \"{}\"",
-                kg_sync::CONFLICT_NOTE_PREFIX.trim_end()
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// `kg-memory sync …`.
-#[derive(Debug, clap::Args)]
-pub struct SyncArgs {
-    #[command(subcommand)]
-    pub action: SyncAction,
-}
-
-#[derive(Debug, clap::Subcommand)]
-pub enum SyncAction {
-    /// Sync this storage root with a git remote: makes it a git repository if needed,
-    /// adds the remote, installs the graph merge driver, then syncs once
-    ///
-    /// The remote can be any git URL (SSH, HTTPS, a path); an empty one receives this
-    /// machine's memory. Credentials are git's own (SSH agent, credential helper).
-    Setup {
-        /// The remote repository's URL or path
-        remote: String,
-        /// The name to give the remote in the storage root's git config
-        #[arg(long, default_value = "origin")]
-        name: String,
-    },
-    /// Show the remote, the last sync, what is ahead or behind, and merge conflicts
-    Status,
-    /// Sync now: commit, fetch, merge, push
-    Now,
-    /// Stop syncing: removes the remote and the merge driver from the storage root's
-    /// git config; the memory and its history stay
-    Off,
-}
-
-/// Run a `sync` action on the storage root `root`, printing with `say`.
-///
-/// `setup` and `now` refuse while a server holds the root: they rewrite graph files
-/// that server keeps in memory and would save over.
-pub fn run(args: SyncArgs, root: &Path, now: f64, say: fn(&str)) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let options = || -> anyhow::Result<SyncOptions> {
-        if let Some(held) = crate::root_lock::held(root) {
-            anyhow::bail!(
-                "{} is serving the storage root {} and keeps its graphs in memory, so a sync now would be overwritten by its next save. Stop that server (or quit the tray app), run this again, then start it again",
-                held.who(),
-                root.display()
-            );
-        }
-        Ok(SyncOptions {
-            driver_exe: std::env::current_exe()
-                .context("cannot find this program's own path for git's merge driver")?,
-            now,
-        })
-    };
-    match args.action {
-        SyncAction::Setup { remote, name } => {
-            let options = options()?;
-            // A local path is made absolute: git would read it from the root.
-            let url = if Path::new(&remote).exists() {
-                std::path::absolute(&remote)
-                    .with_context(|| format!("cannot resolve the path {remote}"))?
-                    .to_string_lossy()
-                    .into_owned()
-            } else {
-                remote
-            };
-            let report = setup(root, &name, &url, &options)?;
-            say(&format!(
-                "Sync is set up: {} now syncs with {url} as the remote {name}.\n{report}\n",
-                root.display()
-            ));
-        }
-        SyncAction::Now => {
-            let report = sync_once(root, &options()?)?;
-            say(&format!("{report}\n"));
-        }
-        SyncAction::Status => say(&status(root)?.to_string()),
-        SyncAction::Off => {
-            if off(root)? {
-                say(&format!(
-                    "Sync is off for {}. The memory and its git history stay; turn it back on with `kg-memory sync setup <remote>`.\n",
-                    root.display()
-                ));
-            } else {
-                say(&format!("Sync was not on for {}.\n", root.display()));
-            }
-        }
-    }
-    Ok(())
 }

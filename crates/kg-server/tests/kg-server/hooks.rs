@@ -14,7 +14,9 @@ fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Dura
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .env_remove("KG_HTTP_HOST");
+        .env_remove("KG_HTTP_HOST")
+        // Claude Code's configuration stays in the test's HOME.
+        .env_remove("CLAUDE_CONFIG_DIR");
     for (k, v) in env {
         cmd.env(k, v);
     }

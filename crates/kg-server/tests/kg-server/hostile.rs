@@ -890,8 +890,14 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
     );
     for path in files_under(&f.storage, &[]) {
         let text = path.to_string_lossy();
-        let allowed = ["user.json", "user.prev", "sessions.json", ".kg-memory.lock"]
-            .contains(&text.as_ref())
+        let allowed = [
+            "user.json",
+            "user.prev",
+            "sessions.json",
+            ".kg-memory.lock",
+            "project-paths.json",
+        ]
+        .contains(&text.as_ref())
             || (text.starts_with("projects/")
                 && path.components().count() == 3
                 && ["graph.json", "graph.prev", "tool_events.json"]

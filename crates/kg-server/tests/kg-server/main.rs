@@ -2,6 +2,7 @@
 
 mod activity;
 mod concurrency;
+mod conflicts;
 mod connections;
 mod crash;
 mod cross_site;
@@ -19,5 +20,7 @@ mod server;
 mod stable_paths;
 mod steps;
 mod sync;
+mod sync_live;
+mod view_grace;
 mod wire;
 mod wiring;

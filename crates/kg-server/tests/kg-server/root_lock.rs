@@ -341,9 +341,16 @@ fn the_stdio_bridge_with_another_port_talks_to_the_holder() {
     stray.assert_none();
 }
 
-/// Before the lock, there was no lock file to keep out.
+/// Before the lock, there was no lock file to keep out. Also when the root's
+/// .gitignore already names it (a root sync was set up on, then turned off).
 #[test]
 fn the_lock_file_stays_out_of_autocommits() {
+    for ignored in [false, true] {
+        lock_file_stays_out_of_autocommits(ignored);
+    }
+}
+
+fn lock_file_stays_out_of_autocommits(ignored: bool) {
     let (_dir, home) = temp_home();
     let storage = home.join("storage");
     std::fs::create_dir_all(&storage).expect("storage");
@@ -357,6 +364,9 @@ fn the_lock_file_stays_out_of_autocommits() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     git(&["init", "--quiet"]);
+    if ignored {
+        std::fs::write(storage.join(".gitignore"), format!("/{LOCK_FILE}\n")).expect("ignore");
+    }
     let identity = [
         ("GIT_AUTHOR_NAME", "kg"),
         ("GIT_AUTHOR_EMAIL", "kg@example.invalid"),
@@ -369,7 +379,16 @@ fn the_lock_file_stays_out_of_autocommits() {
     std::fs::create_dir_all(&project).expect("project");
     put_user_node(&mut server, &project, "committed");
     let start = Instant::now();
-    while !git(&["ls-files"]).contains("user.json") {
+    // Committed, not only staged (a repository without commits answers nothing).
+    let committed = || {
+        Command::new("git")
+            .args(["log", "--all", "--name-only", "--format="])
+            .current_dir(&storage)
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    while !committed().contains("user.json") {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "no autocommit of user.json"

@@ -41,6 +41,7 @@ impl App {
             extra_origins: Vec::new(),
             policy: kg_core::Policy::Ours,
             project_roots: Vec::new(),
+            merge_driver: None,
         };
         let state = AppState::open(settings, CancellationToken::new()).expect("open the app");
         App {

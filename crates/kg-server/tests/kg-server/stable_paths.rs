@@ -20,6 +20,7 @@ fn run(program: &Path, args: &[&str], home: &Path) -> (String, String, i32) {
         .env("KG_HTTP_PORT", "8765")
         .env_remove("KG_HTTP_HOST")
         .env_remove("KG_STORAGE_ROOT")
+        .env_remove("CLAUDE_CONFIG_DIR")
         .output()
         .expect("run kg-memory");
     (
@@ -165,8 +166,7 @@ fn install_refuses_to_replace_a_program_it_did_not_copy() {
     let (out, err, code) = run(Path::new(BUILT), &["install", "claude-code"], &home);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        err.contains("was not put there by `kg-memory install`")
-            && err.contains("Nothing was changed"),
+        err.contains("was not put there by KG Memory") && err.contains("Nothing was changed"),
         "{err}"
     );
     assert_eq!(

@@ -2,7 +2,7 @@
 //! store, `kg-memory sync setup/now/status/off` run on them, every remote a bare
 //! repository under a temporary folder.
 
-use crate::server::{logged, temp_home};
+use crate::server::temp_home;
 use kg_core::{GraphFile, Level, Store, StoreConfig, Target, parse_graph};
 use kg_test_support::T;
 use std::fs;
@@ -112,7 +112,7 @@ const USER: Target<'static> = Target {
     project_path: None,
 };
 
-fn git_in(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -131,7 +131,7 @@ fn git_in(dir: &Path, args: &[&str]) -> String {
 }
 
 /// An empty bare repository: the remote.
-fn bare_remote(base: &Path) -> PathBuf {
+pub(crate) fn bare_remote(base: &Path) -> PathBuf {
     let remote = base.join("remote.git");
     fs::create_dir_all(&remote).expect("remote dir");
     git_in(
@@ -452,19 +452,6 @@ fn sync_off_keeps_the_memory_and_its_history() {
 }
 
 #[test]
-fn sync_refuses_while_a_server_holds_the_root() {
-    let (dir, base) = temp_home();
-    let (a, _b, _remote) = two_machines(&base);
-    let mut server = logged(&a.home, &a.root).start();
-    let err = a.sync_fails(&["now"]);
-    assert!(err.contains("Stop that server"), "{err}");
-    assert!(a.sync_ok(&["status"]).contains("Sync: on"));
-    server.stop();
-    a.sync_ok(&["now"]);
-    drop(dir);
-}
-
-#[test]
 fn an_autocommitted_root_joins_keeping_its_files_but_not_its_sessions() {
     let (dir, base) = temp_home();
     let remote = bare_remote(&base);
@@ -543,5 +530,168 @@ fn a_merge_the_driver_refuses_is_undone() {
         "",
         "the work tree is clean"
     );
+    drop(dir);
+}
+
+/// A project folder that is a git clone of `url` (`git init` and an `origin`).
+fn clone_folder(dir: &Path, url: &str) -> String {
+    fs::create_dir_all(dir).expect("project folder");
+    git_in(dir, &["init", "--quiet"]);
+    git_in(dir, &["remote", "add", "origin", url]);
+    dir.to_string_lossy().into_owned()
+}
+
+fn in_project(root: &str) -> Target<'_> {
+    Target {
+        level: Level::Project,
+        session: None,
+        project_path: Some(root),
+    }
+}
+
+/// The storage folder and the node ids of the graph a machine uses for `root`.
+fn project_graph_of(machine: &Machine, root: &str) -> (String, Vec<String>) {
+    let store = Store::open(
+        StoreConfig::new(&machine.root, &machine.store_home),
+        T + 900.0,
+    )
+    .expect("store");
+    let slot = store
+        .existing_project_slot(root, T + 900.0)
+        .expect("project graph");
+    let mut ids = store.with_graph(&slot, |g| g.nodes.keys().cloned().collect::<Vec<_>>());
+    ids.sort();
+    (slot.slug.clone().expect("project slug"), ids)
+}
+
+#[test]
+fn one_project_at_different_paths_on_two_machines_shares_one_graph() {
+    let (dir, base) = temp_home();
+    let remote = bare_remote(&base);
+    let url = remote.to_string_lossy().into_owned();
+    // Each machine's projects lie in its own home, as on two real machines: the
+    // laptop's folders are no project folders of the desktop.
+    let at_home = |name: &str| {
+        let machine = Machine::new(&base, name);
+        Machine {
+            store_home: machine.home.clone(),
+            ..machine
+        }
+    };
+    let (a, b) = (at_home("laptop"), at_home("desktop"));
+    // The laptop has two projects named shop; the one under the plain name is not
+    // the one the desktop clones, so only the git remote can match them.
+    let blog = clone_folder(
+        &a.home.join("blog/shop"),
+        "git@example.com:ana/blog-shop.git",
+    );
+    let on_laptop = clone_folder(&a.home.join("src/shop"), "git@example.com:ana/shop.git");
+    a.write(T, |store, now| {
+        store
+            .put_node(
+                in_project(&blog),
+                "blog-fact",
+                "The blog's shop",
+                None,
+                None,
+                now,
+            )
+            .expect("put");
+        store
+            .put_node(
+                in_project(&on_laptop),
+                "laptop-fact",
+                "Written for the shop on the laptop",
+                None,
+                None,
+                now,
+            )
+            .expect("put");
+    });
+    let (slug, _) = project_graph_of(&a, &on_laptop);
+    assert!(slug.starts_with("shop-"), "{slug}");
+    a.sync_ok(&["setup", &url]);
+
+    // The desktop's clone of the same repository, elsewhere, its remote spelt the
+    // https way.
+    b.put(
+        T + 1.0,
+        &[("desktop-first", "Written on the desktop first")],
+    );
+    b.sync_ok(&["setup", &url]);
+    let on_desktop = clone_folder(&b.home.join("code/shop"), "https://example.com/ana/shop");
+    b.write(T + 10.0, |store, now| {
+        store
+            .put_node(
+                in_project(&on_desktop),
+                "desktop-fact",
+                "Written for the shop on the desktop",
+                None,
+                None,
+                now,
+            )
+            .expect("put");
+    });
+    b.sync_ok(&["now"]);
+    a.sync_ok(&["now"]);
+    a.write(T + 20.0, |store, now| {
+        store
+            .put_node(
+                in_project(&on_laptop),
+                "laptop-later",
+                "Written on the laptop after the sync",
+                None,
+                None,
+                now,
+            )
+            .expect("put");
+    });
+    a.sync_ok(&["now"]);
+    b.sync_ok(&["now"]);
+
+    let shared = vec![
+        "desktop-fact".to_string(),
+        "laptop-fact".to_string(),
+        "laptop-later".to_string(),
+    ];
+    assert_eq!(
+        project_graph_of(&a, &on_laptop),
+        (slug.clone(), shared.clone())
+    );
+    assert_eq!(project_graph_of(&b, &on_desktop), (slug.clone(), shared));
+    let graph_file = format!("projects/{slug}/graph.json");
+    assert_eq!(
+        a.graph(&graph_file).graph.nodes.keys().collect::<Vec<_>>(),
+        b.graph(&graph_file).graph.nodes.keys().collect::<Vec<_>>(),
+    );
+    // The blog's graph got nothing of the shop's, and each machine holds exactly the
+    // two graphs: no third one for the desktop's path.
+    assert_eq!(
+        b.graph("projects/shop/graph.json")
+            .graph
+            .nodes
+            .keys()
+            .collect::<Vec<_>>(),
+        ["blog-fact"]
+    );
+    for m in [&a, &b] {
+        let mut folders: Vec<String> = fs::read_dir(m.root.join("projects"))
+            .expect("projects")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        assert_eq!(folders, ["shop".to_string(), slug.clone()]);
+    }
+    // Each machine's path map stays home; the project's remote travels with its graph.
+    let tracked = git_in(&remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!tracked.contains("project-paths.json"), "{tracked}");
+    assert!(
+        tracked.contains(&format!("projects/{slug}/remotes/")),
+        "{tracked}"
+    );
+    for m in [&a, &b] {
+        assert!(m.root.join("project-paths.json").is_file());
+    }
     drop(dir);
 }

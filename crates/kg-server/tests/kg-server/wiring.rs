@@ -22,6 +22,7 @@ fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
         "KG_STORAGE_ROOT",
         "KG_CLOCK_FILE",
         "XDG_STATE_HOME",
+        "CLAUDE_CONFIG_DIR",
     ] {
         cmd.env_remove(var);
     }

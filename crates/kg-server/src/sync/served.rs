@@ -1,0 +1,114 @@
+//! Sync in the running server: one sync at a time (the background loop's, or one asked
+//! for by hand), each off the async runtime, and its state over REST for the tray, the
+//! graph view and `kg-memory sync now` while the server holds the root.
+//!
+//! - `GET /api/sync`: the sync status (`kg-memory sync status` as JSON): the storage
+//!   root's, with each project memory that syncs on its own under `projects`;
+//! - `POST /api/sync/now`: sync at once; answers what it did, or why it failed.
+
+use super::{
+    Scope, SyncError, SyncOptions, SyncReport, SyncStatus, status, sync_live, synced_scopes,
+};
+use crate::app::AppState;
+use crate::rest::{Answer, ApiError, ApiResult};
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+type Shared = State<Arc<AppState>>;
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/sync", get(sync_status))
+        .route("/api/sync/now", post(sync_now_route))
+}
+
+/// Sync now everything in the storage root that syncs (the root, and the projects
+/// with a remote of their own), waiting for a sync already running to finish first.
+/// Every one is tried; the first failure is the answer, after the others ran.
+pub async fn sync_now(state: &Arc<AppState>) -> Result<SyncReport, SyncError> {
+    let _one_at_a_time = state.sync_gate.lock().await;
+    let driver_exe = match &state.settings.merge_driver {
+        Some(exe) => exe.clone(),
+        None => std::env::current_exe().unwrap_or_else(|_| "kg-memory".into()),
+    };
+    state
+        .blocking(move |state, now| {
+            let root = &state.settings.storage_root;
+            let scopes = synced_scopes(root);
+            if scopes.is_empty() {
+                return Err(SyncError::NotSetUp {
+                    what: Scope::storage_root(root).describe(),
+                });
+            }
+            let options = SyncOptions { driver_exe, now };
+            let mut total = SyncReport::default();
+            let mut first_failure = None;
+            for scope in &scopes {
+                match sync_live(scope, &state.store, &options) {
+                    Ok(report) => total.add(&report),
+                    Err(e) => {
+                        first_failure.get_or_insert(e);
+                    }
+                }
+            }
+            first_failure.map_or(Ok(total), Err)
+        })
+        .await
+}
+
+async fn sync_status(State(state): Shared) -> ApiResult {
+    state
+        .blocking(|state, _| {
+            let root = &state.settings.storage_root;
+            let mut answer = status_json(&status(&Scope::storage_root(root))?);
+            let projects = Scope::projects(root)
+                .iter()
+                .map(|scope| status(scope).map(|s| status_json(&s)))
+                .collect::<Result<Vec<_>, _>>()?;
+            answer["projects"] = Value::Array(projects);
+            Ok(Answer(answer))
+        })
+        .await
+        .map_err(|e: SyncError| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+async fn sync_now_route(State(state): Shared) -> ApiResult {
+    match sync_now(&state).await {
+        Ok(report) => Ok(Answer(json!({
+            "synced": true,
+            "received": report.received,
+            "sent": report.sent,
+            "conflicts": report.conflicts,
+            "message": report.to_string(),
+        }))),
+        Err(e @ SyncError::NotSetUp { .. }) => {
+            Err(ApiError::new(StatusCode::CONFLICT, e.to_string()))
+        }
+        // The remote's fault or the network's, not this server's: the answer says
+        // what happened, and nothing was lost.
+        Err(e) => Err(ApiError::new(StatusCode::BAD_GATEWAY, e.to_string())),
+    }
+}
+
+/// The status as the tray and the graph view read it.
+pub fn status_json(status: &SyncStatus) -> Value {
+    json!({
+        "project": status.scope.project,
+        "on": status.remote.is_some(),
+        "remote": status.remote,
+        "branch": status.branch,
+        "last_success": status.state.last_success,
+        "last_attempt": status.state.last_attempt,
+        "last_error": status.state.last_error,
+        "offline_since": status.state.offline_since,
+        "ahead": status.ahead_behind.map(|(ahead, _)| ahead),
+        "behind": status.ahead_behind.map(|(_, behind)| behind),
+        "uncommitted": status.uncommitted,
+        "conflicts": status.conflict_count(),
+        "summary": status.to_string(),
+    })
+}
