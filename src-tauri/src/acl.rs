@@ -2,7 +2,7 @@
 //! shows the server's own page from its URL (a remote origin to Tauri), and no
 //! capability grants any origin a command, so a script injected into that page, or any
 //! page the webview is steered to, cannot reach the clipboard, dialogs, the opener,
-//! autostart, or the window and app controls. The page needs none of them: it talks
+//! or the window and app controls. The page needs none of them: it talks
 //! to the server over HTTP and its WebSocket only. Adding a capability makes this test
 //! fail, on purpose: say in it which command a page needs and why.
 
@@ -48,7 +48,6 @@ fn no_page_in_the_webview_can_invoke_any_app_command() {
         "plugin:clipboard-manager|read_text",
         "plugin:dialog|open",
         "plugin:opener|open_url",
-        "plugin:autostart|enable",
         "plugin:window|close",
         "plugin:app|exit",
     ] {

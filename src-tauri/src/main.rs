@@ -5,22 +5,25 @@
 #[cfg(test)]
 mod acl;
 mod host;
+mod login;
 mod notify;
 mod status;
+mod sync_status;
 mod window;
 mod wrap;
 
 use host::Host;
 use kg_core::ChangeKind;
 use kg_server::Settings;
-use status::{Badge, Status};
+use status::{Badge, Status, SyncLines};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use sync_status::SyncInfo;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItemBuilder, Menu, MenuBuilder, MenuEvent, MenuItemBuilder};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, RunEvent};
-use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_clipboard_manager::ClipboardExt as _;
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons};
 use tauri_plugin_opener::OpenerExt as _;
@@ -38,6 +41,16 @@ struct Shell {
     /// File figures of the graphs, for a tray that does not host the store.
     catalogue: kg_core::Catalogue,
     gate: Mutex<notify::DailyGate>,
+    /// The storage root's sync state as the server last answered it; `None` while
+    /// nothing syncs.
+    sync: Mutex<Option<SyncInfo>>,
+    /// When this app first saw sync failing in a repository that never synced (the
+    /// only date such a failing streak has).
+    failing_seen: Mutex<Option<f64>>,
+    /// A "Sync now" from the menu is running.
+    syncing: AtomicBool,
+    /// Wakes the sync watcher early (after "Sync now", or changes that came by sync).
+    sync_poke: tokio::sync::Notify,
 }
 
 fn main() {
@@ -61,6 +74,12 @@ fn main() {
     // needs them instead.
     let signals = Arc::new(Mutex::new(Some(signals)));
     let setup_signals = signals.clone();
+    // Git runs `kg-memory merge-driver` when the storage root syncs; this app is not it.
+    if let Ok(exe) = kg_memory_binary()
+        && exe.is_absolute()
+    {
+        settings.merge_driver = Some(exe);
+    }
     let host = tauri::async_runtime::block_on(host::start(&mut settings, shutdown.clone()));
     log::info!("{}", host.describe(&settings));
     let gate = notify::DailyGate::load(settings.state_dir().join("notified.json"));
@@ -73,6 +92,10 @@ fn main() {
         status: Mutex::new(None),
         catalogue: Default::default(),
         gate: Mutex::new(gate),
+        sync: Mutex::new(None),
+        failing_seen: Mutex::new(None),
+        syncing: AtomicBool::new(false),
+        sync_poke: tokio::sync::Notify::new(),
     });
     let kept = shell.clone();
 
@@ -82,10 +105,6 @@ fn main() {
             log::info!("a second launch asked to open the graph view");
             window::show(app, None);
         }))
-        .plugin(tauri_plugin_autostart::init(
-            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
-            None,
-        ))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_opener::init())
@@ -113,6 +132,7 @@ fn main() {
             }
             refresh(&handle);
             tauri::async_runtime::spawn(watch(handle.clone()));
+            tauri::async_runtime::spawn(watch_sync(handle.clone()));
             if let Some(signals) = lock(&setup_signals).take() {
                 tauri::async_runtime::spawn(quit_on_signal(handle, signals));
             }
@@ -317,7 +337,30 @@ fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::W
             }
         }
     }
-    let autostart = app.autolaunch().is_enabled().unwrap_or(false);
+    if let Some(sync) = status.and_then(|s| s.sync.as_ref()) {
+        builder = builder.separator().item(
+            &MenuItemBuilder::with_id(
+                "sync-now",
+                if sync.running {
+                    "Syncing…"
+                } else {
+                    "Sync now"
+                },
+            )
+            .enabled(!sync.running)
+            .build(app)?,
+        );
+        for (i, line) in sync.menu.iter().enumerate() {
+            for (j, part) in wrap::wrap(line, wrap::MENU_WIDTH).iter().enumerate() {
+                builder = builder.item(
+                    &MenuItemBuilder::with_id(format!("sync:{i}:{j}"), part.replace('&', "&&"))
+                        .enabled(false)
+                        .build(app)?,
+                );
+            }
+        }
+    }
+    let autostart = login::is_enabled(&s.settings);
     builder = builder
         .separator()
         .text("copy", "Copy the Claude Code connection command")
@@ -359,15 +402,19 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
         }
         "connect" => confirm_connect(app),
         "autostart" => {
-            let launcher = app.autolaunch();
-            let on = launcher.is_enabled().unwrap_or(false);
-            let result = if on {
-                launcher.disable()
+            let result = if login::is_enabled(&s.settings) {
+                login::disable(&s.settings)
+                    .map(|()| "KG Memory no longer starts at login.".to_string())
             } else {
-                launcher.enable()
+                login::enable(&s.settings)
+                    .map(|app| format!("KG Memory starts at login, from {}.", app.display()))
             };
-            if let Err(e) = result {
-                log::warn!("cannot change start at login: {e}");
+            match result {
+                Ok(said) => log::info!("{said}"),
+                Err(e) => {
+                    log::warn!("cannot change start at login: {e:#}");
+                    notify::show("Start at login was not changed", &format!("{e:#}"), None);
+                }
             }
             refresh(app);
         }
@@ -378,6 +425,7 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
             }
         }
         "quit" => quit(app.clone()),
+        "sync-now" => sync_now(app.clone()),
         other => {
             if let Some(project) = other.strip_prefix("tend:") {
                 window::show(app, (!project.is_empty()).then_some(project));
@@ -389,12 +437,15 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
 /// Ask before writing Claude Code's configuration, then run the installer.
 fn confirm_connect(app: &AppHandle) {
     let handle = app.clone();
+    let claude = kg_server::install::ClaudeConfig::from_env(&shell(app).settings.home);
     app.dialog()
-        .message(
+        .message(format!(
             "KG Memory will add its MCP server and hooks to Claude Code's configuration \
-             (~/.claude.json and ~/.claude/settings.json), keeping everything already there \
-             and backing up each file it changes. Continue?",
-        )
+             ({} and {}), keeping everything already there and backing up each file it \
+             changes. Continue?",
+            claude.show(&claude.json),
+            claude.show(&claude.settings())
+        ))
         .title("Connect Claude Code")
         .buttons(MessageDialogButtons::OkCancelCustom(
             "Connect".into(),
@@ -457,7 +508,8 @@ fn refresh(app: &AppHandle) {
             s.catalogue.on_disk(&layout, now)
         }
     };
-    let status = Status::of(&catalogue, s.host.describe(&s.settings), failed);
+    let mut status = Status::of(&catalogue, s.host.describe(&s.settings), failed);
+    status.sync = sync_lines(&s, now);
     notify_new_high(app, &s, &status);
     let changed = lock(&s.status).as_ref() != Some(&status);
     if changed {
@@ -507,6 +559,129 @@ fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
     }
 }
 
+/// How long the tray waits between two looks at the sync state (a sync runs every
+/// `KG_AUTOCOMMIT_INTERVAL`, and sooner while a remote is unreachable).
+const SYNC_POLL: Duration = Duration::from_secs(60);
+
+/// The sync part of the tray, from the last sync state the server gave.
+fn sync_lines(s: &Shell, now: f64) -> Option<SyncLines> {
+    let info = lock(&s.sync).clone()?;
+    let minute: sync_status::Minute = kg_server::clock::local_minute;
+    Some(SyncLines {
+        tooltip: sync_status::tooltip_line(&info, now, minute)?,
+        menu: sync_status::menu_lines(&info, now, minute),
+        running: s.syncing.load(Ordering::Relaxed),
+    })
+}
+
+/// Keep the tray's sync state current: at start, every minute, and when poked.
+/// Nothing is asked of the server while the storage root does not sync.
+async fn watch_sync(app: AppHandle) {
+    let s = shell(&app);
+    if matches!(s.host, Host::PortTaken | Host::Failed { .. }) {
+        return;
+    }
+    loop {
+        look_at_sync(&app, &s).await;
+        tokio::select! {
+            () = tokio::time::sleep(SYNC_POLL) => {}
+            () = s.sync_poke.notified() => {}
+            () = s.shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// Ask the server for the sync state, show it, and notify when sync has failed for
+/// a day.
+async fn look_at_sync(app: &AppHandle, s: &Shell) {
+    let root = s.settings.storage_root.clone();
+    // A look at the git config, no network: whether there is anything to ask about.
+    let on = tokio::task::spawn_blocking(move || kg_server::sync::any_on(&root))
+        .await
+        .unwrap_or(false);
+    let info = if on {
+        let url = format!("{}/api/sync", s.settings.base_url());
+        match kg_server::client::get(&url, Duration::from_secs(10)).await {
+            Ok(body) => match serde_json::from_str(&body) {
+                Ok(value) => Some(SyncInfo::from_json(&value)),
+                Err(e) => {
+                    log::warn!("the sync state from {url} does not read as JSON: {e}");
+                    return;
+                }
+            },
+            Err(e) => {
+                // The server's own trouble shows in the badge; keep the last state.
+                log::debug!("cannot read the sync state: {e}");
+                return;
+            }
+        }
+    } else {
+        None
+    };
+    let now = s.clock.now();
+    if let Some(info) = &info {
+        notify_stale_sync(s, info, now);
+    }
+    let changed = *lock(&s.sync) != info;
+    if changed {
+        let minute: sync_status::Minute = kg_server::clock::local_minute;
+        let line = info
+            .as_ref()
+            .and_then(|i| sync_status::tooltip_line(i, now, minute));
+        log::info!("tray sync state: {}", line.as_deref().unwrap_or("off"));
+        *lock(&s.sync) = info;
+        refresh(app);
+    }
+}
+
+/// Sync failing for a day is worth one notification per failing streak.
+fn notify_stale_sync(s: &Shell, info: &SyncInfo, now: f64) {
+    let failing_unsynced = info
+        .repos
+        .iter()
+        .any(|r| r.on && r.last_error.is_some() && r.last_success.is_none());
+    let first_seen = {
+        let mut seen = lock(&s.failing_seen);
+        if failing_unsynced {
+            Some(*seen.get_or_insert(now))
+        } else {
+            *seen = None;
+            None
+        }
+    };
+    let minute: sync_status::Minute = kg_server::clock::local_minute;
+    if let Some((streak, notice)) = sync_status::stale_notice(info, now, minute, first_seen)
+        && lock(&s.gate).admit_once(&streak, now)
+    {
+        notify::show(&notice.summary, &notice.body, None);
+    }
+}
+
+/// "Sync now" from the menu: through the server (this app's own, or the one it is
+/// attached to), then a notification saying what happened.
+fn sync_now(app: AppHandle) {
+    let s = shell(&app);
+    if s.syncing.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    refresh(&app);
+    tauri::async_runtime::spawn(async move {
+        let url = format!("{}/api/sync/now", s.settings.base_url());
+        // A sync waits for one already running and then talks to the remote.
+        let answer =
+            kg_server::client::request("POST", &url, Some("{}"), Duration::from_secs(300)).await;
+        let notice = sync_status::sync_now_notice(match &answer {
+            Ok(a) => Ok((a.status, a.body.as_str())),
+            Err(e) => Err(e.to_string()),
+        });
+        log::info!("sync now: {}", notice.body);
+        notify::show(&notice.summary, &notice.body, None);
+        s.syncing.store(false, Ordering::Relaxed);
+        look_at_sync(&app, &s).await;
+        refresh(&app);
+    });
+}
+
 /// Follow the memory's changes — the in-process change log, or the attached server's
 /// `/ws` — and refresh when something that can move the badge happened. Waits on
 /// events only: nothing wakes the CPU while the memory is quiet.
@@ -519,6 +694,9 @@ async fn watch(app: AppHandle) {
                 tokio::select! {
                     change = changes.recv() => match change {
                         Ok(change) => {
+                            if arrived_by_sync(change.source_session.as_deref()) {
+                                s.sync_poke.notify_one();
+                            }
                             if let ChangeKind::Quarantined { path, moved_to, recovered_from_prev, .. } = &change.kind {
                                 notify::show(
                                     "KG Memory moved a damaged graph file aside",
@@ -546,6 +724,12 @@ async fn watch(app: AppHandle) {
     }
 }
 
+/// Whether a change came in from another machine through git sync (the server marks
+/// its source `sync:<origin>`).
+fn arrived_by_sync(source_session: Option<&str>) -> bool {
+    source_session.is_some_and(|s| s.starts_with("sync:"))
+}
+
 /// Let a burst of changes settle before re-surveying the disk.
 async fn settle(changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>) {
     let quiet = tokio::time::sleep(Duration::from_millis(300));
@@ -568,7 +752,15 @@ async fn attached_watch(app: &AppHandle, s: &Shell) {
                 loop {
                     tokio::select! {
                         msg = ws.next() => match msg {
-                            Some(Ok(_)) => refresh(app),
+                            Some(Ok(msg)) => {
+                                if let Ok(text) = msg.to_text()
+                                    && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+                                    && arrived_by_sync(value["source_session"].as_str())
+                                {
+                                    s.sync_poke.notify_one();
+                                }
+                                refresh(app);
+                            }
                             _ => break,
                         },
                         () = s.shutdown.cancelled() => return,

@@ -1,6 +1,7 @@
 //! Desktop notifications: a graph that needs tending (at most once per graph per day),
-//! a server that cannot start, a quarantined graph file. A missing notification daemon
-//! is logged once and never breaks the app.
+//! a server that cannot start, a quarantined graph file, sync failing for a day (once
+//! per failing streak). A missing notification daemon is logged once and never breaks
+//! the app.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -64,6 +65,21 @@ impl DailyGate {
         if self.last.get(key) == Some(&day) {
             return false;
         }
+        self.record(key, day);
+        true
+    }
+
+    /// May `key` be reported at all? Once ever (a key names one event, such as one
+    /// failing sync streak). Records it when yes.
+    pub fn admit_once(&mut self, key: &str, now: f64) -> bool {
+        if self.last.contains_key(key) {
+            return false;
+        }
+        self.record(key, (now / 86_400.0).floor() as i64);
+        true
+    }
+
+    fn record(&mut self, key: &str, day: i64) {
         self.last.insert(key.to_string(), day);
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -76,7 +92,6 @@ impl DailyGate {
                 self.path.display()
             );
         }
-        true
     }
 }
 
@@ -99,5 +114,18 @@ mod tests {
             "remembered across restarts"
         );
         assert!(again.admit("alpha", day + 86_400.0), "a new day");
+    }
+
+    #[test]
+    fn once_ever_for_a_one_time_event_across_restarts() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("notified.json");
+        let day = 1_795_176_000.0;
+        let mut gate = DailyGate::load(path.clone());
+        assert!(gate.admit_once("streak-1", day));
+        assert!(!gate.admit_once("streak-1", day + 3.0 * 86_400.0));
+        assert!(gate.admit_once("streak-2", day));
+        let mut again = DailyGate::load(path);
+        assert!(!again.admit_once("streak-1", day + 10.0 * 86_400.0));
     }
 }

@@ -52,6 +52,17 @@ pub struct Status {
     /// Neediest first.
     pub graphs: Vec<GraphStatus>,
     pub host_line: String,
+    /// The storage root's git sync, when it syncs (see `sync_status`).
+    pub sync: Option<SyncLines>,
+}
+
+/// What the tray shows of sync: the tooltip line, the menu's disabled lines, and
+/// whether a sync asked for from the menu is running.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncLines {
+    pub tooltip: String,
+    pub menu: Vec<String>,
+    pub running: bool,
 }
 
 impl Status {
@@ -76,12 +87,14 @@ impl Status {
             badge,
             graphs,
             host_line,
+            sync: None,
         }
     }
 
     /// The tooltip: how the memory is reached, then one line per graph.
     pub fn tooltip(&self) -> String {
         let mut lines = vec![self.host_line.clone()];
+        lines.extend(self.sync.as_ref().map(|s| s.tooltip.clone()));
         if self.graphs.is_empty() && self.badge != Badge::Error {
             lines.push("No graphs yet: connect Claude Code and start a session.".into());
         }
@@ -97,9 +110,14 @@ impl Status {
 
 fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
     let health = graph.health.trim_start_matches("HEALTH: ");
+    // Conflicts raise the level without the score: the line says why it is MED.
+    let conflicts = debt
+        .conflicts_summary()
+        .map(|summary| format!(" · {summary}"))
+        .unwrap_or_default();
     GraphStatus {
         line: format!(
-            "{}: DEBT {} ({}) · {health}",
+            "{}: DEBT {} ({}){conflicts} · {health}",
             graph.name,
             debt.level.as_str(),
             kg_core::float_repr(kg_core::round_to(debt.score, 2))
@@ -156,5 +174,76 @@ mod tests {
             busy.tooltip()
         );
         assert_eq!(survey(&layout, 1.0, "down", true).badge, Badge::Error);
+    }
+
+    #[test]
+    fn the_sync_line_follows_the_host_line_when_the_root_syncs() {
+        let dir = tempfile::tempdir().expect("dir");
+        let layout = Layout {
+            root: dir.path().to_path_buf(),
+        };
+        let mut status = survey(
+            &layout,
+            1.0,
+            "KG Memory serving on http://127.0.0.1:8765",
+            false,
+        );
+        assert!(!status.tooltip().contains("Sync"), "{}", status.tooltip());
+        status.sync = Some(SyncLines {
+            tooltip: "Sync: 10:42, up to date".into(),
+            menu: vec!["Last sync: 10:42".into()],
+            running: false,
+        });
+        let tooltip = status.tooltip();
+        let lines: Vec<&str> = tooltip.lines().collect();
+        assert_eq!(
+            lines[..2],
+            [
+                "KG Memory serving on http://127.0.0.1:8765",
+                "Sync: 10:42, up to date"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_merge_conflict_makes_a_calm_graph_need_tending_until_its_note_goes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let layout = Layout {
+            root: dir.path().to_path_buf(),
+        };
+        let now = 1_795_176_000.0;
+        // Maintained an hour ago, two linked nodes: nothing to tend.
+        let write = |notes: &str| {
+            let text = format!(
+                r#"{{"nodes": {{"a": {{"id": "a", "gist": "A.", "notes": {notes}}},
+                  "b": {{"id": "b", "gist": "B."}}}},
+                  "edges": {{"a->b:uses": {{"from": "a", "to": "b", "rel": "uses"}}}},
+                  "_meta": {{"progress": {{"maintain": {{"last_ts": {}}}}}}}}}"#,
+                now - 3600.0
+            );
+            std::fs::write(dir.path().join("user.json"), text).expect("write");
+        };
+        write(r#"["[merge conflict] The other gist was: A, older."]"#);
+        let conflicted = survey(&layout, now, "host", false);
+        assert_eq!(conflicted.badge, Badge::DebtMed, "{}", conflicted.tooltip());
+        assert!(
+            conflicted
+                .tooltip()
+                .contains("user: DEBT MED (0.0) · merged with conflicts: 1 · "),
+            "{}",
+            conflicted.tooltip()
+        );
+        let tending: Vec<_> = conflicted.needs_tending().collect();
+        assert_eq!(tending.len(), 1);
+        assert_eq!(tending[0].largest_factor, "merged with conflicts: 1");
+
+        write(r#"["Settled: A is right."]"#);
+        let settled = survey(&layout, now, "host", false);
+        assert_eq!(settled.badge, Badge::Healthy, "{}", settled.tooltip());
+        assert!(
+            !settled.tooltip().contains("conflicts"),
+            "{}",
+            settled.tooltip()
+        );
     }
 }

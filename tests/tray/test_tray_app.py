@@ -525,3 +525,50 @@ def test_a_display_that_cannot_be_opened_leaves_the_server_serving(root):
     assert app.stop() == 0, app.log.read_text()
     graph = json.loads((app.storage / "projects" / "headless" / "graph.json").read_text())
     assert graph["nodes"]["kept"]["gist"] == "written while headless"
+
+
+KG_MEMORY = Path(os.environ.get("KG_MEMORY_BIN") or REPO / "target" / "debug" / "kg-memory")
+
+
+def test_sync_failing_for_a_day_notifies_once_per_streak(desktop, root):
+    """A storage root that syncs with a bare repository, last synced two days ago and
+    unable to reach the remote since: the tray says so once, and not again after a
+    restart while the same streak goes on."""
+    app = App(root, free_port())
+    # Git reads none of the machine's own configuration.
+    env = {**app.env(), "GIT_CONFIG_NOSYSTEM": "1"}
+    app.env = lambda: env
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(remote)], check=True, env=env)
+    seed_busy_graph(app.storage, app.home)
+    setup = subprocess.run([str(KG_MEMORY), "sync", "setup", str(remote)], env=env, capture_output=True, text=True)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    remote.rename(root / "remote-gone.git")
+    record = app.storage / ".kg-sync-state.json"
+    state = json.loads(record.read_text())
+    state.update(last_success=NOW - 2 * DAY, offline_since=NOW - 2 * DAY + 3600, last_error="cannot reach the remote origin (gone)")
+    record.write_text(json.dumps(state))
+    watch = Notifications(root / "notify.log")
+    told = "KG Memory could not sync for a day"
+    try:
+        app.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and told not in watch.summaries():
+            time.sleep(0.2)
+        assert watch.summaries().count(told) == 1, f"{watch.summaries()}\n{app.log.read_text()}"
+        assert "tray sync state: Sync: offline since" in app.log.read_text()
+        # The server's own sync at start failed as well, and kept the streak's start.
+        state = json.loads(record.read_text())
+        assert state["last_success"] == NOW - 2 * DAY and "cannot reach the remote" in state["last_error"]
+        assert app.stop() == 0
+        shown = app.log.read_text().count("tray sync state:")
+        app.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and app.log.read_text().count("tray sync state:") == shown:
+            time.sleep(0.2)
+        assert app.log.read_text().count("tray sync state:") > shown, app.log.read_text()
+        time.sleep(1.0)
+        assert watch.summaries().count(told) == 1, f"told again after a restart: {watch.summaries()}"
+    finally:
+        watch.stop()
+        app.stop()
