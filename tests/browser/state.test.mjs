@@ -1,9 +1,9 @@
 // The view tells the truth about states a person could mistake for normal ones: a
 // graph file that was damaged and moved aside (a banner with the moved file and the
 // backup, never "no nodes yet"), a lost server (a banner, then the view reconnects by
-// itself), a level over its budget whose nodes are all too new to archive (the gauge
-// says nothing can move yet, and why), and the graph picker's counts following live
-// writes.
+// itself), a level over its budget whose nodes are all new (under the reference's policy
+// the gauge says nothing can move yet, and why; under ours, which new nodes their share
+// of the budget protects), and the graph picker's counts following live writes.
 //
 // Run: node --test tests/browser/state.test.mjs   (after building ui/dist and the server)
 
@@ -18,7 +18,7 @@ const now = Date.now() / 1000;
 const DAY = 86_400;
 
 /** A browser and a server on a storage root prepared by `prepare(storage, home)`. */
-async function withServer(prepare, body) {
+async function withServer(prepare, body, env = {}) {
   const root = tempRoot('kg-ui-state-');
   const storage = path.join(root, 'storage');
   const home = path.join(root, 'home');
@@ -26,7 +26,7 @@ async function withServer(prepare, body) {
   fs.mkdirSync(home, { recursive: true });
   await prepare(storage, home);
   const port = await freePort();
-  const server = await startServer({ root, port });
+  const server = await startServer({ root, port, env });
   const browser = await launchBrowser();
   try {
     await body({ server, browser, root, storage, home, port });
@@ -128,16 +128,19 @@ test('a lost server shows a banner, and the view reconnects and reloads when it 
   );
 });
 
-test('over budget with every active node in its grace period, the gauge says nothing can be archived yet', async () => {
+/** A user level written in one burst: 80 unread nodes of 240 characters, an hour old. */
+function burstLevel(storage) {
+  const nodes = {};
+  for (let i = 0; i < 80; i++) {
+    const id = `burst-${String(i).padStart(2, '0')}`;
+    nodes[id] = { id, gist: `${id}: an agent's long note written in one burst `.padEnd(240, 'x'), _created_ts: now - 3600 - i };
+  }
+  writeStorage(storage, { nodes, edges: {}, _meta: { versions: {}, namespace: { kind: 'user', owner: null } } });
+}
+
+test("under the reference's policy, over budget with every active node in its grace period, the gauge says nothing can be archived yet", async () => {
   await withServer(
-    (storage) => {
-      const nodes = {};
-      for (let i = 0; i < 80; i++) {
-        const id = `burst-${String(i).padStart(2, '0')}`;
-        nodes[id] = { id, gist: `${id}: an agent's long note written in one burst `.padEnd(240, 'x'), _created_ts: now - 3600 - i };
-      }
-      writeStorage(storage, { nodes, edges: {}, _meta: { versions: {}, namespace: { kind: 'user', owner: null } } });
-    },
+    burstLevel,
     async ({ server, browser }) => {
       const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
       const gauge = page.locator('.card[data-level="user"] .gauge');
@@ -148,7 +151,35 @@ test('over budget with every active node in its grace period, the gauge says not
       await shot(page, 'ui-gauge-grace-stall.png', page.locator('.card[data-level="user"]'));
       assert.deepEqual(page.errors, []);
     },
+    { KG_POLICY: 'reference' },
   );
+});
+
+test("under our policy the same level can shrink: the gauge and the panel explain the new nodes' share of the budget", async () => {
+  await withServer(burstLevel, async ({ server, browser }) => {
+    const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
+    const card = page.locator('.card[data-level="user"]');
+    const text = await card.locator('.gauge').innerText();
+    assert.doesNotMatch(text, /nothing can be archived/);
+    assert.match(text, /the next write or tick archives the lowest-scored of \d+ active nodes, and spares the \d+ newest: nodes written in the last 5 days are protected while their lines fit in 35% of the budget \(6,125 characters\), newest first/);
+    await shot(page, 'ui-gauge-grace-share.png', card);
+    // The oldest of the burst is past the share: ranked with the older nodes, and the
+    // panel says why; the newest is protected by the share.
+    const opened = async (id) => {
+      const p = await page.evaluate((k) => window.kgView.point({ key: k }), `u:${id}`);
+      await page.mouse.click(p.x, p.y);
+      await page.locator('#panel h2', { hasText: id }).waitFor();
+      return page.locator('#panel');
+    };
+    const oldest = await opened('burst-79');
+    assert.match(await oldest.locator('.reason').innerText(), /^Active: new \(.*newer nodes already fill the 35% of the level's budget \(6,125 characters\) that protects new nodes, so it is scored like an older node: score /);
+    assert.match(await oldest.innerText(), /Percentiles among active nodes past grace and new ones beyond their share of the budget\. Place \d+ of \d+ in the archive order/);
+    await shot(page, 'ui-panel-grace-share.png', oldest);
+    await page.keyboard.press('Escape');
+    const newest = await opened('burst-00');
+    assert.match(await newest.locator('.reason').innerText(), /fit in a 35% share of the level's budget \(6,125 characters\), newest first; this one fits, so compaction does not archive it\.$/);
+    assert.deepEqual(page.errors, []);
+  });
 });
 
 test("the graph picker's counts and debt follow live writes", async () => {

@@ -30,6 +30,8 @@ function author(e: ActivityEntry): string {
       return e.session && e.session === live.session ? 'you, in this view' : 'a graph view';
     case 'maintenance':
       return 'maintenance';
+    case 'sync':
+      return `another machine, through sync with ${e.origin ?? 'the remote'}`;
     default:
       return 'a client without a session';
   }

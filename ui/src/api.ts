@@ -86,6 +86,36 @@ const addressing = (a: Address) => ({
   session_id: a.session ?? undefined,
 });
 
+/** One repository's git sync (`GET /api/sync`): the storage root, or a project that
+ * syncs with a remote of its own. */
+export interface SyncRepo {
+  /** The project's storage folder; absent or null for the storage root. */
+  project?: string | null;
+  on: boolean;
+  remote: string | null;
+  last_success: number | null;
+  last_attempt: number | null;
+  last_error: string | null;
+  offline_since: number | null;
+  conflicts: number;
+  /** `kg-memory sync status`, in words. */
+  summary: string;
+}
+
+/** `GET /api/sync`: the storage root's sync, with each project that syncs on its own. */
+export interface SyncAnswer extends SyncRepo {
+  projects?: SyncRepo[];
+}
+
+/** `POST /api/sync/now` when it worked. */
+export interface SyncNowAnswer {
+  synced: boolean;
+  received: number;
+  sent: number;
+  conflicts: number;
+  message: string;
+}
+
 export const api = {
   health: () => request<{ status: string; version: string }>('GET', '/api/health'),
   graphs: () => request<GraphList>('GET', '/api/view/graphs'),
@@ -101,6 +131,9 @@ export const api = {
       'GET',
       `/api/view/search${q({ q: query, levels: levels.join(','), project_path: projectPath })}`,
     ),
+  sync: () => request<SyncAnswer>('GET', '/api/sync'),
+  /** Commit, fetch, merge and push now; refused with the reason (502, 409) otherwise. */
+  syncNow: () => request<SyncNowAnswer>('POST', '/api/sync/now', {}),
   activity: (levels: LevelName[], projectPath: string | null) =>
     request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */

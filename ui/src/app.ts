@@ -1,10 +1,10 @@
 // What every concern shares: the graph on screen, the live connection, where writes go,
 // and the few actions a module needs from one built on top of it.
 //
-// The modules are layered (state, app, dialogs, gauges, moves, panel, search, hook,
-// load, updates, chrome, main) and each imports only from the ones before it. A call
-// that goes the other way (a debt-list link that picks a node, a save that reloads the
-// level) goes through `actions`, which main.ts binds before anything runs.
+// The modules are layered (state, app, dialogs, syncstatus, gauges, moves, panel,
+// search, hook, load, updates, chrome, main) and each imports only from the ones before
+// it. A call that goes the other way (a debt-list link that picks a node, a save that
+// reloads the level) goes through `actions`, which main.ts binds before anything runs.
 
 import type { Address } from './api';
 import { $, toast } from './dom';

@@ -47,7 +47,28 @@ export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
   return el as T;
 };
 
-export const fmt = (n: number): string => n.toLocaleString('en-US');
+/**
+ * A number as en-US writes it (1,234,567.891: commas, at most three decimals), without
+ * `toLocaleString`: its first call loads the locale's number data, about 20 ms on the
+ * way to the first picture (the level cards format their budgets then).
+ */
+export function fmt(n: number): string {
+  // The shortest decimal that reads back as `n`, rounded half away from zero, as Intl
+  // rounds it (not the binary value: 1.0005 is 1.001).
+  const plain = Math.abs(n).toString();
+  if (!Number.isFinite(n) || plain.includes('e')) return n.toLocaleString('en-US');
+  let [whole, decimals = ''] = plain.split('.');
+  if (decimals.length > 3) {
+    const rounded = BigInt(whole + decimals.slice(0, 3)) + BigInt(decimals[3] >= '5' ? 1 : 0);
+    const digits = rounded.toString().padStart(4, '0');
+    whole = digits.slice(0, -3);
+    decimals = digits.slice(-3);
+  }
+  decimals = decimals.replace(/0+$/, '');
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  const sign = n < 0 || Object.is(n, -0) ? '-' : '';
+  return `${sign}${grouped}${decimals ? `.${decimals}` : ''}`;
+}
 
 /** Characters as the server counts them (Unicode scalar values). */
 export const chars = (s: string): number => [...s].length;

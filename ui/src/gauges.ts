@@ -8,20 +8,6 @@ import { nodeKey } from './graph';
 import { onScreen, state } from './state';
 import type { DebtItem, LevelData, LevelDebt, LevelName } from './types';
 
-/** What really happens to a level over its budget: new nodes are protected for their
- * grace period, so when every active node is new, nothing can be archived yet. */
-function overBudget(l: LevelData): string {
-  const b = l.budget;
-  const days = (x: number) => `${x} day${x === 1 ? '' : 's'}`;
-  const free = l.counts.active - b.active_in_grace;
-  if (free > 0) {
-    const among = b.active_in_grace ? ` among the ${free} active nodes older than ${days(b.grace_days)} (the ${b.active_in_grace} newer ones are protected)` : '';
-    return `over the budget: the next write or tick archives the lowest-scored nodes${among}`;
-  }
-  const soon = b.first_grace_ends_in_days === null ? '' : ` The first leaves it in ${days(b.first_grace_ends_in_days)}; the level shrinks from then on.`;
-  return `over the budget, but nothing can be archived yet: every active node is newer than ${days(b.grace_days)}, and a node that new is never archived (it has not had time to prove useful).${soon} Archive by hand to make room now`;
-}
-
 /** The budget gauge of a level, with the projected change of the edit under way. */
 export function gauge(l: LevelData): HTMLElement {
   const b = l.budget;
@@ -29,12 +15,6 @@ export function gauge(l: LevelData): HTMLElement {
   const after = b.chars + extra;
   const scale = Math.max(b.budget, b.chars, after) * 1.04;
   const pct = (x: number) => `${Math.max(0, Math.min(100, (100 * x) / scale)).toFixed(2)}%`;
-  const state_ =
-    b.state === 'over'
-      ? overBudget(l)
-      : b.state === 'under_fill'
-        ? 'under the fill line: refill may bring archived nodes back'
-        : 'between the fill line and the budget: nothing moves';
   const bar = h(
     'div',
     { class: 'gauge-bar' },
@@ -67,7 +47,8 @@ export function gauge(l: LevelData): HTMLElement {
       h('strong', { text: fmt(b.chars) }),
       ` / ${fmt(b.budget)} chars rendered · fill line ${fmt(b.fill_line)} (${b.fill_ratio})`,
       extra !== 0 ? h('div', { text: `this edit: ${extra > 0 ? '+' : ''}${extra} → ${fmt(after)}` }) : null,
-      h('div', { text: `${state_}. Archived anchors: ${fmt(b.anchor_chars)} / ${fmt(b.anchor_budget)}.` }),
+      // What happens next is the server's to say: it knows the grace rule in force.
+      h('div', { text: `${b.outlook}. Archived anchors: ${fmt(b.anchor_chars)} / ${fmt(b.anchor_budget)}.` }),
     ),
   );
 }
@@ -89,10 +70,17 @@ export function setProjection(level: LevelName | null, delta: number): void {
 
 function debtBadge(d: LevelDebt): HTMLElement {
   const num = (x: number | undefined, digits = 2) => (x === undefined ? '?' : x.toFixed(digits));
+  const conflicts = d.merge_conflicts ?? 0;
+  const merged = conflicts ? `merged with conflicts: ${conflicts}` : '';
   return h(
     'span',
-    { class: `badge debt-${d.level}`, tabindex: 0, 'aria-label': `Maintenance debt ${d.level}, score ${d.score}` },
-    `DEBT ${d.level} ${d.score}`,
+    {
+      class: `badge debt-${d.level}`,
+      tabindex: 0,
+      'aria-label': `Maintenance debt ${d.level}, score ${d.score}${merged ? `, ${merged}` : ''}`,
+    },
+    // In short: the badge shares a narrow card; the label and the factors say it in full.
+    `DEBT ${d.level} ${d.score}${conflicts ? ` · conflicts: ${conflicts}` : ''}`,
     h(
       'span',
       { class: 'factors', role: 'tooltip' },
@@ -101,7 +89,7 @@ function debtBadge(d: LevelDebt): HTMLElement {
         'dl',
         {},
         h('dt', { text: 'score' }),
-        h('dd', { text: `${d.score} → ${d.level} (HIGH ≥ 0.5, MED ≥ 0.3)` }),
+        h('dd', { text: `${d.score} → ${d.level} (HIGH ≥ 0.5, MED ≥ 0.3${conflicts ? ', at least MED while a merge conflict waits' : ''})` }),
         h('dt', { text: 'staleness' }),
         h('dd', { text: `${num(d.staleness)} = min(1, ${d.never_maintained ? 'never maintained → 14' : `${d.untended_days} days`} / 14)` }),
         h('dt', { text: 'activity' }),
@@ -110,6 +98,14 @@ function debtBadge(d: LevelDebt): HTMLElement {
         h('dd', {
           text: `${num(d.deficit, 3)} = (${d.oversized_gists} oversized + 0.5 × ${d.unconnected_active} unconnected) / ${d.active_nodes} active`,
         }),
+        ...(conflicts
+          ? [
+              h('dt', { text: 'conflicts' }),
+              h('dd', {
+                text: `${conflicts} merge conflict(s) waiting in node notes starting "${d.conflict_note_prefix.trim()}": they leave the score alone but keep the level at least MED until the notes are removed`,
+              }),
+            ]
+          : []),
       ),
       h('code', { text: 'score = staleness × (0.4 + 0.6 × activity) × (0.25 + 0.75 × min(1, deficit))' }),
       d.line ? h('div', { class: 'small muted', text: d.line }) : null,
@@ -144,22 +140,49 @@ function healthBadge(l: LevelData): HTMLElement {
   );
 }
 
-/** The debt items of a level, each a link to its node. */
-function debtList(level: LevelName, title: string, items: DebtItem[]): HTMLElement {
+/** One item of the debt list: what is owed, and the node as a link to it. */
+function debtEntry(level: LevelName, id: string, kind: string, title: string): HTMLElement {
+  return h(
+    'li',
+    {},
+    h('span', { class: 'kind', text: kind }),
+    h('button', { class: 'link', text: id, title, onclick: () => actions.focusNode(nodeKey(level, id)) }),
+  );
+}
+
+/**
+ * The nodes holding merge-conflict notes (any tier), with how many each: the debt
+ * counts them as `merge_conflicts`.
+ */
+function conflictedNodes(l: LevelData): { id: string; notes: number }[] {
+  const prefix = l.debt.conflict_note_prefix;
+  return l.nodes
+    .map((row) => {
+      const notes = Array.isArray(row.node.notes) ? row.node.notes : typeof row.node.notes === 'string' ? [row.node.notes] : [];
+      return { id: row.node.id, notes: notes.filter((n) => typeof n === 'string' && n.startsWith(prefix)).length };
+    })
+    .filter((c) => c.notes > 0);
+}
+
+/** The debt items of a level, each a link to its node; merge conflicts first. */
+function debtList(level: LevelName, title: string, items: DebtItem[], conflicts: { id: string; notes: number }[]): HTMLElement {
   return h(
     'ul',
     { class: 'debt-list', 'aria-label': `${title}: maintenance debt items` },
+    conflicts.map((c) =>
+      debtEntry(
+        level,
+        c.id,
+        c.notes > 1 ? `merge conflict (${c.notes})` : 'merge conflict',
+        'A merge kept the newer gist and put the other one in a note: settle the gist, then remove the note',
+      ),
+    ),
     items.map((it) =>
-      h(
-        'li',
-        {},
-        h('span', { class: 'kind', text: it.kind === 'oversized' ? `oversized (${it.gist_chars})` : 'unconnected' }),
-        h('button', {
-          class: 'link',
-          text: it.id,
-          title: it.kind === 'oversized' ? `Gist over the ${scanLimit(level) ?? ''}-character scan limit: shorten it, move detail to notes` : 'No edge touches this active node: connect it',
-          onclick: () => actions.focusNode(nodeKey(level, it.id)),
-        }),
+      debtEntry(
+        level,
+        it.id,
+        it.kind === 'oversized' ? `oversized (${it.gist_chars})` : 'unconnected',
+        it.kind === 'oversized' ? `Gist over the ${scanLimit(level) ?? ''}-character scan limit: shorten it, move detail to notes` : 'No edge touches this active node: connect it',
       ),
     ),
   );
@@ -168,6 +191,8 @@ function debtList(level: LevelName, title: string, items: DebtItem[]): HTMLEleme
 function levelCard(level: LevelName, l: LevelData): HTMLElement {
   const title = level === 'user' ? 'User graph' : `Project ${l.graph}`;
   const items = l.debt_items;
+  const conflicts = conflictedNodes(l);
+  const owed = conflicts.length + items.length;
   return h(
     'section',
     { class: 'card', 'aria-label': title, 'data-level': level },
@@ -186,8 +211,8 @@ function levelCard(level: LevelName, l: LevelData): HTMLElement {
       ? [h('p', { class: 'small muted', text: l.damaged ? 'Empty: its file was damaged and moved aside (see the message above the graph).' : 'No nodes yet.' })]
       : [
           h('div', { class: 'badges' }, debtBadge(l.debt), healthBadge(l)),
-          h('h3', { class: 'small muted', text: `What the debt consists of (${items.length})` }),
-          items.length ? debtList(level, title, items) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes.' }),
+          h('h3', { class: 'small muted', text: `What the debt consists of (${owed})` }),
+          owed ? debtList(level, title, items, conflicts) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes, no merge conflicts.' }),
         ]),
   );
 }

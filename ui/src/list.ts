@@ -37,7 +37,7 @@ const COLUMNS: Column[] = [
     value: (n) => n.why.score,
     startsDescending: true,
     numeric: true,
-    help: 'The score compaction ranks by (none while a node is in its grace period, and for orphans)',
+    help: 'The score compaction ranks by (none for new nodes their grace period still protects, and for orphans)',
   },
   { key: 'read', title: 'Last read', value: (n) => n.node._last_read_ts ?? null, startsDescending: true, numeric: true },
   { key: 'useful', title: 'Last useful', value: lastUseful, startsDescending: true, numeric: true, help: 'When an agent last said the node helped (kg_useful)' },

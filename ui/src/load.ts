@@ -47,7 +47,8 @@ export function scheduleGraphs(): void {
   state.refresh.graphsTimer = window.setTimeout(() => void loadGraphs(), 1500);
 }
 
-const debtText = (d: Debt | null): string => (d ? `DEBT ${d.level} ${d.score}` : 'DEBT ?');
+const debtText = (d: Debt | null): string =>
+  d ? `DEBT ${d.level} ${d.score}${d.merge_conflicts ? ` · merged with conflicts: ${d.merge_conflicts}` : ''}` : 'DEBT ?';
 
 export function renderSelector(): void {
   const select = $<HTMLSelectElement>('graph-select');

@@ -17,6 +17,7 @@ import { focusNode, select } from './panel';
 import { wireSearch } from './search';
 import { stylesLoaded } from './stylesheet';
 import { state } from './state';
+import { wireSync } from './syncstatus';
 import { onLive, onLiveStatus } from './updates';
 
 bindActions({ refresh, select, focusNode, moveTier, toggleChosen, choose, showAround, onLive, onLiveStatus });
@@ -28,6 +29,7 @@ async function start(): Promise<void> {
   readHash();
   wire();
   wireSearch();
+  wireSync();
   live.connect(state.project);
   renderSelector();
   // The selector's list and the graph load side by side.

@@ -258,13 +258,20 @@ function scoreBars(w: TierWhy): HTMLElement {
   );
 }
 
+/** The nodes a score's percentiles are taken among. Under a grace share (our policy),
+ * compaction ranks the new nodes the share does not cover with the older ones. */
+function poolNodes(info: NodeInfo): string {
+  if (info.why.pool !== 'active') return 'active and archived nodes past grace';
+  return state.levels[info.level]?.budget.grace_share ? 'active nodes past grace and new ones beyond their share of the budget' : 'active nodes past grace';
+}
+
 /** Which pool the percentiles are taken in, its place in the order, and what it costs. */
 function rankNote(info: NodeInfo): HTMLElement {
   const w = info.why;
   return h(
     'p',
     { class: 'small muted' },
-    w.pool ? `Percentiles among ${w.pool === 'active' ? 'active' : 'active and archived'} nodes past grace. ` : '',
+    w.pool ? `Percentiles among ${poolNodes(info)}. ` : '',
     w.rank ? `Place ${w.rank} of ${w.rank_of} in the ${info.tier === 'active' ? 'archive' : 'refill'} order. ` : '',
     info.tier === 'active' ? `Costs ${w.cost} chars of the level (its line and the edges cited under it).` : info.tier === 'archived' ? `Its anchor costs ${w.cost} chars; ${w.traces} memory trace(s) to active nodes.` : 'Costs nothing: not rendered.',
   );

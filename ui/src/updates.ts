@@ -10,6 +10,7 @@ import type { LiveStatus } from './live';
 import { loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
 import { explainTick, showMoves } from './moves';
 import { onScreen, projectOnScreen, state } from './state';
+import { checkSync, syncChanged } from './syncstatus';
 import type { LevelName, LiveMessage } from './types';
 
 /** A change of the store (the messages that name a level). */
@@ -25,9 +26,13 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
   if (s === 'live' && reconnected) {
     toast('Reconnected to the memory server', 'live');
     void loadGraphs();
+    void checkSync();
     void refresh(false);
   }
 }
+
+/** How the server marks the source of a change that arrived through git sync. */
+const SYNC_SOURCE = 'sync:';
 
 /** Whether this page made a step in the last 3 s: its own box explains what came of it. */
 const ownStepJustNow = (): boolean => Date.now() - state.ownMoveAt < 3000;
@@ -37,7 +42,11 @@ function announce(m: Change, level: LevelName): string[] {
   const k = (id: string) => nodeKey(level, id);
   const keys: string[] = [];
   const source = 'source_session' in m ? m.source_session : null;
-  const who = source ? 'another session' : 'a client without a session';
+  const who = !source
+    ? 'a client without a session'
+    : source.startsWith(SYNC_SOURCE)
+      ? `another machine, via ${source.slice(SYNC_SOURCE.length)}`
+      : 'another session';
   // This page's own writes come back too: it has said what they did already.
   const say = (text: string) => {
     if (!source || source !== live.session) toast(text, 'live');
@@ -86,6 +95,8 @@ export function onLive(m: LiveMessage): void {
     return;
   }
   if (m.type === 'pong' || !('level' in m)) return;
+  // Whatever graph it touched, a change from another machine means a sync just ran.
+  if ('source_session' in m && m.source_session?.startsWith(SYNC_SOURCE)) syncChanged();
   const mine = m.level === 'user' ? onScreen().includes('user') : !!projectOnScreen() && m.project_path === projectOnScreen();
   if (!mine) {
     scheduleGraphs();

@@ -29,6 +29,11 @@ export type ActivityEntry = {
    * The KG session that made it, when one did (a view's is its connection's).
    */
   session: string | null,
+  /**
+   * For a change that arrived through sync: the remote it came from, as
+   * `origin (url)`.
+   */
+  origin: string | null,
   kind: ActivityKind,
   /**
    * The nodes it concerns, the main one first.
@@ -56,7 +61,7 @@ export type ArtifactRow = {
 /**
  * Who made a change.
  */
-export type Author = "agent" | "view" | "maintenance" | "client";
+export type Author = "agent" | "view" | "maintenance" | "client" | "sync";
 
 /**
  * A level's rendered size, as the compactor charges it, against its budget.
@@ -77,18 +82,27 @@ export type Budget = {
    */
   scan_limit: number,
   /**
-   * Days a new node is protected from archiving.
+   * Days a new node is protected from archiving (how far: see `grace_share`).
    */
   grace_days: number,
   /**
-   * Active nodes still inside that grace period: compaction cannot archive them, so
-   * a level over its budget whose active nodes are all in grace stays over.
+   * Characters of node lines the new nodes may hold out of compaction's reach, the
+   * newest first (our policy); `None` when grace protects every new node (the
+   * reference's).
+   */
+  grace_share: number | null,
+  /**
+   * Active nodes still inside that grace period.
    */
   active_in_grace: number,
   /**
    * Days until the first of them leaves its grace period (one decimal), if any.
    */
   first_grace_ends_in_days: number | null,
+  /**
+   * What happens to the level next, in words (the gauge's sentence).
+   */
+  outlook: string,
 };
 
 /**
@@ -150,6 +164,11 @@ export type Debt = {
   untended_days: number,
   never_maintained: boolean,
   active_days_7d: number,
+  /**
+   * Merge-conflict notes waiting on the graph's nodes (they make the level at least
+   * MED); absent when there are none, as in the survey.
+   */
+  merge_conflicts?: number,
 };
 
 /**
@@ -285,6 +304,11 @@ export type LevelDebt = {
    */
   line: string,
   /**
+   * How a merge-conflict note begins ([`kg_core::CONFLICT_NOTE_PREFIX`]): the view
+   * lists the nodes holding one, which `merge_conflicts` counts.
+   */
+  conflict_note_prefix: string,
+  /**
    * Two decimals.
    */
   score: number,
@@ -298,6 +322,11 @@ export type LevelDebt = {
   untended_days: number,
   never_maintained: boolean,
   active_days_7d: number,
+  /**
+   * Merge-conflict notes waiting on the graph's nodes (they make the level at least
+   * MED); absent when there are none, as in the survey.
+   */
+  merge_conflicts?: number,
 };
 
 /**
