@@ -128,6 +128,39 @@ test('a lost server shows a banner, and the view reconnects and reloads when it 
   );
 });
 
+test('a write made after the view read its level but before its live connection began still shows', async () => {
+  await withServer(
+    (storage) => writeStorage(storage, makeGraph({ prefix: 'u', active: 4, archived: 0, orphaned: 0, now }).file),
+    async ({ server, browser }) => {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      // Hold the live connection back until the level is drawn and another client wrote.
+      let release;
+      const released = new Promise((resolve) => (release = resolve));
+      await page.routeWebSocket(/\/ws/, async (ws) => {
+        await released;
+        ws.connectToServer();
+      });
+      await page.goto(`${server.base}/ui`);
+      await page.waitForFunction(() => window.kgView && window.kgView.ready, null, { timeout: 30000 });
+      assert.notEqual(await page.evaluate(() => window.kgView.live()), 'live');
+
+      const res = await fetch(`${server.base}/api/nodes`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ level: 'user', id: 'u-between', gist: 'Written between the level read and the live connection' }),
+      });
+      assert.equal(res.status, 200, await res.text());
+      release();
+      await page.waitForFunction(() => window.kgView.live() === 'live', null, { timeout: 15000 });
+      // No later change comes to prompt a reload: the view notices the gap by itself.
+      await page.waitForFunction(() => window.kgView.has('u:u-between'), null, { timeout: 10000 });
+      assert.deepEqual(errors, []);
+    },
+  );
+});
+
 /** A user level written in one burst: 80 unread nodes of 240 characters, an hour old. */
 function burstLevel(storage) {
   const nodes = {};

@@ -14,6 +14,8 @@ export class Live {
   private wanted = false;
   /** The KG session the server minted for this connection. */
   session: string | null = null;
+  /** The change-log position from which every change comes over this connection. */
+  changeHead: number | null = null;
 
   constructor(
     private readonly onMessage: (m: LiveMessage) => void,
@@ -54,6 +56,7 @@ export class Live {
       }
       if (m.type === 'connected') {
         this.session = m.session_id ?? null;
+        this.changeHead = m.change_head;
         const wasRetry = this.attempt > 0 || reconnecting;
         this.attempt = 0;
         this.onStatus('live', wasRetry);
@@ -65,6 +68,7 @@ export class Live {
       if (this.ws !== ws) return;
       this.ws = null;
       this.session = null;
+      this.changeHead = null;
       if (this.wanted) this.retry();
     };
     ws.onerror = () => ws.close();

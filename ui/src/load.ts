@@ -178,11 +178,20 @@ export async function refresh(relayout = false, flash: string[] = []): Promise<v
       return;
     }
     state.metrics.fetchMs = performance.now() - t0;
+    state.levelsHead = Math.min(...fetched.map((l) => l.change_head));
     await showLevels(fetched, relayout, flash);
+    catchUpWithLive();
   })();
   state.refresh.running = run;
   await run;
   state.refresh.running = null;
+}
+
+/** The levels on screen were read before the live connection began: changes made in
+ * between came neither in that answer nor over /ws, so read the levels again. */
+export function catchUpWithLive(): void {
+  const head = live.changeHead;
+  if (head !== null && state.levelsHead !== null && state.levelsHead < head) scheduleRefresh([]);
 }
 
 /** Coalesce bursts of live changes into one refresh. */

@@ -41,6 +41,8 @@ export const state = {
   ownMoveAt: 0,
   liveStatus: 'connecting' as LiveStatus,
   loaded: false,
+  /** The change-log position the levels on screen were read at (the oldest of them). */
+  levelsHead: null as number | null,
 
   /** Loading: the refresh under way, and the live changes waiting to be shown. */
   refresh: {

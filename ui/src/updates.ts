@@ -7,7 +7,7 @@ import { renderBanners } from './banners';
 import { $, toast } from './dom';
 import { nodeKey } from './graph';
 import type { LiveStatus } from './live';
-import { loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
+import { catchUpWithLive, loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
 import { explainTick, showMoves } from './moves';
 import { onScreen, projectOnScreen, state } from './state';
 import { checkSync, syncChanged } from './syncstatus';
@@ -28,6 +28,8 @@ export function onLiveStatus(s: LiveStatus, reconnected: boolean): void {
     void loadGraphs();
     void checkSync();
     void refresh(false);
+  } else if (s === 'live') {
+    catchUpWithLive();
   }
 }
 

@@ -288,6 +288,9 @@ pub struct LevelData<'a> {
     /// The graph's file did not parse and was moved aside while this server ran: the
     /// view says so instead of showing the graph as merely small or empty.
     pub damaged: Option<Damaged>,
+    /// The change-log position the level was read at: it holds every change numbered
+    /// below this (see [`LiveMessage::Connected`]).
+    pub change_head: u64,
     /// In node order.
     pub nodes: Vec<NodeRow<'a>>,
     /// In edge order.
@@ -671,8 +674,14 @@ pub enum ActivityKind {
 #[derive(Debug, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LiveMessage<'a> {
-    /// The first message: the session this connection's writes are tagged with.
-    Connected { session_id: &'a str },
+    /// The first message: the session this connection's writes are tagged with, and
+    /// the change-log position from which every change comes over this connection.
+    /// A level read at an earlier position ([`LevelData::change_head`]) may miss
+    /// changes made in between: the view reads it again.
+    Connected {
+        session_id: &'a str,
+        change_head: u64,
+    },
     /// The answer to the text `ping`.
     Pong,
     /// The connection fell behind the change log: reload.

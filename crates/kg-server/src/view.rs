@@ -214,6 +214,7 @@ fn level_data<'a>(
     graph: &'a Graph,
     (inspection, config): (&'a LevelInspection, InspectConfig),
     damaged: Option<kg_core::DamagedFile>,
+    change_head: u64,
 ) -> LevelData<'a> {
     let h = &inspection.health;
     LevelData {
@@ -241,6 +242,7 @@ fn level_data<'a>(
             })
             .collect(),
         damaged: damaged.map(Into::into),
+        change_head,
         nodes: graph
             .nodes
             .values()
@@ -302,9 +304,13 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
             let slot = slot_of(state, level, param(&params, "project_path"), now)?;
             let config = inspect_config(state);
             let damaged = state.store.damaged_file(&slot);
+            // Read before the graph: every change numbered below it is in the snapshot
+            // (a change is logged after its graph changed, under the graph's lock).
+            let change_head = state.store.change_head();
             let body = state.store.with_graph_activity(&slot, |g, activity| {
                 let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now);
-                payload::value(&level_data(level, &slot, g, (&inspection, config), damaged))
+                let data = level_data(level, &slot, g, (&inspection, config), damaged, change_head);
+                payload::value(&data)
             });
             Ok(Answer(body))
         })

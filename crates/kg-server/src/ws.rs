@@ -170,12 +170,13 @@ async fn connection(
     let sid = requested.unwrap_or_else(|| state.ws.mint(&state.store));
     let me = state.ws.claim(&sid);
     let mut changes = state.changes.subscribe();
-    if !send(
-        &mut socket,
-        send_text(&LiveMessage::Connected { session_id: &sid }),
-    )
-    .await
-    {
+    // Read after subscribing: every change numbered from here on is logged after the
+    // subscription, so it comes over this connection.
+    let greeting = LiveMessage::Connected {
+        session_id: &sid,
+        change_head: state.store.change_head(),
+    };
+    if !send(&mut socket, send_text(&greeting)).await {
         state.ws.release(&sid, me);
         return;
     }

@@ -274,6 +274,11 @@ export type LevelData = {
    */
   damaged: Damaged | null,
   /**
+   * The change-log position the level was read at: it holds every change numbered
+   * below this (see [`LiveMessage::Connected`]).
+   */
+  change_head: number,
+  /**
    * In node order.
    */
   nodes: Array<NodeRow>,
@@ -343,6 +348,7 @@ export type LiveMessage =
   | {
     "type": "connected",
     session_id: string,
+    change_head: number,
   }
   | {
     "type": "pong",

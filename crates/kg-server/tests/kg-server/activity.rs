@@ -186,3 +186,39 @@ fn a_damaged_graph_file_marks_its_level_and_the_activity() {
     let (_, level) = fresh.json("GET", "/api/view/level?level=user", None);
     assert_eq!(level["damaged"], Value::Null);
 }
+
+/// The level answer and the live greeting carry the change-log position they were made
+/// at, so a view that read its level before its connection began can tell it may have
+/// missed a change (and read the level again).
+#[test]
+fn the_level_and_the_live_greeting_tell_their_change_log_position() {
+    let server = Server::fresh();
+    let head = |server: &Server| {
+        let (status, level) = server.json("GET", "/api/view/level?level=user", None);
+        assert_eq!(status, 200, "{level}");
+        level["change_head"].as_u64().expect("change_head")
+    };
+    let greeting_head = |server: &Server| {
+        let runtime = ws::runtime();
+        let mut socket = runtime
+            .block_on(ws::connect(server.port, "", &[], Duration::from_secs(10)))
+            .expect("websocket");
+        let hello = runtime
+            .block_on(ws::next_json(&mut socket, Duration::from_secs(10)))
+            .expect("connected");
+        assert_eq!(hello["type"], "connected");
+        hello["change_head"].as_u64().expect("change_head")
+    };
+    let before = head(&server);
+    assert_eq!(greeting_head(&server), before, "nothing changed in between");
+    put(
+        &server,
+        json!({"level": "user", "id": "between", "gist": "Written after the level was read"}),
+    );
+    let connected = greeting_head(&server);
+    assert!(
+        connected > before,
+        "a level read at {before} lacks the change a connection from {connected} on will not send"
+    );
+    assert_eq!(head(&server), connected, "a level read now holds it");
+}
