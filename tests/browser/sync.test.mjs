@@ -175,6 +175,21 @@ test('the top bar shows the sync, syncs now, follows changes from another machin
   );
 });
 
+test('with the sync status shown, the top bar keeps to one row at every window width', async () => {
+  const page = await openView(browser, server.base, '', { width: 1600, height: 700 });
+  await page.locator('#sync').waitFor({ state: 'visible', timeout: 15000 });
+  const wrapped = [];
+  // Every width from a small laptop's to a wide monitor's, where the items' natural
+  // sizes once summed past the row (1201–1226 px wrapped the bar onto two rows).
+  for (let width = 1000; width <= 1600; width += 10) {
+    await page.setViewportSize({ width, height: 700 });
+    const height = await page.evaluate(() => document.querySelector('header.top').getBoundingClientRect().height);
+    if (height > 52) wrapped.push(`${width} px: ${height} px high (${await page.locator('#sync').innerText()})`);
+  }
+  assert.deepEqual(wrapped, []);
+  await page.close();
+});
+
 test('the status stays hidden while the storage root does not sync', async () => {
   const plain = tempRoot('kg-ui-nosync-');
   const s = await startServer({ root: plain, port: await freePort() });
