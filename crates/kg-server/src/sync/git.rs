@@ -78,6 +78,17 @@ impl Git {
         self.run(args, LOCAL_TIMEOUT).map(|out| out.stdout)
     }
 
+    /// The bytes of `path` at `rev`; `None` when it has no such file.
+    pub fn blob(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let spec = format!("{rev}:{path}");
+        if self.ok(&["cat-file", "-e", &spec]).is_err() {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.run(&["cat-file", "blob", &spec], LOCAL_TIMEOUT)?.bytes,
+        ))
+    }
+
     /// Run a git command that talks to the remote (fetch, push), with the network
     /// timeout. SSH runs in batch mode: in a server started from a terminal, ssh would
     /// otherwise ask that terminal for a passphrase or a host key confirmation and wait

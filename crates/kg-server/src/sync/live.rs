@@ -40,9 +40,9 @@ pub(super) fn merge_into_store(
     };
     let origin = remote_label(git, remote);
     for path in changed.split('\0').filter(|p| !p.is_empty()) {
-        let theirs = blob(git, tracking, path)?;
+        let theirs = git.blob(tracking, path)?;
         let base_bytes = match &base {
-            Some(base) => blob(git, base, path)?,
+            Some(base) => git.blob(base, path)?,
             None => None,
         };
         if let Some(in_store) = scope.graph_in_store(path) {
@@ -71,7 +71,7 @@ pub(super) fn merge_into_store(
                     taken.edges
                 );
             }
-        } else if blob(git, "HEAD", path)? == base_bytes {
+        } else if git.blob("HEAD", path)? == base_bytes {
             // Not a graph (our .gitattributes, a file a person added): theirs, unless
             // this machine changed it too, then ours.
             take_theirs(&scope.dir, path, theirs.as_deref())?;
@@ -85,6 +85,9 @@ pub(super) fn merge_into_store(
 /// is the remote's exactly just moves the branch there.
 fn commit_merge(git: &Git, tracking: &str, message: &str) -> Result<(), GitError> {
     super::stage_all(git)?;
+    // What the merged `.gitignore` now names (a project that moved to a remote of its
+    // own on another machine) leaves git and stays on disk.
+    super::untrack_ignored(git)?;
     let tree = git.ok(&["write-tree"])?.trim().to_string();
     let head = git.ok(&["rev-parse", "HEAD"])?.trim().to_string();
     let their_tree = git.ok(&["rev-parse", &format!("{tracking}^{{tree}}")])?;
@@ -107,18 +110,6 @@ fn commit_merge(git: &Git, tracking: &str, message: &str) -> Result<(), GitError
     // Only if the branch is still where this merge started from.
     git.ok(&["update-ref", "-m", message, "HEAD", &commit, &head])?;
     Ok(())
-}
-
-/// The bytes of `path` at `rev`; `None` when it has no such file.
-fn blob(git: &Git, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
-    let spec = format!("{rev}:{path}");
-    if git.ok(&["cat-file", "-e", &spec]).is_err() {
-        return Ok(None);
-    }
-    Ok(Some(
-        git.run(&["cat-file", "blob", &spec], super::git::LOCAL_TIMEOUT)?
-            .bytes,
-    ))
 }
 
 /// Make the work tree's `path` the remote's version (`None`: it deleted it).

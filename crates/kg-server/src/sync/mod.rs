@@ -30,6 +30,7 @@ pub use status::{SyncStatus, conflicts_in, status};
 
 use files::{DRIVER_NAME, read_graph};
 use git::Git;
+use kg_core::{WriteMode, atomic_write};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -524,6 +525,7 @@ fn merge_remote(
     if incoming == 0 {
         return Ok(0);
     }
+    let kept = graphs_they_deleted(scope, git, tracking)?;
     let message = merge_message(remote, branch, now);
     let merged = git.ok(&[
         "merge",
@@ -536,10 +538,20 @@ fn merge_remote(
         tracking,
     ]);
     if let Err(e) = merged {
-        let files = git
+        let files: Vec<String> = git
             .ok(&["diff", "--name-only", "--diff-filter=U"])
             .map(|out| out.lines().map(str::to_string).collect())
             .unwrap_or_default();
+        // Graphs the remote deleted and this machine changed stop git's merge: this
+        // machine's version stays (below), and the merge goes on.
+        let only_kept_graphs = !files.is_empty()
+            && files
+                .iter()
+                .all(|file| kept.iter().any(|(path, _)| path == file));
+        if only_kept_graphs {
+            keep_graphs(scope, git, &kept, now)?;
+            return Ok(incoming);
+        }
         // Undo the half-done merge: the work tree returns to the local commit.
         if git.ok(&["merge", "--abort"]).is_err() {
             // `--abort` needs a merge in progress; one that failed before starting
@@ -551,7 +563,77 @@ fn merge_remote(
             detail: e.stderr_or_what(),
         });
     }
+    keep_graphs(scope, git, &kept, now)?;
     Ok(incoming)
+}
+
+/// The graph files the remote deleted since the common ancestor that this machine
+/// still has, with their bytes here. Sync never deletes a whole graph from a machine
+/// (the live merge keeps them too): a project that moved to a remote of its own on
+/// another machine leaves the storage root's repository, not this machine's memory.
+fn graphs_they_deleted(
+    scope: &Scope,
+    git: &Git,
+    tracking: &str,
+) -> Result<Vec<(String, Vec<u8>)>, GitError> {
+    let Ok(base) = git.ok(&["merge-base", "HEAD", tracking]) else {
+        return Ok(Vec::new()); // histories that never met delete nothing
+    };
+    let deleted = git.ok(&[
+        "diff",
+        "--name-only",
+        "-z",
+        "--no-renames",
+        "--diff-filter=D",
+        base.trim(),
+        tracking,
+    ])?;
+    let mut kept = Vec::new();
+    for path in deleted.split('\0').filter(|p| !p.is_empty()) {
+        if scope.graph_in_store(path).is_some()
+            && let Some(bytes) = git.blob("HEAD", path)?
+        {
+            kept.push((path.to_string(), bytes));
+        }
+    }
+    Ok(kept)
+}
+
+/// After git's merge: each graph of `kept` is on disk as this machine had it, and
+/// tracked unless the merged `.gitignore` names it; a merge git stopped at them is
+/// concluded, and a graph put back is committed.
+fn keep_graphs(
+    scope: &Scope,
+    git: &Git,
+    kept: &[(String, Vec<u8>)],
+    now: f64,
+) -> Result<(), SyncError> {
+    if kept.is_empty() {
+        return Ok(());
+    }
+    for (path, bytes) in kept {
+        let file = scope.dir.join(path);
+        if file.exists() {
+            continue; // git left this machine's version (a modify/delete conflict)
+        }
+        log::warn!("sync: {path} was deleted on the remote; this machine keeps its copy");
+        atomic_write(&file, bytes, WriteMode::ATOMIC, None, None).map_err(|e| SyncError::Io {
+            path: file.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    }
+    stage_all(git)?;
+    untrack_ignored(git)?;
+    if has_ref(git, "MERGE_HEAD") {
+        git.ok(&["commit", "--quiet", "--no-edit", "--no-verify"])?;
+    } else if git.ok(&["diff", "--cached", "--quiet"]).is_err() {
+        let message = format!(
+            "Sync {}: keep the graphs the remote deleted",
+            crate::clock::local_minute(now)
+        );
+        git.ok(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+    }
+    Ok(())
 }
 
 /// How many of the remote's commits are not merged here yet; when there are any, the

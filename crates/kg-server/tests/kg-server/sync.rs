@@ -534,7 +534,7 @@ fn a_merge_the_driver_refuses_is_undone() {
 }
 
 /// A project folder that is a git clone of `url` (`git init` and an `origin`).
-fn clone_folder(dir: &Path, url: &str) -> String {
+pub(crate) fn clone_folder(dir: &Path, url: &str) -> String {
     fs::create_dir_all(dir).expect("project folder");
     git_in(dir, &["init", "--quiet"]);
     git_in(dir, &["remote", "add", "origin", url]);
@@ -692,6 +692,81 @@ fn one_project_at_different_paths_on_two_machines_shares_one_graph() {
     );
     for m in [&a, &b] {
         assert!(m.root.join("project-paths.json").is_file());
+    }
+    drop(dir);
+}
+
+/// The laptop moves a project both machines sync through the storage root to a team
+/// remote of its own: the storage root's remote then no longer tracks that graph. The
+/// desktop's next sync must neither delete its copy nor stop at the deletion (as git's
+/// own merge would: the file gone, or a modify/delete conflict when the desktop had
+/// written to it); the desktop joins the team remote later and nothing of either is lost.
+#[test]
+fn a_project_moved_to_its_own_remote_elsewhere_is_kept_here() {
+    let (dir, base) = temp_home();
+    let remote = bare_remote(&base);
+    let url = remote.to_string_lossy().into_owned();
+    let team = base.join("team-shop.git");
+    fs::create_dir_all(&team).expect("team remote");
+    git_in(
+        &team,
+        &["init", "--quiet", "--bare", "--initial-branch=main"],
+    );
+    let team_url = team.to_string_lossy().into_owned();
+    // Each machine's project folder lies in its own home (the CLI checks that).
+    let at_home = |name: &str| {
+        let machine = Machine::new(&base, name);
+        Machine {
+            store_home: machine.home.clone(),
+            ..machine
+        }
+    };
+    let (a, b) = (at_home("laptop"), at_home("desktop"));
+    let shop_a = clone_folder(&a.home.join("src/shop"), "git@example.com:ana/shop.git");
+    let shop_b = clone_folder(&b.home.join("code/shop"), "git@example.com:ana/shop.git");
+    let put_in_project = |m: &Machine, folder: &str, at: f64, id: &str| {
+        m.write(at, |store, now| {
+            store
+                .put_node(
+                    in_project(folder),
+                    id,
+                    &format!("{id} of the shop"),
+                    None,
+                    None,
+                    now,
+                )
+                .expect("put");
+        });
+    };
+    put_in_project(&a, &shop_a, T, "shop-from-laptop");
+    a.sync_ok(&["setup", &url]);
+    b.sync_ok(&["setup", &url]);
+    let (slug, ids) = project_graph_of(&b, &shop_b);
+    assert_eq!(ids, ["shop-from-laptop"]);
+    let graph_file = format!("projects/{slug}/graph.json");
+
+    // The desktop writes to the project meanwhile; the laptop moves it to the team.
+    put_in_project(&b, &shop_b, T + 20.0, "shop-from-desktop");
+    a.sync_ok(&["setup", "--project", &shop_a, &team_url]);
+    a.sync_ok(&["now"]);
+    let said = b.sync_ok(&["now"]);
+    let kept = b.graph(&graph_file).graph;
+    assert!(
+        kept.nodes.contains_key("shop-from-laptop") && kept.nodes.contains_key("shop-from-desktop"),
+        "the desktop's project graph lost nodes: {:?}\n{said}",
+        kept.nodes.keys().collect::<Vec<_>>()
+    );
+    // It stays out of the storage root's repository, as on the laptop.
+    let tracked = b.git(&["ls-files", "projects"]);
+    assert!(!tracked.contains(&graph_file), "{tracked}");
+
+    // The desktop joins the team remote: one graph with both machines' nodes.
+    b.sync_ok(&["setup", "--project", &shop_b, &team_url]);
+    a.sync_ok(&["now"]);
+    for m in [&a, &b] {
+        let mut ids: Vec<String> = m.graph(&graph_file).graph.nodes.keys().cloned().collect();
+        ids.sort();
+        assert_eq!(ids, ["shop-from-desktop", "shop-from-laptop"]);
     }
     drop(dir);
 }

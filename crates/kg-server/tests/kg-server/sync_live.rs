@@ -3,7 +3,7 @@
 //! bare repository on this machine, and the faults a sync must survive.
 
 use crate::server::{BIN, logged, temp_home};
-use crate::sync::{bare_remote, git_in};
+use crate::sync::{bare_remote, clone_folder, git_in};
 use kg_core::{GraphFile, parse_graph};
 use kg_test_support::http::json_request;
 use kg_test_support::serve::ServerProcess;
@@ -875,5 +875,65 @@ fn a_project_sync_for_a_folder_that_is_not_there_is_refused_and_creates_nothing(
     let (ok, said) = m.cli_sync(&["off", "--project", &ghost]);
     assert!(!ok && said.contains("has no memory of"), "{said}");
     assert!(!m.root.join("projects/ghost").exists());
+    drop(dir);
+}
+
+/// One person's two machines sync a project through the storage root; the laptop then
+/// gives the project a team remote of its own. The desktop's running server keeps its
+/// copy of the project's memory when the storage root's remote stops tracking it, and
+/// keeps it out of that remote from then on, as the laptop does.
+#[test]
+fn a_project_moved_to_its_own_remote_elsewhere_stays_in_the_running_memory() {
+    let (dir, base) = temp_home();
+    let (mut machines, remote) = machines(&base, &["laptop", "desktop"]);
+    let team = base.join("team-shop.git");
+    fs::create_dir_all(&team).expect("team remote");
+    git_in(
+        &team,
+        &["init", "--quiet", "--bare", "--initial-branch=main"],
+    );
+    let url = "git@example.com:ana/shop.git";
+    let shop_a = clone_folder(&machines[0].home.join("src/shop"), url);
+    let shop_b = clone_folder(&machines[1].home.join("code/shop"), url);
+    let put_in = |m: &Machine, folder: &str, id: &str| {
+        let body = json!({"level": "project", "project_path": folder, "id": id, "gist": format!("{id} of the shop")});
+        let (status, answer) = m.call("POST", "/api/nodes", Some(&body));
+        assert_eq!(status, 200, "{answer}");
+    };
+    let has = |m: &Machine, folder: &str, id: &str| {
+        let path = format!(
+            "/api/nodes/project/{id}?project_path={}",
+            kg_server::client::encode(folder)
+        );
+        m.call("GET", &path, None).0 == 200
+    };
+    put_in(&machines[0], &shop_a, "shop-from-laptop");
+    settle(&machines);
+    assert!(has(&machines[1], &shop_b, "shop-from-laptop"));
+
+    // The laptop's server stops for the set-up, and starts again.
+    let laptop = &mut machines[0];
+    if let Some(mut server) = laptop.server.take() {
+        server.stop();
+    }
+    let (ok, said) = laptop.cli_sync(&["setup", "--project", &shop_a, &team.to_string_lossy()]);
+    assert!(ok, "{said}");
+    laptop.start();
+    laptop.sync_ok();
+
+    let desktop = &machines[1];
+    desktop.sync_ok();
+    assert!(
+        has(desktop, &shop_b, "shop-from-laptop"),
+        "the desktop lost the project's node"
+    );
+    let tracked = desktop.git(&["ls-files", "projects"]);
+    assert!(tracked.trim().is_empty(), "still tracked: {tracked}");
+    put_in(desktop, &shop_b, "shop-from-desktop");
+    desktop.sync_ok();
+    assert!(has(desktop, &shop_b, "shop-from-desktop"));
+    let shared = git_in(&remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!shared.contains("graph.json"), "{shared}");
+    drop(machines);
     drop(dir);
 }
