@@ -547,6 +547,19 @@ mod tests {
         assert!(!home.path().join(".claude.json").exists());
     }
 
+    /// Install for Claude Code with `s`, its program a file that exists in `home`.
+    fn install_with_program(s: &mut Setup, home: &Path) {
+        let exe = home.join("kg-memory");
+        fs::write(&exe, "").expect("exe");
+        s.exe = exe;
+        apply(
+            &plan_install(Client::ClaudeCode, s).expect("plan"),
+            1.0,
+            true,
+        )
+        .expect("install");
+    }
+
     #[test]
     fn the_plugin_stands_aside_for_the_installers_hooks_which_warn() {
         let home = tempfile::tempdir().expect("home");
@@ -559,16 +572,7 @@ mod tests {
             HookDuty::Answer
         );
         // The installer's hooks, with a binary that exists.
-        let exe = home.path().join("kg-memory");
-        fs::write(&exe, "").expect("exe");
-        let mut s2 = s.clone();
-        s2.exe = exe;
-        apply(
-            &plan_install(Client::ClaudeCode, &s2).expect("plan"),
-            1.0,
-            true,
-        )
-        .expect("install");
+        install_with_program(&mut s.clone(), home.path());
         for event in ["session-start", "prompt-submit", "post-tool"] {
             assert_eq!(hook_duty(&s.claude, p, true, event), HookDuty::StandAside);
         }
@@ -626,15 +630,7 @@ mod tests {
     fn the_report_warns_about_twice_and_mismatched_ports() {
         let home = tempfile::tempdir().expect("home");
         let mut s = setup(home.path());
-        let exe = home.path().join("kg-memory");
-        fs::write(&exe, "").expect("exe");
-        s.exe = exe;
-        apply(
-            &plan_install(Client::ClaudeCode, &s).expect("plan"),
-            1.0,
-            true,
-        )
-        .expect("install");
+        install_with_program(&mut s, home.path());
         let w = wiring(&s.claude, None, 8765);
         assert_eq!(w.hooks.len(), 3);
         assert_eq!(w.servers.len(), 1);
@@ -693,15 +689,7 @@ mod tests {
         fs::create_dir_all(&config).expect("mkdir");
         let mut s = setup(home.path());
         s.claude = ClaudeConfig::new(home.path(), Some(config.as_os_str()));
-        let exe = home.path().join("kg-memory");
-        fs::write(&exe, "").expect("exe");
-        s.exe = exe;
-        apply(
-            &plan_install(Client::ClaudeCode, &s).expect("plan"),
-            1.0,
-            true,
-        )
-        .expect("install");
+        install_with_program(&mut s, home.path());
 
         let w = wiring(&s.claude, None, 8765);
         assert_eq!(w.hooks.len(), 3, "{w:?}");

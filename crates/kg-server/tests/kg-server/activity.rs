@@ -19,8 +19,8 @@ fn put(server: &Server, body: Value) {
     assert_eq!(status, 200, "{answer}");
 }
 
-/// The session id the server mints for a graph view's WebSocket.
-fn view_session(server: &Server) -> String {
+/// The first message a graph view's WebSocket gets.
+fn live_greeting(server: &Server) -> Value {
     let runtime = ws::runtime();
     let mut socket = runtime
         .block_on(ws::connect(server.port, "", &[], Duration::from_secs(10)))
@@ -28,7 +28,13 @@ fn view_session(server: &Server) -> String {
     let hello = runtime
         .block_on(ws::next_json(&mut socket, Duration::from_secs(10)))
         .expect("connected");
-    hello["session_id"]
+    assert_eq!(hello["type"], "connected", "{hello}");
+    hello
+}
+
+/// The session id the server mints for a graph view's WebSocket.
+fn view_session(server: &Server) -> String {
+    live_greeting(server)["session_id"]
         .as_str()
         .expect("session id")
         .to_string()
@@ -199,15 +205,9 @@ fn the_level_and_the_live_greeting_tell_their_change_log_position() {
         level["change_head"].as_u64().expect("change_head")
     };
     let greeting_head = |server: &Server| {
-        let runtime = ws::runtime();
-        let mut socket = runtime
-            .block_on(ws::connect(server.port, "", &[], Duration::from_secs(10)))
-            .expect("websocket");
-        let hello = runtime
-            .block_on(ws::next_json(&mut socket, Duration::from_secs(10)))
-            .expect("connected");
-        assert_eq!(hello["type"], "connected");
-        hello["change_head"].as_u64().expect("change_head")
+        live_greeting(server)["change_head"]
+            .as_u64()
+            .expect("change_head")
     };
     let before = head(&server);
     assert_eq!(greeting_head(&server), before, "nothing changed in between");

@@ -132,13 +132,27 @@ pub(crate) fn git_in(dir: &Path, args: &[&str]) -> String {
 
 /// An empty bare repository: the remote.
 pub(crate) fn bare_remote(base: &Path) -> PathBuf {
-    let remote = base.join("remote.git");
-    fs::create_dir_all(&remote).expect("remote dir");
+    bare_repo(&base.join("remote.git"))
+}
+
+/// An empty bare repository at `path` (a team's remote beside a person's own).
+pub(crate) fn bare_repo(path: &Path) -> PathBuf {
+    fs::create_dir_all(path).expect("remote dir");
     git_in(
-        &remote,
+        path,
         &["init", "--quiet", "--bare", "--initial-branch=main"],
     );
-    remote
+    path.to_path_buf()
+}
+
+/// A machine whose project folders lie in its own home, as on a real machine (the
+/// CLI takes only those): one machine's folders are no project folders of another.
+fn at_home(base: &Path, name: &str) -> Machine {
+    let machine = Machine::new(base, name);
+    Machine {
+        store_home: machine.home.clone(),
+        ..machine
+    }
 }
 
 /// Two machines synced through one bare remote, each holding the other's first node.
@@ -569,16 +583,7 @@ fn one_project_at_different_paths_on_two_machines_shares_one_graph() {
     let (dir, base) = temp_home();
     let remote = bare_remote(&base);
     let url = remote.to_string_lossy().into_owned();
-    // Each machine's projects lie in its own home, as on two real machines: the
-    // laptop's folders are no project folders of the desktop.
-    let at_home = |name: &str| {
-        let machine = Machine::new(&base, name);
-        Machine {
-            store_home: machine.home.clone(),
-            ..machine
-        }
-    };
-    let (a, b) = (at_home("laptop"), at_home("desktop"));
+    let (a, b) = (at_home(&base, "laptop"), at_home(&base, "desktop"));
     // The laptop has two projects named shop; the one under the plain name is not
     // the one the desktop clones, so only the git remote can match them.
     let blog = clone_folder(
@@ -706,22 +711,10 @@ fn a_project_moved_to_its_own_remote_elsewhere_is_kept_here() {
     let (dir, base) = temp_home();
     let remote = bare_remote(&base);
     let url = remote.to_string_lossy().into_owned();
-    let team = base.join("team-shop.git");
-    fs::create_dir_all(&team).expect("team remote");
-    git_in(
-        &team,
-        &["init", "--quiet", "--bare", "--initial-branch=main"],
-    );
-    let team_url = team.to_string_lossy().into_owned();
-    // Each machine's project folder lies in its own home (the CLI checks that).
-    let at_home = |name: &str| {
-        let machine = Machine::new(&base, name);
-        Machine {
-            store_home: machine.home.clone(),
-            ..machine
-        }
-    };
-    let (a, b) = (at_home("laptop"), at_home("desktop"));
+    let team_url = bare_repo(&base.join("team-shop.git"))
+        .to_string_lossy()
+        .into_owned();
+    let (a, b) = (at_home(&base, "laptop"), at_home(&base, "desktop"));
     let shop_a = clone_folder(&a.home.join("src/shop"), "git@example.com:ana/shop.git");
     let shop_b = clone_folder(&b.home.join("code/shop"), "git@example.com:ana/shop.git");
     let put_in_project = |m: &Machine, folder: &str, at: f64, id: &str| {

@@ -3,7 +3,7 @@
 //! bare repository on this machine, and the faults a sync must survive.
 
 use crate::server::{BIN, logged, temp_home};
-use crate::sync::{bare_remote, clone_folder, git_in};
+use crate::sync::{bare_remote, bare_repo, clone_folder, git_in};
 use kg_core::{GraphFile, parse_graph};
 use kg_test_support::http::json_request;
 use kg_test_support::serve::ServerProcess;
@@ -686,12 +686,7 @@ fn a_server_killed_while_it_merges_loses_nothing() {
 #[test]
 fn a_team_shares_one_project_memory_and_nothing_else() {
     let (dir, base) = temp_home();
-    let team = base.join("team-shop.git");
-    fs::create_dir_all(&team).expect("team remote");
-    git_in(
-        &team,
-        &["init", "--quiet", "--bare", "--initial-branch=main"],
-    );
+    let team = bare_repo(&base.join("team-shop.git"));
     let private = bare_remote(&base);
     let mut ana = Machine::new(&base, "ana");
     let mut bob = Machine::new(&base, "bob");
@@ -886,12 +881,7 @@ fn a_project_sync_for_a_folder_that_is_not_there_is_refused_and_creates_nothing(
 fn a_project_moved_to_its_own_remote_elsewhere_stays_in_the_running_memory() {
     let (dir, base) = temp_home();
     let (mut machines, remote) = machines(&base, &["laptop", "desktop"]);
-    let team = base.join("team-shop.git");
-    fs::create_dir_all(&team).expect("team remote");
-    git_in(
-        &team,
-        &["init", "--quiet", "--bare", "--initial-branch=main"],
-    );
+    let team = bare_repo(&base.join("team-shop.git"));
     let url = "git@example.com:ana/shop.git";
     let shop_a = clone_folder(&machines[0].home.join("src/shop"), url);
     let shop_b = clone_folder(&machines[1].home.join("code/shop"), url);
