@@ -8,6 +8,7 @@
 //! it since (its size and modification time are noted in the state folder), and only
 //! once no client installed through it remains.
 
+use super::claude_config::ClaudeConfig;
 use super::{Client, Setup};
 use anyhow::Context;
 use serde_json::{Map, Value, json};
@@ -67,6 +68,20 @@ impl ProgramUser {
             ProgramUser::Client(Client::ClaudeCode) => "claude-code",
             ProgramUser::Client(Client::ClaudeDesktop) => "claude-desktop",
             ProgramUser::LoginItem => "start-at-login",
+        }
+    }
+
+    /// Its name in the record of `setup`'s copy. Claude Code with another configuration
+    /// folder (`CLAUDE_CONFIG_DIR`) is another user of the copy: uninstalling from one
+    /// leaves the copy to the other.
+    fn record_name(self, setup: &Setup) -> String {
+        match self {
+            ProgramUser::Client(Client::ClaudeCode)
+                if setup.claude != ClaudeConfig::in_home(setup.home()) =>
+            {
+                format!("{} ({})", self.name(), setup.claude.dir.display())
+            }
+            _ => self.name().to_string(),
         }
     }
 
@@ -163,7 +178,7 @@ pub fn place_program(
         .filter(|_| ours)
         .and_then(|e| e["clients"].as_array().cloned())
         .unwrap_or_default();
-    let name = json!(user.name());
+    let name = json!(user.record_name(setup));
     if !clients.contains(&name) {
         clients.push(name);
     }
@@ -207,7 +222,7 @@ pub fn release_program(
     dry_run: bool,
 ) -> anyhow::Result<Vec<String>> {
     let mut record = read_record(setup)?;
-    let name = json!(user.into().name());
+    let name = json!(user.into().record_name(setup));
     let mut said = Vec::new();
     let paths: Vec<String> = record.keys().cloned().collect();
     for key in paths {

@@ -157,6 +157,42 @@ fn install_keeps_the_copy_while_another_client_uses_it_and_never_removes_a_repla
     );
 }
 
+/// Claude Code with two configuration folders (a work profile in `CLAUDE_CONFIG_DIR`
+/// beside the default one) uses the copy twice: uninstalling from one leaves it to the
+/// other.
+#[test]
+fn the_copy_stays_while_claude_code_under_another_config_folder_uses_it() {
+    let (_dir, home) = temp_home();
+    let work_profile = home.join("profiles/work");
+    let with_profile = |args: &[&str]| {
+        let out = Command::new(BUILT)
+            .args(args)
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("KG_HTTP_PORT", "8765")
+            .env("CLAUDE_CONFIG_DIR", &work_profile)
+            .env_remove("KG_HTTP_HOST")
+            .env_remove("KG_STORAGE_ROOT")
+            .output()
+            .expect("run kg-memory");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (out, err, code) = run(Path::new(BUILT), &["install", "claude-code"], &home);
+    assert_eq!(code, 0, "{out}{err}");
+    with_profile(&["install", "claude-code"]);
+    let copy = copied(&home);
+    let (out, err, code) = run(Path::new(BUILT), &["uninstall", "claude-code"], &home);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(copy.exists(), "the work profile's hooks still run the copy");
+    with_profile(&["uninstall", "claude-code"]);
+    assert!(!copy.exists(), "no profile uses the copy any more");
+}
+
 #[test]
 fn install_refuses_to_replace_a_program_it_did_not_copy() {
     let (_dir, home) = temp_home();
