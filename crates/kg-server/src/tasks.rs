@@ -5,11 +5,7 @@ use crate::app::AppState;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::process::Command;
 use tokio::task::JoinHandle;
-
-/// Each git call may take this long before it is abandoned.
-const GIT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The running background tasks.
 #[derive(Debug)]
@@ -121,52 +117,23 @@ async fn storage_loop(state: Arc<AppState>) {
 /// Commit the storage root when it is a git repository and something changed.
 /// Returns whether a commit was made; failures are logged, never raised.
 pub async fn commit_storage(root: &Path, state: &AppState) -> bool {
-    if !root.join(".git").is_dir() {
-        return false; // checked every time, so a later `git init` is picked up
-    }
-    // The root's lock file says which process serves it now: not history.
-    let exclude = format!(":(exclude){}", crate::root_lock::LOCK_FILE);
-    let status = match git(root, &["status", "--porcelain", "--", ".", &exclude]).await {
-        Ok(out) => out,
+    let (root, now) = (root.to_path_buf(), state.now());
+    let committed =
+        tokio::task::spawn_blocking(move || crate::sync::commit_storage_root(&root, now)).await;
+    match committed {
+        Ok(Ok(made)) => {
+            if made {
+                log::info!("autocommit: saved {}", crate::clock::local_minute(now));
+            }
+            made
+        }
+        Ok(Err(e)) => {
+            log::warn!("autocommit: {}", e.one_line());
+            false
+        }
         Err(e) => {
-            log::warn!("autocommit: git status failed: {e}");
-            return false;
+            log::warn!("autocommit: {e}");
+            false
         }
-    };
-    if status.trim().is_empty() {
-        return false;
-    }
-    let message = format!("Auto-save {}", crate::clock::local_minute(state.now()));
-    // Staged, then taken out again: naming the lock in an exclude makes `git add` fail
-    // in a root whose .gitignore already ignores it (one sync set up).
-    let lock = crate::root_lock::LOCK_FILE;
-    for args in [
-        &["add", "-A", "--", "."][..],
-        &["rm", "-q", "--cached", "--ignore-unmatch", "--", lock][..],
-        &["commit", "-m", &message, "--quiet"][..],
-    ] {
-        if let Err(e) = git(root, args).await {
-            log::warn!("autocommit: git {} failed: {e}", args[0]);
-            return false;
-        }
-    }
-    log::info!("autocommit: {message}");
-    true
-}
-
-async fn git(root: &Path, args: &[&str]) -> Result<String, String> {
-    let child = Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(GIT_TIMEOUT, child)
-        .await
-        .map_err(|_| format!("timed out after {GIT_TIMEOUT:?}"))?
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
     }
 }

@@ -418,6 +418,11 @@ fn sync_steps(
 }
 
 impl GitError {
+    /// The command and what went wrong, on one line (for a log).
+    pub fn one_line(&self) -> String {
+        format!("`git {}`: {}", self.command, self.stderr_or_what())
+    }
+
     /// Git's own words when it said any, else ours.
     fn stderr_or_what(&self) -> String {
         if self.stderr.is_empty() {
@@ -453,14 +458,30 @@ fn configure_driver(git: &Git, exe: &Path) -> Result<(), SyncError> {
     Ok(())
 }
 
-/// Commit everything changed here, as the autocommit does. Whether a commit was made.
+/// Commit the storage root `root` if it is a git repository and something changed
+/// (the autocommit, synced or not): whether a commit was made. Where git knows no
+/// author, KG Memory is the author, as for a sync's commits.
+pub fn commit_storage_root(root: &Path, now: f64) -> Result<bool, GitError> {
+    if !root.join(".git").is_dir() {
+        return Ok(false); // checked every time, so a later `git init` is picked up
+    }
+    commit_local(&Git::new(root).with_identity(), now)
+}
+
+/// Commit everything changed here but the server's lock file (it says which process
+/// serves the root now: not history). Whether a commit was made.
 fn commit_local(git: &Git, now: f64) -> Result<bool, GitError> {
-    let status = git.ok(&["status", "--porcelain"])?;
+    let lock = crate::root_lock::LOCK_FILE;
+    let exclude = format!(":(exclude){lock}");
+    let status = git.ok(&["status", "--porcelain", "--", ".", &exclude])?;
     if status.trim().is_empty() {
         return Ok(false);
     }
     let message = format!("Auto-save {}", crate::clock::local_minute(now));
     stage_all(git)?;
+    // Staged, then taken out again: in a root that is not synced, no .gitignore
+    // keeps it out (naming it in an exclude would make `git add` refuse where one does).
+    git.ok(&["rm", "-q", "--cached", "--ignore-unmatch", "--", lock])?;
     git.ok(&["commit", "--quiet", "--no-verify", "-m", &message])?;
     Ok(true)
 }

@@ -342,15 +342,16 @@ fn the_stdio_bridge_with_another_port_talks_to_the_holder() {
 }
 
 /// Before the lock, there was no lock file to keep out. Also when the root's
-/// .gitignore already names it (a root sync was set up on, then turned off).
+/// .gitignore already names it (a root sync was set up on, then turned off), and where
+/// git knows no author (a fresh machine): KG Memory signs the commit then.
 #[test]
 fn the_lock_file_stays_out_of_autocommits() {
-    for ignored in [false, true] {
-        lock_file_stays_out_of_autocommits(ignored);
+    for (ignored, author) in [(false, Some("kg")), (true, Some("kg")), (false, None)] {
+        lock_file_stays_out_of_autocommits(ignored, author);
     }
 }
 
-fn lock_file_stays_out_of_autocommits(ignored: bool) {
+fn lock_file_stays_out_of_autocommits(ignored: bool, author: Option<&str>) {
     let (_dir, home) = temp_home();
     let storage = home.join("storage");
     std::fs::create_dir_all(&storage).expect("storage");
@@ -367,14 +368,19 @@ fn lock_file_stays_out_of_autocommits(ignored: bool) {
     if ignored {
         std::fs::write(storage.join(".gitignore"), format!("/{LOCK_FILE}\n")).expect("ignore");
     }
-    let identity = [
-        ("GIT_AUTHOR_NAME", "kg"),
-        ("GIT_AUTHOR_EMAIL", "kg@example.invalid"),
-        ("GIT_COMMITTER_NAME", "kg"),
-        ("GIT_COMMITTER_EMAIL", "kg@example.invalid"),
+    let mut env = vec![
         ("KG_AUTOCOMMIT_INTERVAL", "1"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
     ];
-    let mut server = Server::start_in(&home, &storage, None, &identity);
+    if let Some(name) = author {
+        env.extend([
+            ("GIT_AUTHOR_NAME", name),
+            ("GIT_AUTHOR_EMAIL", "kg@example.invalid"),
+            ("GIT_COMMITTER_NAME", name),
+            ("GIT_COMMITTER_EMAIL", "kg@example.invalid"),
+        ]);
+    }
+    let mut server = Server::start_in(&home, &storage, None, &env);
     let project = home.join("app");
     std::fs::create_dir_all(&project).expect("project");
     put_user_node(&mut server, &project, "committed");
@@ -402,4 +408,7 @@ fn lock_file_stays_out_of_autocommits(ignored: bool) {
     );
     let history = git(&["log", "--all", "--name-only", "--format="]);
     assert!(!history.contains(LOCK_FILE), "{history}");
+    let authors = git(&["log", "--all", "--format=%an"]);
+    let expected = author.unwrap_or("KG Memory");
+    assert!(authors.lines().all(|a| a == expected), "authors: {authors}");
 }
