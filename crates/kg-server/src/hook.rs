@@ -67,6 +67,24 @@ pub async fn run(
     payload.as_object()?;
     // The server holding the storage root, whatever port it chose; else the configured one.
     let (base, held) = crate::root_lock::server_of(settings);
+    // Nobody holds the root, yet a server may answer at the configured address: one
+    // serving another storage root. This session's memory is not there.
+    let elsewhere = match held {
+        Some(_) => None,
+        None => crate::root_lock::serves_another_root(&base, &settings.storage_root).await,
+    };
+    if let Some(served) = elsewhere {
+        return match event {
+            HookEvent::SessionStart => Some(format!(
+                "KG memory is offline for this session: the KG Memory server at {base} serves the storage root {}, not {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
+                served.display(),
+                settings.storage_root.display(),
+                crate::launch::shell_line([&settings.storage_root])
+            )),
+            // Said once, at session start.
+            HookEvent::PromptSubmit | HookEvent::PostTool => None,
+        };
+    }
     match event {
         HookEvent::SessionStart => session_start(&payload, settings, &base, held, deadline).await,
         HookEvent::PromptSubmit => prompt_submit(stdin, &payload, &base, deadline).await,

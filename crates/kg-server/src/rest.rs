@@ -344,6 +344,7 @@ pub fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/health", get(health))
         .route("/api/health", get(health))
+        .route("/api/server", get(server_info))
         .route("/api/graph/read", get(graph_read))
         .route("/api/sessions/register", post(register))
         .route("/api/sessions/{sid}/stats", get(session_stats))
@@ -365,6 +366,19 @@ pub fn router() -> Router<Arc<AppState>> {
 
 async fn health(State(state): Shared) -> Answer {
     Answer(health_body(&state))
+}
+
+/// `GET /api/server`: the storage root this server serves, so that a client set up
+/// for another one (a hook, the stdio bridge, `kg-memory status`) can tell it is not
+/// talking to its own memory. (`/health` keeps the reference's exact shape.)
+async fn server_info(State(state): Shared) -> Answer {
+    let root = &state.settings.storage_root;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    Answer(json!({
+        "storage_root": root.to_string_lossy(),
+        "pid": std::process::id(),
+        "version": VERSION,
+    }))
 }
 
 pub fn health_body(state: &AppState) -> Value {

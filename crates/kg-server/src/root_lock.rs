@@ -210,6 +210,22 @@ pub fn held(root: &Path) -> Option<RootHeld> {
     }
 }
 
+/// The storage root the server answering at `base` serves, when it is not `root`: a
+/// client set up for `root` must not read or write that memory. Asked, not inferred
+/// from the lock (a root on a file system without locks is served unheld). `None`
+/// when it serves `root`, or does not say (nothing answers, an older server).
+pub async fn serves_another_root(base: &str, root: &Path) -> Option<PathBuf> {
+    let url = format!("{base}/api/server");
+    let body = crate::client::get(&url, Duration::from_secs(2))
+        .await
+        .ok()?;
+    let info: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let served = PathBuf::from(info["storage_root"].as_str()?);
+    let ours = std::fs::canonicalize(root)
+        .unwrap_or_else(|_| std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()));
+    (served != ours).then_some(served)
+}
+
 /// Where clients configured by `settings` find the server for its storage root: the
 /// holder of the root (whatever port it listens on) when there is one, else the
 /// configured address. Also says whether the root is held, because then nobody may

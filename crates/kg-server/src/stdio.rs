@@ -32,6 +32,16 @@ async fn healthy(base: &str) -> bool {
 pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
     let (base, held) = crate::root_lock::server_of(settings);
     if healthy(&base).await {
+        if held.is_none()
+            && let Some(served) =
+                crate::root_lock::serves_another_root(&base, &settings.storage_root).await
+        {
+            anyhow::bail!(
+                "the KG Memory server at {base} serves the storage root {}, not {}; stop it, or give this storage root a port of its own (--port N)",
+                served.display(),
+                settings.storage_root.display()
+            );
+        }
         return Ok(base);
     }
     let mut started: Option<Started> = match &held {

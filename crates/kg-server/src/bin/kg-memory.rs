@@ -268,6 +268,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
+    let held_root = held.as_ref().map(|h| h.root.clone());
     let port = held
         .as_ref()
         .and_then(|h| h.holder.as_ref())
@@ -297,7 +298,20 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             if let Some(line) = &holder {
                 say(&format!("{line}\n"));
             }
-            true
+            let elsewhere = match held_root {
+                Some(_) => None,
+                None => {
+                    kg_server::root_lock::serves_another_root(&base, &settings.storage_root).await
+                }
+            };
+            if let Some(served) = &elsewhere {
+                say(&format!(
+                    "It serves the storage root {}, not {}: nothing serves that one. Stop the server at {base}, or give this storage root a port of its own (--port N).\n",
+                    served.display(),
+                    settings.storage_root.display()
+                ));
+            }
+            elsewhere.is_none()
         }
         Err(e) => {
             say(&format!("No KG Memory server at {base} ({e}).\n"));

@@ -196,6 +196,74 @@ fn session_start_starts_a_server_when_none_answers() {
     probe.stop_remote();
 }
 
+/// Hooks set up for one storage root, while a server of another root answers on their
+/// port (the tray app on the default root, say): the session is told its memory is
+/// offline and why, nothing is read from or written to the other memory, and no second
+/// server is started; `kg-memory status` says the same and fails.
+#[test]
+fn hooks_for_another_storage_root_leave_the_server_on_their_port_alone() {
+    let mut server = Server::fresh();
+    let project = server.home.join("app");
+    std::fs::create_dir_all(&project).expect("project");
+    let elsewhere = server.home.join("other-storage");
+    let mut env = env_for(&server);
+    env.retain(|(k, _)| *k != "KG_STORAGE_ROOT");
+    env.push(("KG_STORAGE_ROOT", elsewhere.to_string_lossy().into_owned()));
+    let sessions = || {
+        let (status, health) = server.json("GET", "/health", None);
+        assert_eq!(status, 200);
+        health["active_sessions"].as_u64().expect("sessions")
+    };
+    let before = sessions();
+
+    let start =
+        json!({"session_id": "cc-other", "cwd": project.to_string_lossy(), "source": "startup"})
+            .to_string();
+    let (out, code, _) = run(&["hook", "session-start"], &start, &env);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("KG memory is offline for this session"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "serves the storage root {}",
+            server.storage.canonicalize().expect("root").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("not {}", elsewhere.display())),
+        "{out}"
+    );
+    let prompt = json!({"session_id": "cc-other", "cwd": project.to_string_lossy(), "prompt": "how do we deploy?"}).to_string();
+    let (out, code, _) = run(&["hook", "prompt-submit"], &prompt, &env);
+    assert_eq!((out.as_str(), code), ("", 0));
+    assert_eq!(
+        sessions(),
+        before,
+        "no session was opened on the other memory"
+    );
+    assert!(
+        !elsewhere.exists(),
+        "no server was started for the hooks' root"
+    );
+
+    let mut status = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
+    status
+        .arg("status")
+        .env_remove("KG_HTTP_HOST")
+        .env_remove("CLAUDE_CONFIG_DIR");
+    for (k, v) in &env {
+        status.env(k, v);
+    }
+    let out = status.output().expect("status");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("nothing serves that one"), "{said}");
+    server.stop();
+}
+
 #[test]
 fn install_dry_run_then_install_and_uninstall_round_trip() {
     let (_dir, home) = temp_home();
