@@ -1,0 +1,70 @@
+// The graph stays under the pointer. Opening the node panel narrows the canvas, and
+// with many topics the topic bar above it wraps onto another row; the nodes must stay
+// where they were on the page, or a person's double-click (two clicks a moment apart)
+// gives its second click to the node that moved under the pointer.
+//
+// Run: KG_MEMORY_BIN=$PWD/target/debug/kg-memory node --test tests/browser/pointer.test.mjs
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { freePort, launchBrowser, openView, shot, startServer, tempRoot } from './harness.mjs';
+import { writeStorage } from './seed.mjs';
+
+const now = Date.now() / 1000;
+const TOPICS = ['auth', 'billing', 'build', 'cache', 'deploy', 'docs', 'email', 'frontend', 'infra', 'logging', 'search', 'testing', 'worker', 'queue'];
+
+/** Three nodes in each of many topics, linked within their topic. */
+function manyTopics() {
+  const nodes = {};
+  const edges = {};
+  for (const topic of TOPICS) {
+    for (let i = 0; i < 3; i++) {
+      const id = `${topic}-note-${i}`;
+      nodes[id] = { id, gist: `What the team learned about ${topic}, part ${i}`, _created_ts: now - 30 * 86400, _last_read_ts: now - i * 3600 };
+      if (i > 0) edges[`${topic}-note-0->${id}:relates-to`] = { from: `${topic}-note-0`, to: id, rel: "relates-to" };
+    }
+  }
+  return { nodes, edges, _meta: { versions: {}, namespace: { kind: 'user', owner: null } } };
+}
+
+test("opening the panel leaves every node where it was, and a person's double-click shows that node's neighbourhood", async () => {
+  const root = tempRoot('kg-ui-pointer-');
+  const storage = path.join(root, 'storage');
+  fs.mkdirSync(storage, { recursive: true });
+  writeStorage(storage, manyTopics());
+  const server = await startServer({ root, port: await freePort() });
+  const browser = await launchBrowser();
+  try {
+    const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
+    const rows = () => page.evaluate(() => new Set([...document.querySelectorAll('#topics .topic')].map((b) => Math.round(b.getBoundingClientRect().top))).size);
+    const positions = () => page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, window.kgView.point({ key: `u:${id}` })])), Object.keys(manyTopics().nodes));
+    const barRows = await rows();
+    const before = await positions();
+    const id = 'infra-note-1';
+    const p = before[id];
+    await page.mouse.click(p.x, p.y);
+    await page.locator('#panel h2', { hasText: id }).waitFor();
+    await page.waitForTimeout(150);
+    assert.ok((await rows()) > barRows, 'this test needs the topic bar to wrap when the panel opens');
+    const after = await positions();
+    const moved = Object.keys(before).filter((k) => Math.hypot(after[k].x - before[k].x, after[k].y - before[k].y) > 1);
+    assert.deepEqual(moved, [], 'nodes moved on the page when the panel opened');
+
+    // A person's double-click on a fresh page: the second click a moment after the first.
+    await page.reload();
+    await page.waitForFunction(() => window.kgView && window.kgView.ready && window.kgView.live() === 'live');
+    const q = await page.evaluate((k) => window.kgView.point({ key: k }), `u:${id}`);
+    await page.mouse.click(q.x, q.y);
+    await page.waitForTimeout(120);
+    await page.mouse.click(q.x, q.y, { clickCount: 2 });
+    await page.locator('#hood').getByText(`Around ${id}`).waitFor({ timeout: 5000 });
+    await shot(page, 'ui-pointer-double-click.png');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+    await server.stop();
+    if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
+  }
+});
