@@ -40,7 +40,10 @@ function rebalanced(ans: StepAnswer, own: Set<string> = new Set()): HTMLElement[
   const items: HTMLElement[] = [];
   const r = ans.rebalanced;
   const list = (ids: string[]) => ids.map((id) => id + scoreOf(ans.level, id)).join(', ');
-  if (r.archived.length) items.push(h('li', { text: `Archived to keep the level within its budget (lowest scores first): ${list(r.archived)}` }));
+  const count = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
+  if (r.archived.length) {
+    items.push(h('li', { text: `Archived to keep the level within its budget, ${count(r.archived.length)} in the order the server takes them (their scores now): ${list(r.archived)}` }));
+  }
   const backAgain = r.archived.filter((id) => own.has(id));
   if (backAgain.length) {
     items.push(
@@ -102,7 +105,8 @@ export async function runStep(level: LevelName, step: StepAction[], ask: Ask): P
   const own = new Set(step.filter((a) => a.kind !== 'archive' && a.kind !== 'delete_node').map((a) => a.id));
   const others = rebalanced(preview, own);
   if (others.length || ask.destructive) {
-    const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes:` : ask.message;
+    const size = `the level goes from ${fmt(preview.chars_before)} to ${fmt(preview.chars_after)} characters`;
+    const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes (${size}):` : ask.message;
     const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined, ask.destructive);
     if (!go) return null;
   }
