@@ -1,7 +1,8 @@
 // The graph stays under the pointer. Opening the node panel narrows the canvas, and
 // with many topics the topic bar above it wraps onto another row; the nodes must stay
 // where they were on the page, or a person's double-click (two clicks a moment apart)
-// gives its second click to the node that moved under the pointer.
+// gives its second click to the node that moved under the pointer. Activity opens in
+// the panel's column, so the graph keeps its width with both.
 //
 // Run: KG_MEMORY_BIN=$PWD/target/debug/kg-memory node --test tests/browser/pointer.test.mjs
 
@@ -51,6 +52,14 @@ test("opening the panel leaves every node where it was, and a person's double-cl
     const after = await positions();
     const moved = Object.keys(before).filter((k) => Math.hypot(after[k].x - before[k].x, after[k].y - before[k].y) > 1);
     assert.deepEqual(moved, [], 'nodes moved on the page when the panel opened');
+    // Activity opens in the panel's column: the graph keeps its width and its place.
+    const width = () => page.evaluate(() => document.getElementById('cy').getBoundingClientRect().width);
+    const withPanel = await width();
+    await page.click('#activity-toggle');
+    await page.locator('#activity .head').waitFor();
+    assert.equal(await width(), withPanel, 'the canvas narrowed when Activity opened beside the panel');
+    await shot(page, 'ui-pointer-panel-and-activity.png');
+    await page.click('#activity-toggle');
 
     // A person's double-click on a fresh page: the second click a moment after the first.
     await page.reload();

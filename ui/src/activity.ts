@@ -145,9 +145,10 @@ export function toggleActivity(open?: boolean): void {
   const next = open ?? !state.activity.open;
   state.activity.open = next;
   const panel = $('activity');
-  panel.hidden = !next;
+  graph.keepingPlace(() => {
+    panel.hidden = !next;
+    if (!next) panel.replaceChildren();
+  });
   $('activity-toggle').setAttribute('aria-expanded', String(next));
   if (next) void loadActivity();
-  else panel.replaceChildren();
-  graph.cy.resize();
 }

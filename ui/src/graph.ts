@@ -189,8 +189,6 @@ const READABLE_ZOOM = 11.5 / LABEL.size;
 export class GraphView {
   private readonly canvas: Canvas;
   private readonly legend: TopicLegend;
-  /** Where the container's top left corner was on the page, while it was shown. */
-  private containerAt: { x: number; y: number } | null = null;
   /** Milliseconds of the last full layout, for the benchmark. */
   lastLayoutMs = 0;
 
@@ -225,7 +223,10 @@ export class GraphView {
     };
     this.legend = new TopicLegend($('topics'), (topic) => this.showOnly(this.canvas.onlyTopic === topic ? null : topic));
     // Follow the container's size (window resizes, the details panel opening).
-    new ResizeObserver(() => this.followContainer()).observe(container);
+    new ResizeObserver(() => {
+      this.canvas.cy.resize();
+      followTitles(this.canvas);
+    }).observe(container);
     // Cytoscape's own wheel zoom guesses the device from the first deltas and moves
     // in steps from a few percent to a doubling. Take the wheel before it does (in the
     // capture phase, on the parent: Cytoscape listens on the container itself), so one
@@ -252,20 +253,17 @@ export class GraphView {
   }
 
   /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
-  /** Take the container's new size, keeping every node where it was on the page:
-   * opening the panel narrows the canvas and can wrap the topic bar above it onto
-   * another row, and a graph that moved down under the pointer would give a
-   * double-click's second click to the node above. */
-  private followContainer(): void {
-    const box = this.container.getBoundingClientRect();
-    const shown = box.width > 0 && box.height > 0;
-    const last = this.containerAt;
-    this.containerAt = shown ? { x: box.left, y: box.top } : null;
+  /** Make `change` (opening or closing a side panel) with every node staying where it
+   * was on the page. The narrower canvas can wrap the topic bar above it onto another
+   * row; a graph that moved down under the pointer would give a double-click's second
+   * click to the node above. */
+  keepingPlace(change: () => void): void {
+    const before = this.container.getBoundingClientRect();
+    change();
+    const after = this.container.getBoundingClientRect();
     const cy = this.canvas.cy;
     cy.resize();
-    if (shown && last && (box.left !== last.x || box.top !== last.y)) {
-      cy.panBy({ x: last.x - box.left, y: last.y - box.top });
-    }
+    if (before.height > 0 && after.height > 0) cy.panBy({ x: before.left - after.left, y: before.top - after.top });
     followTitles(this.canvas);
   }
 

@@ -55,9 +55,10 @@ export function renderPanel(force: boolean): void {
   const key = state.picked;
   const info = key ? graph.nodes.get(key) : undefined;
   if (!key || !info) {
-    panel.hidden = true;
-    panel.replaceChildren();
-    graph.cy.resize();
+    graph.keepingPlace(() => {
+      panel.hidden = true;
+      panel.replaceChildren();
+    });
     return;
   }
   const draft = state.panel.draft;
@@ -75,10 +76,10 @@ export function renderPanel(force: boolean): void {
   const notesText = listOf(info.node.notes).join('\n');
   const touchesText = listOf(info.node.touches).join('\n');
   state.panel.draft = { key, gist: String(info.node.gist ?? ''), notes: notesText, touches: touchesText, dirty: false };
-  const wasHidden = panel.hidden;
-  panel.hidden = false;
-  panel.replaceChildren(panelBody(info, notesText, touchesText));
-  if (wasHidden) graph.cy.resize();
+  graph.keepingPlace(() => {
+    panel.hidden = false;
+    panel.replaceChildren(panelBody(info, notesText, touchesText));
+  });
 }
 
 function panelBody(info: NodeInfo, notesText: string, touchesText: string): HTMLElement {
