@@ -82,13 +82,14 @@ async fn storage_loop(state: Arc<AppState>) {
             failures = 0;
         } else {
             match crate::sync::served::sync_now(&state).await {
-                Ok(report) => {
+                Ok(synced) => {
+                    let report = &synced.total;
                     if failures > 0 {
                         log::info!("sync: the remote is back");
                     }
                     failures = 0;
                     if report.received + report.sent > 0 || report.conflicts > 0 {
-                        log::info!("sync: {report}");
+                        log::info!("sync: {synced}");
                     }
                 }
                 Err(e) => {

@@ -80,8 +80,8 @@ enum Command {
     /// now, off
     ///
     /// Graph files are merged node by node; sessions, tool events, backups and
-    /// quarantined files stay on this machine. `setup` and `now` refuse while a server
-    /// holds the storage root.
+    /// quarantined files stay on this machine. `setup` refuses while a server holds the
+    /// storage root; `now` asks that server to sync.
     Sync(kg_server::sync::SyncArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]

@@ -234,7 +234,7 @@ async fn ask_server_to_sync(server: &crate::root_lock::Holder) -> anyhow::Result
         .unwrap_or(&answer.body)
         .to_string();
     if (200..300).contains(&answer.status) {
-        Ok(format!("The running server synced: {said}"))
+        Ok(format!("Through the running server: {said}"))
     } else {
         anyhow::bail!("the running server could not sync: {said}")
     }

@@ -26,10 +26,34 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/sync/now", post(sync_now_route))
 }
 
+/// What syncing everything that syncs did: in all, and for each repository.
+#[derive(Debug, Default)]
+pub struct SyncedAll {
+    pub total: SyncReport,
+    /// Each repository (described as messages name it) and its report.
+    pub each: Vec<(String, SyncReport)>,
+}
+
+impl std::fmt::Display for SyncedAll {
+    /// One repository: its report; several: one line each, so a conflict names its graph.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.each.as_slice() {
+            [_] | [] => write!(f, "{}", self.total),
+            several => {
+                let lines: Vec<String> = several
+                    .iter()
+                    .map(|(what, report)| format!("{what}: {report}"))
+                    .collect();
+                write!(f, "{}", lines.join("\n"))
+            }
+        }
+    }
+}
+
 /// Sync now everything in the storage root that syncs (the root, and the projects
 /// with a remote of their own), waiting for a sync already running to finish first.
 /// Every one is tried; the first failure is the answer, after the others ran.
-pub async fn sync_now(state: &Arc<AppState>) -> Result<SyncReport, SyncError> {
+pub async fn sync_now(state: &Arc<AppState>) -> Result<SyncedAll, SyncError> {
     let _one_at_a_time = state.sync_gate.lock().await;
     let driver_exe = match &state.settings.merge_driver {
         Some(exe) => exe.clone(),
@@ -45,17 +69,20 @@ pub async fn sync_now(state: &Arc<AppState>) -> Result<SyncReport, SyncError> {
                 });
             }
             let options = SyncOptions { driver_exe, now };
-            let mut total = SyncReport::default();
+            let mut synced = SyncedAll::default();
             let mut first_failure = None;
             for scope in &scopes {
                 match sync_live(scope, &state.store, &options) {
-                    Ok(report) => total.add(&report),
+                    Ok(report) => {
+                        synced.total.add(&report);
+                        synced.each.push((scope.describe(), report));
+                    }
                     Err(e) => {
                         first_failure.get_or_insert(e);
                     }
                 }
             }
-            first_failure.map_or(Ok(total), Err)
+            first_failure.map_or(Ok(synced), Err)
         })
         .await
 }
@@ -78,19 +105,22 @@ async fn sync_status(State(state): Shared) -> ApiResult {
 
 async fn sync_now_route(State(state): Shared) -> ApiResult {
     match sync_now(&state).await {
-        Ok(report) => Ok(Answer(json!({
+        Ok(synced) => Ok(Answer(json!({
             "synced": true,
-            "received": report.received,
-            "sent": report.sent,
-            "conflicts": report.conflicts,
-            "message": report.to_string(),
+            "received": synced.total.received,
+            "sent": synced.total.sent,
+            "conflicts": synced.total.conflicts,
+            "message": synced.to_string(),
         }))),
         Err(e @ SyncError::NotSetUp { .. }) => {
             Err(ApiError::new(StatusCode::CONFLICT, e.to_string()))
         }
         // The remote's fault or the network's, not this server's: the answer says
         // what happened, and nothing was lost.
-        Err(e) => Err(ApiError::new(StatusCode::BAD_GATEWAY, e.to_string())),
+        Err(e) => {
+            log::warn!("sync (asked for): {e}");
+            Err(ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))
+        }
     }
 }
 

@@ -89,9 +89,13 @@ impl fmt::Display for SyncStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let when = |ts: f64| crate::clock::local_minute(ts);
         let Some(remote) = &self.remote else {
+            let project = match self.scope.project {
+                Some(_) => "--project <its folder> ",
+                None => "",
+            };
             writeln!(
                 f,
-                "Sync: off for {}. Turn it on with `kg-memory sync setup <remote>`.",
+                "Sync: off for {}. Turn it on with `kg-memory sync setup {project}<remote>`.",
                 self.scope.describe()
             )?;
             return Ok(());

@@ -507,7 +507,10 @@ fn what_arrives_is_announced_with_its_origin_and_the_status_says_when() {
 
     // `kg-memory sync now` on a root a server holds asks that server; setup refuses.
     let (ok, said) = b.cli_sync(&["now"]);
-    assert!(ok && said.contains("The running server synced"), "{said}");
+    assert!(
+        ok && said.contains("Through the running server: Synced"),
+        "{said}"
+    );
     let (ok, said) = b.cli_sync(&["setup", "/elsewhere.git"]);
     assert!(!ok && said.contains("Stop that server"), "{said}");
     drop(machines);
@@ -722,7 +725,13 @@ fn a_team_shares_one_project_memory_and_nothing_else() {
     );
     assert_eq!(status, 200, "{answer}");
     put(&ana, "ana-editor-prefs", "Ana prefers tabs; private to her");
-    ana.sync_ok();
+    // Each repository answers for itself: a conflict would name its graph.
+    let answer = ana.sync_ok();
+    let said = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("the storage root") && said.contains("the project memory shop"),
+        "{said}"
+    );
 
     // Bob joins the team's project memory only.
     let (ok, said) = bob.cli_sync(&[
