@@ -56,6 +56,8 @@ test('a damaged project file shows a banner with the moved file and the backup i
       const banner = page.locator('.banner[data-banner="damaged"]');
       await banner.waitFor();
       const text = await banner.innerText();
+      // The graph picker says it too, for whoever picks another graph and comes back.
+      await page.waitForFunction(() => /^shop · damaged file moved aside · /.test(document.getElementById('graph-select').selectedOptions[0].text), null, { timeout: 10000 });
       const dir = path.join(storage, 'projects', 'shop');
       const moved = fs.readdirSync(dir).find((f) => f.startsWith('graph.json.corrupt-'));
       assert.ok(moved, 'the damaged file was moved aside');

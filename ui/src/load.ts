@@ -57,7 +57,9 @@ export function renderSelector(): void {
     const c = row.counts;
     // The name and the counts first: a narrow window cuts the end of the line. An empty
     // graph has nothing to owe: its line says so instead of "DEBT LOW".
-    const about = c.active + c.archived + c.orphaned === 0 ? 'empty' : `${c.active}/${c.archived}/${c.orphaned} · ${debtText(row.debt)}`;
+    const counts = c.active + c.archived + c.orphaned === 0 ? 'empty' : `${c.active}/${c.archived}/${c.orphaned} · ${debtText(row.debt)}`;
+    // Its banner says more once it is on screen.
+    const about = row.damaged ? `damaged file moved aside · ${counts}` : counts;
     if (row.level === 'user') {
       select.append(h('option', { value: 'user', text: `User graph · ${about}` }));
     } else {
@@ -151,7 +153,9 @@ async function showLevels(fetched: LevelData[], relayout: boolean, flash: string
   pruneChosen();
   renderList();
   scheduleActivity();
-  if (!first) scheduleGraphs();
+  // At first the picker's list loads beside the levels, but a damaged file is found by
+  // loading its level: the list read before it would not say so.
+  if (!first || fetched.some((l) => l.damaged)) scheduleGraphs();
   if (first || relayout) {
     metrics.layoutMs = graph.lastLayoutMs;
     metrics.nodes = graph.nodes.size;

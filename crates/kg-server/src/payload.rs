@@ -270,6 +270,9 @@ pub struct GraphRow {
     pub loaded: bool,
     pub counts: Counts,
     pub debt: Debt,
+    /// Its file did not parse and was moved aside while this server ran (as in
+    /// [`LevelData::damaged`]), so `kg-memory status` and the picker can say so.
+    pub damaged: Option<Damaged>,
 }
 
 // ----- GET /api/view/level ------------------------------------------------------------

@@ -277,11 +277,24 @@ fn level_data<'a>(
 async fn graphs(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
-            let graphs = state
-                .store
+            // Only graphs in memory can have been found damaged.
+            let store = &state.store;
+            let mut damaged: Vec<((Level, String), kg_core::DamagedFile)> =
+                std::iter::once(store.user_slot().clone())
+                    .chain(store.loaded_projects())
+                    .filter_map(|slot| {
+                        let name = slot.slug.clone().unwrap_or_else(|| "user".into());
+                        store.damaged_file(&slot).map(|d| ((slot.level, name), d))
+                    })
+                    .collect();
+            let graphs = store
                 .catalogue(now)
                 .into_iter()
                 .map(|g| GraphRow {
+                    damaged: damaged
+                        .iter()
+                        .position(|((level, name), _)| *level == g.level && *name == g.name)
+                        .map(|i| damaged.swap_remove(i).1.into()),
                     graph: g.name,
                     level: g.level.into(),
                     project_path: g.project_path,

@@ -242,6 +242,11 @@ export type GraphRow = {
   loaded: boolean,
   counts: Counts,
   debt: Debt,
+  /**
+   * Its file did not parse and was moved aside while this server ran (as in
+   * [`LevelData::damaged`]), so `kg-memory status` and the picker can say so.
+   */
+  damaged: Damaged | null,
 };
 
 /**

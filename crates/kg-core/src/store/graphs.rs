@@ -168,6 +168,7 @@ impl Store {
             path: slot.path.clone(),
             cause: e.to_string(),
         })?;
+        let quarantined = matches!(loaded, Loaded::Quarantined { .. });
         let file = match loaded {
             Loaded::Missing => GraphFile::default(),
             Loaded::Fine(file) => file,
@@ -214,11 +215,15 @@ impl Store {
         state.dirty = false;
         state.loaded = true;
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
-        if state.graph.heal_gists()
+        // Healed gists, and a graph whose damaged file was moved aside, go to disk at
+        // once: a server stopped before its next write would otherwise come back to a
+        // missing file, and the backup is read only for a damaged one.
+        let healed = state.graph.heal_gists();
+        if (healed || quarantined)
             && let Err(e) = self.save_locked(slot, state)
         {
             log::warn!(
-                "healed gists of {} stay in memory: {e}",
+                "the graph of {} stays in memory until its next save: {e}",
                 slot.path.display()
             );
             state.dirty = true;

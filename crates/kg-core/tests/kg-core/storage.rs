@@ -92,6 +92,32 @@ fn corrupt_graph_files_are_quarantined_and_prev_used() {
     }
 }
 
+/// A graph recovered from its backup is on disk at once: a server stopped before its
+/// next write (a crash, a quit) must not come back to a missing file and an empty graph
+/// (the backup is read only for a damaged file, not a missing one).
+#[test]
+fn a_graph_recovered_from_its_backup_is_saved_at_once() {
+    let home = TempHome::new();
+    fs::create_dir_all(home.storage()).expect("storage");
+    fs::write(home.storage().join("user.json"), b"{\"nodes\": {").expect("damaged");
+    fs::write(home.storage().join("user.prev"), GOOD).expect("prev");
+    let store = open_store(&home, T);
+    assert_eq!(store.with_graph(store.user_slot(), |g| g.nodes.len()), 1);
+    let on_disk = fs::read(home.storage().join("user.json")).expect("saved at once");
+    let saved = kg_core::persist::parse_graph(&on_disk).expect("parses");
+    assert!(saved.graph.nodes.contains_key("kept"), "the backup's node");
+    drop(store); // no write, no flush: as if the server were killed now
+    let again = open_store(&home, T + 1.0);
+    assert_eq!(
+        again.with_graph(again.user_slot(), |g| g
+            .nodes
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()),
+        ["kept"]
+    );
+}
+
 #[test]
 fn a_corrupt_project_graph_is_quarantined_on_first_use() {
     let home = TempHome::new();

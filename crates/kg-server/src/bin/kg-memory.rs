@@ -353,6 +353,28 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             ));
         }
     }
+    // A graph whose file was moved aside as damaged looks merely small or empty above.
+    if up
+        && let Ok(body) =
+            kg_server::client::get(&format!("{base}/api/view/graphs"), Duration::from_secs(5)).await
+        && let Ok(list) = serde_json::from_str::<serde_json::Value>(&body)
+    {
+        for row in list["graphs"].as_array().into_iter().flatten() {
+            let damaged = &row["damaged"];
+            let Some(moved_to) = damaged["moved_to"].as_str() else {
+                continue;
+            };
+            let fallback = match damaged["backup"].as_str() {
+                Some(backup) => format!("it was loaded from the backup {backup}"),
+                None => "there was no valid backup, so it started empty".to_string(),
+            };
+            say(&format!(
+                "  ! {}: its file did not parse ({}) and was moved aside to {moved_to}; {fallback}. README, \"Restoring a backup\", says how to get back what only the damaged copy holds.\n",
+                row["graph"].as_str().unwrap_or("?"),
+                damaged["cause"].as_str().unwrap_or("?")
+            ));
+        }
+    }
     // How Claude Code reaches this server, from this folder.
     let project = std::env::current_dir().ok();
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);

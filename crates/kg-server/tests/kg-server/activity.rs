@@ -6,6 +6,7 @@
 use crate::server::{Server, temp_home};
 use kg_test_support::ws;
 use serde_json::{Value, json};
+use std::process::Command;
 use std::time::Duration;
 
 fn activity(server: &Server, query: &str) -> Vec<Value> {
@@ -187,10 +188,32 @@ fn a_damaged_graph_file_marks_its_level_and_the_activity() {
         "{quarantine}"
     );
 
+    // The graph list marks it too, and `kg-memory status` says it in words.
+    let (_, list) = server.json("GET", "/api/view/graphs", None);
+    assert_eq!(list["graphs"][0]["damaged"]["moved_to"], moved_to, "{list}");
+    let said = Command::new(crate::server::BIN)
+        .arg("status")
+        .env("HOME", &home)
+        .env("KG_STORAGE_ROOT", &storage)
+        .env("KG_HTTP_PORT", server.port.to_string())
+        .env_remove("KG_HTTP_HOST")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .expect("status");
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(
+        said.contains("! user: its file did not parse")
+            && said.contains(moved_to)
+            && said.contains("user.prev"),
+        "{said}"
+    );
+
     // A level that loaded cleanly says nothing of the kind.
     let fresh = Server::fresh();
     let (_, level) = fresh.json("GET", "/api/view/level?level=user", None);
     assert_eq!(level["damaged"], Value::Null);
+    let (_, list) = fresh.json("GET", "/api/view/graphs", None);
+    assert_eq!(list["graphs"][0]["damaged"], Value::Null);
 }
 
 /// The level answer and the live greeting carry the change-log position they were made
