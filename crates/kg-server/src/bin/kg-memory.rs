@@ -501,7 +501,6 @@ fn install(
     } else {
         plan_install(client, &setup)?
     };
-    say(&describe(&changes, dry_run));
     // The program goes in place before any entry names it, and away after the
     // last entry naming it is gone.
     let program = |dry: bool| -> anyhow::Result<Vec<String>> {
@@ -512,22 +511,35 @@ fn install(
         })
     };
     if dry_run {
+        say(&describe(&changes, true));
         for line in program(true)? {
             say(&format!("{line}\n"));
         }
         return Ok(());
     }
     let now = kg_server::clock::Clock::System.now();
-    if !remove {
-        for line in program(false)? {
-            say(&format!("{line}\n"));
-        }
+    // Said once done: a refusal (a program in the way) must not read as changes made.
+    let (said, program_said) = if remove {
+        apply(&changes, now, false)?;
+        (describe(&changes, false), program(false)?)
+    } else {
+        let placed = program(false)?;
+        apply(&changes, now, true)?;
+        (describe(&changes, false), placed)
+    };
+    if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {
+        say(&format!(
+            "Nothing to remove: KG Memory was not set up for {} here.\n",
+            match client {
+                Client::ClaudeCode => "Claude Code",
+                Client::ClaudeDesktop => "Claude Desktop",
+            }
+        ));
+        return Ok(());
     }
-    apply(&changes, now, !remove)?;
-    if remove {
-        for line in program(false)? {
-            say(&format!("{line}\n"));
-        }
+    say(&said);
+    for line in program_said {
+        say(&format!("{line}\n"));
     }
     let serve = kg_server::launch::serve_command(&settings);
     say(match (client, remove) {

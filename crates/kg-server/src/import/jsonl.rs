@@ -114,7 +114,7 @@ pub fn parse(text: &str, file_name: &str) -> Result<Parsed, Vec<Problem>> {
             problems.push(Problem::at(
                 line,
                 format!(
-                    "the relation type {} has no letters or digits to make an edge label from; rename it",
+                    "the relation type {} has no Latin letters or digits (a-z, 0-9), which edge labels are made of; rename it",
                     quoted(&rel_type)
                 ),
             ));
@@ -139,7 +139,7 @@ pub fn parse(text: &str, file_name: &str) -> Result<Parsed, Vec<Problem>> {
                 problems.push(Problem::at(
                     line,
                     format!(
-                        "the relation names {}, which is no entity of this file and has no letters or digits to make a node id from",
+                        "the relation names {}, which is no entity of this file and has no Latin letters or digits (a-z, 0-9), which node ids are made of",
                         quoted(name)
                     ),
                 ));
@@ -235,7 +235,7 @@ fn entity(
         return Err(Problem::at(
             line,
             format!(
-                "the entity name {} has no letters or digits (a-z, 0-9) to make a node id from; rename it in the file",
+                "the entity name {} has no Latin letters or digits (a-z, 0-9), which node ids are made of; rename it in the file (the name may stay in its observations)",
                 quoted(&name)
             ),
         ));

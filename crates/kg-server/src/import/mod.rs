@@ -146,11 +146,9 @@ impl std::fmt::Display for Problem {
 /// An input file that cannot be imported; nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    // Not `source`: the cause is in the message, and an error chain would say it twice.
+    #[error("cannot read {path}: {error}. Nothing was written.")]
+    Read { path: String, error: std::io::Error },
     #[error(
         "{path} is {size} bytes; kg-memory import reads files up to {MAX_IMPORT_BYTES} bytes (4 MiB). Split it and import the parts that matter. Nothing was written."
     )]
@@ -159,6 +157,8 @@ pub enum InputError {
         "{path} is not UTF-8 text: line {line} holds bytes that are not UTF-8. Save it as UTF-8 and try again. Nothing was written."
     )]
     NotUtf8 { path: String, line: usize },
+    #[error("{path} is empty: there is nothing in it to import. Nothing was written.")]
+    Empty { path: String },
     #[error("{path} cannot be imported; nothing was written.\n{}", list(problems))]
     Problems {
         path: String,
@@ -193,9 +193,9 @@ pub struct Source {
 /// unless given, and parse it.
 pub fn read_source(path: &Path, format: Option<Format>) -> Result<Source, InputError> {
     let shown = path.display().to_string();
-    let read_error = |source| InputError::Read {
+    let read_error = |error| InputError::Read {
         path: shown.clone(),
-        source,
+        error,
     };
     let size = std::fs::metadata(path).map_err(read_error)?.len();
     if size > MAX_IMPORT_BYTES {
@@ -221,6 +221,9 @@ pub fn read_source(path: &Path, format: Option<Format>) -> Result<Source, InputE
         }
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Err(InputError::Empty { path: shown });
+    }
     let format = format.unwrap_or_else(|| guess_format(path, text));
     let file_name = path
         .file_name()

@@ -123,9 +123,9 @@ fn take_theirs(root: &Path, path: &str, theirs: Option<&[u8]>) -> Result<(), Syn
         return Ok(());
     }
     let target = root.join(path);
-    let io = |source: std::io::Error| SyncError::Io {
+    let io = |error: std::io::Error| SyncError::Io {
         path: target.clone(),
-        source,
+        error,
     };
     match theirs {
         Some(bytes) => atomic_write(&target, bytes, WriteMode::ATOMIC, None, None)

@@ -80,10 +80,11 @@ pub enum SyncError {
     },
     #[error(transparent)]
     Git(#[from] GitError),
-    #[error("cannot write {path}: {source}")]
+    // Not `source`: the cause is in the message, and an error chain would say it twice.
+    #[error("cannot write {path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -158,9 +159,9 @@ pub fn setup(
     remote_url: &str,
     options: &SyncOptions,
 ) -> Result<SyncReport, SyncError> {
-    let io = |source| SyncError::Io {
+    let io = |error| SyncError::Io {
         path: scope.dir.clone(),
-        source,
+        error,
     };
     std::fs::create_dir_all(&scope.dir).map_err(io)?;
     let git = Git::new(&scope.dir);
@@ -352,9 +353,9 @@ fn sync_steps(
     clear_stale_index_lock(&scope.dir);
     configure_driver(&git, &options.driver_exe)?;
     // A root set up by an older version learns the files it must not share.
-    if scope.write_git_files().map_err(|source| SyncError::Io {
+    if scope.write_git_files().map_err(|error| SyncError::Io {
         path: scope.dir.clone(),
-        source,
+        error,
     })? {
         untrack_ignored(&git)?;
     }
@@ -448,7 +449,7 @@ fn configure_driver(git: &Git, exe: &Path) -> Result<(), SyncError> {
     // Git runs the driver through the shell.
     let quoted = shlex::try_quote(&exe).map_err(|e| SyncError::Io {
         path: PathBuf::from(exe.as_ref()),
-        source: std::io::Error::other(format!("cannot quote this path for git: {e}")),
+        error: std::io::Error::other(format!("cannot quote this path for git: {e}")),
     })?;
     let driver = format!("{quoted} merge-driver %O %A %B %P");
     let name_key = format!("merge.{DRIVER_NAME}.name");
@@ -640,7 +641,7 @@ fn keep_graphs(
         log::warn!("sync: {path} was deleted on the remote; this machine keeps its copy");
         atomic_write(&file, bytes, WriteMode::ATOMIC, None, None).map_err(|e| SyncError::Io {
             path: file.clone(),
-            source: std::io::Error::other(e.to_string()),
+            error: std::io::Error::other(e.to_string()),
         })?;
     }
     stage_all(git)?;

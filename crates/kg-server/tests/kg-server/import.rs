@@ -400,8 +400,8 @@ fn bad_input_is_refused_with_its_line_and_nothing_is_written() {
             )
             .into_bytes(),
             vec![
-                "line 2: the entity name \"🎉\" has no letters or digits",
-                "line 3: the relation type \"→\" has no letters or digits",
+                "line 2: the entity name \"🎉\" has no Latin letters or digits",
+                "line 3: the relation type \"→\" has no Latin letters or digits",
             ],
         ),
         (
@@ -413,6 +413,11 @@ fn bad_input_is_refused_with_its_line_and_nothing_is_written() {
             "huge.jsonl",
             huge_line.repeat((4 << 20) / huge_line.len() + 1).into_bytes(),
             vec!["bytes; kg-memory import reads files up to 4194304 bytes (4 MiB)"],
+        ),
+        (
+            "empty.jsonl",
+            b"\n  \n".to_vec(),
+            vec!["is empty: there is nothing in it to import"],
         ),
         (
             "many.jsonl",
@@ -448,6 +453,28 @@ fn bad_input_is_refused_with_its_line_and_nothing_is_written() {
             "{name} wrote to the server"
         );
         assert!(!bare_storage.exists(), "{name} touched the storage root");
+    }
+    // A folder or a missing file: why, said once.
+    for (what, path) in [
+        ("a folder", dir.clone()),
+        ("a missing file", dir.join("none.jsonl")),
+    ] {
+        let out = import(
+            &[path.to_str().expect("path"), "--yes"],
+            &server.home,
+            &server.storage,
+        );
+        assert!(!out.status.success(), "{what} was accepted");
+        let err = stderr(&out);
+        assert!(
+            err.contains("cannot read") && err.contains("Nothing was written"),
+            "{what}: {err}"
+        );
+        assert_eq!(
+            err.matches("(os error").count(),
+            1,
+            "{what}: said twice: {err}"
+        );
     }
 }
 

@@ -211,3 +211,18 @@ fn install_refuses_to_replace_a_program_it_did_not_copy() {
     );
     assert!(!home.join(".claude.json").exists(), "no entry written");
 }
+
+/// Uninstalling what was never installed says so, rather than "Done".
+#[test]
+fn uninstall_with_nothing_installed_says_so() {
+    let (_dir, home) = temp_home();
+    for client in ["claude-code", "claude-desktop"] {
+        let (out, err, code) = run(Path::new(BUILT), &["uninstall", client], &home);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.contains("Nothing to remove: KG Memory was not set up for Claude"),
+            "{out}"
+        );
+        assert!(!out.contains("Done"), "{out}");
+    }
+}
