@@ -176,6 +176,18 @@ impl Store {
             state.history.clear();
             return Err(error);
         }
+        // Undo is rare and by hand: a copy is the simplest way back if the save fails.
+        let before_undo = state.graph.clone();
+        step.journal.clone().rollback(&mut state.graph);
+        // The nodes a person sees change: their tier, or a field of their own (`_`
+        // fields are bookkeeping: a compaction marks the nodes it weighed and kept).
+        let seen = |g: &Graph, id: &str| {
+            g.nodes.get(id).map(|node| {
+                let mut own = node.to_object();
+                own.retain(|key, _| !key.starts_with('_'));
+                (node.tier(), own)
+            })
+        };
         let nodes: Vec<String> = step
             .after
             .iter()
@@ -183,10 +195,8 @@ impl Store {
                 EntryKey::Node(id) => Some(id.clone()),
                 _ => None,
             })
+            .filter(|id| seen(&before_undo, id) != seen(&state.graph, id))
             .collect();
-        // Undo is rare and by hand: a copy is the simplest way back if the save fails.
-        let before_undo = state.graph.clone();
-        step.journal.clone().rollback(&mut state.graph);
         if let Err(e) = self.save_locked(&slot, &mut state) {
             state.graph = before_undo;
             state.history.push_back(step);

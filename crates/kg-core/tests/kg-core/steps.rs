@@ -150,6 +150,14 @@ fn undo_puts_the_file_back_byte_for_byte_re_balance_included() {
             "{id} is among the restored nodes"
         );
     }
+    // Only the nodes the step moved or wrote: none it weighed and left in their tier.
+    let moved = named_by(&done);
+    for id in &undone.nodes {
+        assert!(
+            moved.contains(id),
+            "{id} is named, but the step left it as it was"
+        );
+    }
     // The file is what a fresh load reads, too.
     let reopened = open_store(&home, T + 2.0);
     assert!(reopened.with_graph(reopened.user_slot(), |g| g.nodes == graph_before.nodes));
@@ -269,4 +277,20 @@ fn undoing_a_deletion_puts_each_edge_back_in_its_place() {
     store.undo(user(), T + 1.0).expect("undo");
     assert_eq!(edge_order(&store), order_before);
     assert_eq!(user_file(&home), file_before);
+}
+
+/// Every node a step's outcome names.
+fn named_by(done: &Outcome) -> Vec<String> {
+    done.created
+        .iter()
+        .chain(&done.updated)
+        .chain(&done.promoted)
+        .chain(&done.rescued)
+        .chain(&done.archived)
+        .chain(&done.deleted)
+        .chain(&done.rebalanced.archived)
+        .chain(&done.rebalanced.restored)
+        .chain(&done.rebalanced.orphaned)
+        .cloned()
+        .collect()
 }
