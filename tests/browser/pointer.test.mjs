@@ -2,7 +2,8 @@
 // with many topics the topic bar above it wraps onto another row; the nodes must stay
 // where they were on the page, or a person's double-click (two clicks a moment apart)
 // gives its second click to the node that moved under the pointer. Activity opens in
-// the panel's column, so the graph keeps its width with both.
+// the panel's column, so the graph keeps its width with both. And the many topics each
+// get a colour of their own.
 //
 // Run: KG_MEMORY_BIN=$PWD/target/debug/kg-memory node --test tests/browser/pointer.test.mjs
 
@@ -71,6 +72,37 @@ test("opening the panel leaves every node where it was, and a person's double-cl
     await page.locator('#hood').getByText(`Around ${id}`).waitFor({ timeout: 5000 });
     await shot(page, 'ui-pointer-double-click.png');
     assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+    await server.stop();
+    if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('fourteen topics each get a colour of their own, in the legend and on the nodes', async () => {
+  const root = tempRoot('kg-ui-topics-');
+  const storage = path.join(root, 'storage');
+  fs.mkdirSync(storage, { recursive: true });
+  writeStorage(storage, manyTopics());
+  const server = await startServer({ root, port: await freePort() });
+  const browser = await launchBrowser();
+  try {
+    for (const theme of ['light', 'dark']) {
+      const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
+      if (theme === 'dark') await page.click('#theme');
+      const swatches = await page.evaluate(() =>
+        Object.fromEntries([...document.querySelectorAll('#topics .topic')].map((b) => [b.dataset.topic, getComputedStyle(b.querySelector('.sw-topic')).backgroundColor])),
+      );
+      assert.equal(Object.keys(swatches).length, TOPICS.length);
+      assert.equal(new Set(Object.values(swatches)).size, TOPICS.length, `${theme}: ${JSON.stringify(swatches)}`);
+      // Each node is drawn in its topic's colour.
+      const drawn = await page.evaluate((ids) => ids.map((id) => [id.split('-')[0], window.kgView.nodeColour(`u:${id}`)]), Object.keys(manyTopics().nodes));
+      const byTopic = new Map();
+      for (const [topic, colour] of drawn) byTopic.set(topic, new Set([...(byTopic.get(topic) ?? []), colour]));
+      assert.ok([...byTopic.values()].every((colours) => colours.size === 1), 'one colour per topic');
+      assert.equal(new Set([...byTopic.values()].map((c) => [...c][0])).size, TOPICS.length, `${theme}: topics share a node colour`);
+      await page.close();
+    }
   } finally {
     await browser.close();
     await server.stop();

@@ -24,7 +24,7 @@ import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayo
 import type { LayoutItem, Scene, TierChange, Zone } from './layout';
 import { LABEL, stylesheet } from './stylesheet';
 import { $ } from './dom';
-import { colourClass, TopicLegend, topicOf } from './topics';
+import { claimSlot, colourClass, TOPIC_COLOURS, TopicLegend, topicOf } from './topics';
 import type { TopicCount } from './topics';
 import type { LevelData, LevelName, StoredEdge, StoredNode, TierName, TierWhy } from './types';
 
@@ -563,27 +563,34 @@ export class GraphView {
     const slots = this.canvas.topicSlots;
     let slot = slots.get(topic);
     if (slot === undefined) {
-      slot = slots.size;
+      slot = claimSlot(topic, new Set(slots.values()));
       slots.set(topic, slot);
     }
     return slot;
   }
 
-  /** Colour slots by topic size (the biggest topics get the first, most distinct colours). */
+  /** Colour slots by topic size: the biggest topics claim theirs first (see claimSlot). */
   private assignSlots(nodes: Map<string, NodeInfo>): void {
     const counts = new Map<string, number>();
     for (const n of nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
     const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    this.canvas.topicSlots = new Map(ranked.map(([topic], i) => [topic, i]));
+    const slots = new Map<string, number>();
+    const taken = new Set<number>();
+    for (const [topic] of ranked) {
+      const slot = claimSlot(topic, taken);
+      slots.set(topic, slot);
+      if (slot < TOPIC_COLOURS) taken.add(slot);
+    }
+    this.canvas.topicSlots = slots;
   }
 
-  /** The topics on screen, as the legend lists them: by colour slot. */
+  /** The topics on screen, as the legend lists them: the biggest first. */
   topics(): TopicCount[] {
     const counts = new Map<string, number>();
     for (const n of this.canvas.nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
     return [...counts.entries()]
       .map(([topic, count]) => ({ topic, count, slot: this.topicSlot(topic) }))
-      .sort((a, b) => a.slot - b.slot);
+      .sort((a, b) => b.count - a.count || (a.topic < b.topic ? -1 : 1));
   }
 
   /** Show one topic (the others step back in place), or every topic with null. */

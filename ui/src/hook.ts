@@ -20,6 +20,8 @@ interface KgViewHook {
   labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
   positions(): Record<string, { x: number; y: number }>;
   zoom(): number;
+  /** The fill colour a node is drawn in. */
+  nodeColour(key: string): string;
   /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
   aroundKeys(): string[];
   /** The node keys chosen for a bulk action. */
@@ -42,6 +44,7 @@ export function installHook(): void {
     labels: (tier) => graph.labelBoxes(tier),
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
+    nodeColour: (key) => String(graph.cy.getElementById(key).style('background-color')),
     aroundKeys: () => graph.aroundKeys(),
     chosen: () => [...state.chosen],
   };

@@ -2,8 +2,9 @@
 // Nodes are coloured by topic and the layout groups them by topic; the legend under
 // the graph lists the topics, and clicking one shows that topic alone.
 
-/** How many topics get a colour of their own; the rest share the neutral one. */
-export const TOPIC_COLOURS = 10;
+/** How many topics get a colour of their own; the rest share the neutral one. The
+ * first ten are the most distinct, for the biggest topics. */
+export const TOPIC_COLOURS = 20;
 
 /** A node's topic: its id up to the first `-`, lower-cased ('' when the id has none). */
 export function topicOf(id: string): string {
@@ -13,8 +14,33 @@ export function topicOf(id: string): string {
 
 export const topicName = (topic: string): string => topic || '(no prefix)';
 
-/** The colour class of a topic's colour slot (`t0`…`t9`, `tx` past the palette). */
+/** The colour class of a topic's colour slot (`t0`…`t19`, `tx` past the palette). */
 export const colourClass = (slot: number): string => (slot < TOPIC_COLOURS ? `t${slot}` : 'tx');
+
+/** The first colours, the most distinct: the ones topics take while they last. */
+const DISTINCT = 10;
+
+/**
+ * The colour slot a topic takes when `taken` are gone: the one its name points at
+ * among the most distinct colours, else the next free one there, then among the
+ * others (past the palette when all are taken). So a topic keeps its colour from one
+ * view to another unless a bigger topic there holds its slot.
+ */
+export function claimSlot(topic: string, taken: Set<number>): number {
+  let hash = 0;
+  for (const ch of topic) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  for (const [from, to] of [
+    [0, DISTINCT],
+    [DISTINCT, TOPIC_COLOURS],
+  ]) {
+    const span = to - from;
+    for (let i = 0; i < span; i++) {
+      const slot = from + ((hash + i) % span);
+      if (!taken.has(slot)) return slot;
+    }
+  }
+  return TOPIC_COLOURS;
+}
 
 export interface TopicCount {
   topic: string;
