@@ -207,6 +207,7 @@ test('a promotion that overfills the level re-balances it, and the view says wha
   const from = await page.evaluate((k) => window.kgView.point({ key: k }), key);
   const to = await page.evaluate(() => window.kgView.point({ zone: 'active' }));
   const fileBefore = fs.readFileSync(path.join(server.storage, 'projects', 'beta', 'graph.json'));
+  const pictureBefore = await page.evaluate(() => window.kgView.positions());
   await drag(page, from, to);
   // The server's dry run names what the promotion would archive, before anything moves.
   const dialog = page.locator('#dialog', { hasText: 'Promote beta-r000?' });
@@ -231,10 +232,20 @@ test('a promotion that overfills the level re-balances it, and the view says wha
   assert.ok(level.budget.chars <= 17500, `back within budget: ${level.budget.chars}`);
   assert.match(await card.locator('.gauge-text').innerText(), new RegExp(`${level.budget.chars.toLocaleString('en-US')} / 17,500`));
   await shot(page, 'ui-rebalanced.png');
-  // Undo takes the whole step back, the re-balance included, to the byte.
+  // So many nodes moved that the graph was packed afresh: the picture a reload draws,
+  // with no holes where the archived nodes were and no stragglers under the box.
+  const samePicture = (a, b) => Object.keys(b).filter((k) => !a[k] || Math.hypot(a[k].x - b[k].x, a[k].y - b[k].y) > 1);
+  const afterStep = await page.evaluate(() => window.kgView.positions());
+  const reloaded = await open(`#project=${encodeURIComponent(betaDir)}`);
+  assert.deepEqual(samePicture(afterStep, await reloaded.evaluate(() => window.kgView.positions())), [], 'the re-balanced graph is packed as a reload packs it');
+  await reloaded.close();
+  // Undo takes the whole step back, the re-balance included, to the byte, and gives
+  // back the picture from before the step.
   await moves.locator('#undo').click();
   await waitFor(page, (k) => window.kgView.tierOf(k) === 'archived', key);
   assert.ok(fs.readFileSync(path.join(server.storage, 'projects', 'beta', 'graph.json')).equals(fileBefore), 'undo restores the file byte for byte');
+  await page.waitForTimeout(300);
+  assert.deepEqual(samePicture(await page.evaluate(() => window.kgView.positions()), pictureBefore), [], 'undo gives back the picture');
   assert.deepEqual(page.errors, []);
 });
 

@@ -116,6 +116,8 @@ const rendererOf = (cy: Core): CanvasRenderer => (cy as unknown as { renderer():
 
 /** From this many nodes on, drawing takes the fast paths (no arrows, haystack edges, textures while moving). */
 const LARGE = 700;
+/** From this many nodes moving in or out of the active area at once, it is packed afresh. */
+const REPACK_AT = 4;
 
 /** Run `fn` once the next frame is on screen. */
 const afterNextFrame = (fn: () => void): void => {
@@ -646,10 +648,13 @@ export class GraphView {
     const { nodes, edges, artifacts } = this.model(levels);
     const large = nodes.size + artifacts.size > LARGE;
     if (large !== this.canvas.large && (relayout || large)) relayout = true;
+    // Changed for a person: new, another tier, or a field of its own (the `_` fields
+    // are bookkeeping: a compaction marks the nodes it weighed and kept).
+    const own = (node: object): string => JSON.stringify(Object.entries(node).filter(([k]) => !k.startsWith('_')));
     const changed: string[] = [];
     for (const info of nodes.values()) {
       const before = this.canvas.nodes.get(info.key);
-      if (!before || before.tier !== info.tier || JSON.stringify(before.node) !== JSON.stringify(info.node)) changed.push(info.key);
+      if (!before || before.tier !== info.tier || own(before.node) !== own(info.node)) changed.push(info.key);
     }
     if (!relayout) for (const key of edges.keys()) if (!this.canvas.edges.has(key)) changed.push(key);
     if (relayout) this.drawAll(nodes, edges, artifacts, large);
@@ -822,7 +827,24 @@ export class GraphView {
       if (addEdges.length) cy.add(addEdges);
     });
     this.adopt(nodes, edges, artifacts);
-    place(this.canvas, moved);
+    // A step that moved many nodes in or out of the active area (a big re-balance, an
+    // undo) is packed afresh: placed one by one they leave holes and a row of
+    // stragglers under the box, and the fresh pack of an undone step is the picture
+    // before it (the same graph gives the same picture).
+    const shifted = moved.filter((m) => !m.key.startsWith('a:') && (m.to === 'active') !== (m.from === 'active'));
+    if (shifted.length >= REPACK_AT) this.repack();
+    else place(this.canvas, moved);
+  }
+
+  /** Put every node where a full layout puts it, keeping the viewport (no new elements). */
+  private repack(): void {
+    const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
+    this.cy.batch(() => {
+      this.cy.nodes().forEach((n) => {
+        const p = at.get(n.id());
+        if (p && !n.hasClass('band')) n.position(p);
+      });
+    });
   }
 
   // ----- the viewport -------------------------------------------------------------------
