@@ -31,7 +31,8 @@ function manyTopics() {
   return { nodes, edges, _meta: { versions: {}, namespace: { kind: 'user', owner: null } } };
 }
 
-test("opening the panel leaves every node where it was, and a person's double-click shows that node's neighbourhood", async () => {
+/** A browser and a server on a storage root holding `manyTopics()`. */
+async function withManyTopics(body) {
   const root = tempRoot('kg-ui-pointer-');
   const storage = path.join(root, 'storage');
   fs.mkdirSync(storage, { recursive: true });
@@ -39,6 +40,16 @@ test("opening the panel leaves every node where it was, and a person's double-cl
   const server = await startServer({ root, port: await freePort() });
   const browser = await launchBrowser();
   try {
+    await body({ server, browser });
+  } finally {
+    await browser.close();
+    await server.stop();
+    if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+test("opening the panel leaves every node where it was, and a person's double-click shows that node's neighbourhood", async () => {
+  await withManyTopics(async ({ server, browser }) => {
     const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
     const rows = () => page.evaluate(() => new Set([...document.querySelectorAll('#topics .topic')].map((b) => Math.round(b.getBoundingClientRect().top))).size);
     const positions = () => page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, window.kgView.point({ key: `u:${id}` })])), Object.keys(manyTopics().nodes));
@@ -72,21 +83,11 @@ test("opening the panel leaves every node where it was, and a person's double-cl
     await page.locator('#hood').getByText(`Around ${id}`).waitFor({ timeout: 5000 });
     await shot(page, 'ui-pointer-double-click.png');
     assert.deepEqual(page.errors, []);
-  } finally {
-    await browser.close();
-    await server.stop();
-    if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('fourteen topics each get a colour of their own, in the legend and on the nodes', async () => {
-  const root = tempRoot('kg-ui-topics-');
-  const storage = path.join(root, 'storage');
-  fs.mkdirSync(storage, { recursive: true });
-  writeStorage(storage, manyTopics());
-  const server = await startServer({ root, port: await freePort() });
-  const browser = await launchBrowser();
-  try {
+  await withManyTopics(async ({ server, browser }) => {
     for (const theme of ['light', 'dark']) {
       const page = await openView(browser, server.base, '', { width: 1440, height: 900 });
       if (theme === 'dark') await page.click('#theme');
@@ -103,9 +104,5 @@ test('fourteen topics each get a colour of their own, in the legend and on the n
       assert.equal(new Set([...byTopic.values()].map((c) => [...c][0])).size, TOPICS.length, `${theme}: topics share a node colour`);
       await page.close();
     }
-  } finally {
-    await browser.close();
-    await server.stop();
-    if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
