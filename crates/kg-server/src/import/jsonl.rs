@@ -368,7 +368,11 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         assert!(text[1].contains("already on line 1"), "{}", text[1]);
         assert!(text[2].contains("node id 'a'"), "{}", text[2]);
-        assert!(text[3].contains("no letters or digits"), "{}", text[3]);
+        assert!(
+            text[3].contains("no Latin letters or digits"),
+            "{}",
+            text[3]
+        );
         assert!(text[4].contains("no \"relationType\""), "{}", text[4]);
     }
 
