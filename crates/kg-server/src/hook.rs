@@ -71,7 +71,7 @@ pub async fn run(
     // serving another storage root. This session's memory is not there.
     let elsewhere = match held {
         Some(_) => None,
-        None => crate::root_lock::serves_another_root(&base, &settings.storage_root).await,
+        None => crate::root_lock::serves_another_root(&base, settings).await,
     };
     if let Some(served) = elsewhere {
         return match event {

@@ -210,11 +210,18 @@ pub fn held(root: &Path) -> Option<RootHeld> {
     }
 }
 
-/// The storage root the server answering at `base` serves, when it is not `root`: a
-/// client set up for `root` must not read or write that memory. Asked, not inferred
-/// from the lock (a root on a file system without locks is served unheld). `None`
-/// when it serves `root`, or does not say (nothing answers, an older server).
-pub async fn serves_another_root(base: &str, root: &Path) -> Option<PathBuf> {
+/// The storage root the server answering at `base` serves, when `settings` name
+/// another one: a client set up for that root must not read or write this memory.
+/// Asked, not inferred from the lock (a root on a file system without locks is served
+/// unheld). `None` when it serves theirs, when it does not say (nothing answers, an
+/// older server), and when `settings` name no root of their own (the default one):
+/// then the server on their port is theirs, whichever root it serves, as the
+/// reference's hooks had it.
+pub async fn serves_another_root(base: &str, settings: &Settings) -> Option<PathBuf> {
+    let root = &settings.storage_root;
+    if *root == crate::config::default_storage_root(&settings.home) {
+        return None;
+    }
     let url = format!("{base}/api/server");
     let body = crate::client::get(&url, Duration::from_secs(2))
         .await

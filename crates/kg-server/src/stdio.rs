@@ -33,8 +33,7 @@ pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
     let (base, held) = crate::root_lock::server_of(settings);
     if healthy(&base).await {
         if held.is_none()
-            && let Some(served) =
-                crate::root_lock::serves_another_root(&base, &settings.storage_root).await
+            && let Some(served) = crate::root_lock::serves_another_root(&base, settings).await
         {
             anyhow::bail!(
                 "the KG Memory server at {base} serves the storage root {}, not {}; stop it, or give this storage root a port of its own (--port N)",

@@ -300,9 +300,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             }
             let elsewhere = match held_root {
                 Some(_) => None,
-                None => {
-                    kg_server::root_lock::serves_another_root(&base, &settings.storage_root).await
-                }
+                None => kg_server::root_lock::serves_another_root(&base, &settings).await,
             };
             if let Some(served) = &elsewhere {
                 say(&format!(

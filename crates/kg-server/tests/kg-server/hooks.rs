@@ -261,6 +261,17 @@ fn hooks_for_another_storage_root_leave_the_server_on_their_port_alone() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("nothing serves that one"), "{said}");
+
+    // Hooks that name no storage root of their own (the default one, as the plugin's
+    // and an installer run without --storage wire them) take the server on their port.
+    let (_other_dir, other_home) = temp_home();
+    let plain = vec![
+        ("KG_HTTP_PORT", server.port.to_string()),
+        ("HOME", other_home.to_string_lossy().into_owned()),
+    ];
+    let (out, code, _) = run(&["hook", "session-start"], &start, &plain);
+    assert_eq!(code, 0);
+    assert!(out.contains("KG MEMORY PRELOADED"), "{out}");
     server.stop();
 }
 
