@@ -254,7 +254,6 @@ export class GraphView {
     return this.canvas.edges;
   }
 
-  /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
   /** Make `change` (opening or closing a side panel) with every node staying where it
    * was on the page. The narrower canvas can wrap the topic bar above it onto another
    * row; a graph that moved down under the pointer would give a double-click's second
@@ -269,6 +268,7 @@ export class GraphView {
     followTitles(this.canvas);
   }
 
+  /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
   private make(): Core {
     const cy = cytoscape({
       container: this.container,
