@@ -269,9 +269,13 @@ mod probe {
       return report({ error: 'the graph view never became ready' });
     }
     const root = document.documentElement;
+    const css = getComputedStyle(root);
+    // Each topic colour class (t0, t1, …, tx past the palette) and its theme colour now.
+    const palette = { tx: css.getPropertyValue('--t-other').trim() };
+    for (let i = 0; css.getPropertyValue('--t' + i).trim(); i++) palette['t' + i] = css.getPropertyValue('--t' + i).trim();
     report({
       theme: root.dataset.theme ?? null,
-      t0: getComputedStyle(root).getPropertyValue('--t0').trim(),
+      palette,
       nodes: cy.nodes()
         .filter((n) => !n.hasClass('band') && !n.hasClass('artifact'))
         .map((n) => ({ id: n.id(), classes: n.classes().join(' '), background: n.style('background-color') })),

@@ -327,10 +327,14 @@ def colour_problems(report: dict, sizes: dict[str, int]) -> list[str]:
             problems.append(f"{n['id']} is grey")
     if len(set().union(*by_topic.values())) != len(sizes) or any(len(c) != 1 for c in by_topic.values()):
         problems.append(f"not one colour per topic: {by_topic}")
-    # The biggest topic takes the first colour: the one the theme's --t0 names now.
-    t0 = next((n for n in nodes if "t0" in n["classes"].split()), None)
-    if t0 is None or not report.get("t0") or t0["background"].replace(" ", "") != rgb(report["t0"]):
-        problems.append(f"the first topic is not drawn in --t0 ({report.get('t0')}): {t0}")
+    # Each node is drawn in the colour the theme names now for its topic's class.
+    palette = report.get("palette") or {}
+    for n in nodes:
+        slot = next((c for c in n["classes"].split() if c in palette), None)
+        if slot is None or slot == "tx":
+            problems.append(f"{n['id']} has no topic colour of its own: {n['classes']}")
+        elif n["background"].replace(" ", "") != rgb(palette[slot]):
+            problems.append(f"{n['id']} is not drawn in --{slot} ({palette[slot]}): {n['background']}")
     return problems
 
 
