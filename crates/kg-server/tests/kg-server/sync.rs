@@ -32,17 +32,9 @@ impl Machine {
 
     /// `kg-memory sync <args>` on this machine.
     fn sync(&self, args: &[&str]) -> Output {
-        Command::new(crate::server::BIN)
+        kg_memory_on(&self.home, &self.root)
             .arg("sync")
             .args(args)
-            .env("HOME", &self.home)
-            .env("KG_STORAGE_ROOT", &self.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".state"))
-            .env_remove("KG_CLOCK_FILE")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
             .output()
             .expect("run kg-memory sync")
     }
@@ -111,6 +103,22 @@ const USER: Target<'static> = Target {
     session: None,
     project_path: None,
 };
+
+/// `kg-memory` as a machine with this home and storage root runs it: git sees only the
+/// machine's own config, and no clock or repository of the test's environment.
+pub(crate) fn kg_memory_on(home: &Path, root: &Path) -> Command {
+    let mut command = Command::new(crate::server::BIN);
+    command
+        .env("HOME", home)
+        .env("KG_STORAGE_ROOT", root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", home.join(".state"))
+        .env_remove("KG_CLOCK_FILE")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    command
+}
 
 pub(crate) fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

@@ -2,8 +2,8 @@
 //! real `kg-memory serve`, agents' writes over REST while the servers sync through a
 //! bare repository on this machine, and the faults a sync must survive.
 
-use crate::server::{BIN, logged, temp_home};
-use crate::sync::{bare_remote, bare_repo, clone_folder, git_in};
+use crate::server::{logged, temp_home};
+use crate::sync::{bare_remote, bare_repo, clone_folder, git_in, kg_memory_on};
 use kg_core::{GraphFile, parse_graph};
 use kg_test_support::http::json_request;
 use kg_test_support::serve::ServerProcess;
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -43,16 +43,8 @@ impl Machine {
     }
 
     fn command(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
+        kg_memory_on(&self.home, &self.root)
             .args(args)
-            .env("HOME", &self.home)
-            .env("KG_STORAGE_ROOT", &self.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_STATE_HOME", self.home.join(".state"))
-            .env_remove("KG_CLOCK_FILE")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
             .output()
             .expect("run kg-memory")
     }
