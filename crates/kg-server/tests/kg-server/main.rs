@@ -13,6 +13,7 @@ mod hostile;
 mod http;
 mod import;
 mod load;
+mod recall_moments;
 mod rmcp_client;
 mod root_lock;
 mod router;
