@@ -43,6 +43,7 @@ modules!(
     search,
     session,
     store,
+    stranger,
     structure,
     tool_events,
     tools,
@@ -65,9 +66,14 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
-    Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK, Outcome, Policy, Store, StoreConfig,
+    StoreError, TakenIn, Target, UNDO_STEPS, Undone, held_back_file, screen_incoming, sync_origin,
+    sync_source,
 };
+
+// Files the memory does not own (a project's `.git`, transcripts, imports), opened as
+// strangers: regular files only, never blocking, read up to a cap.
+pub use stranger::{open_regular, read_regular, read_regular_tail, read_regular_text};
 pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
@@ -91,7 +97,7 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
-pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES};
+pub use limits::{MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, stored_chars};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,

@@ -44,11 +44,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod actions;
 mod graphs;
 mod incoming;
+mod screen;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use screen::{HeldBack, MAX_HELD_BACK, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -227,6 +229,9 @@ struct GraphState {
     /// the server's lifetime so a view opened later still says why the graph looks
     /// as it does.
     damaged: Option<DamagedFile>,
+    /// Items that arrived by sync and broke a write rule, kept in the graph's
+    /// held-back file (see [`Store::hold_back`]); DEBT counts them.
+    held_back: usize,
 }
 
 /// A graph file that did not parse and was moved aside when it was loaded.
@@ -528,19 +533,20 @@ impl Store {
     /// tool-event stamps the store keeps (no file is read).
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
         let state = slot.lock();
-        self.debt_of(&state.graph, &state.activity, now)
+        self.debt_of(&state, now)
     }
 
     /// A graph's debt under this store's policy: ours also counts the new nodes a
     /// burst got archived (the reference's DEBT has no such component).
-    pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
+    fn debt_of(&self, state: &GraphState, now: f64) -> Debt {
         crate::debt::level_debt(
-            graph,
-            activity.iter().copied(),
+            &state.graph,
+            state.activity.iter().copied(),
             self.config.grace_days,
             self.config.policy == Policy::Ours,
             now,
         )
+        .with_held_back(state.held_back)
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.
@@ -587,7 +593,7 @@ impl Store {
                     level: slot.level,
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
-                    debt: self.debt_of(graph, &state.activity, now),
+                    debt: self.debt_of(&state, now),
                     health: Health::of_graph(graph).line,
                 })
             })
