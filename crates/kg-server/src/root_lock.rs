@@ -98,12 +98,21 @@ impl RootLock {
     pub fn acquire(root: &Path, host: &str, port: u16) -> Result<Option<RootLock>, RootHeld> {
         let path = root.join(LOCK_FILE);
         let opened = std::fs::create_dir_all(root).and_then(|()| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
+            // The memory and its lock are the owner's: another local user can neither
+            // read them nor hold the lock to keep the owner's server from starting.
+            if let Err(e) = owner_only(root) {
+                log::warn!("cannot make {} private to its owner: {e}", root.display());
+            }
+            let mut options = OpenOptions::new();
+            options.read(true).write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let file = options.open(&path)?;
+            private_file(&file);
+            Ok(file)
         });
         // A read-only root may still carry the file, and a read-only handle can take
         // the lock: nothing can be saved there, but two servers still must not both
@@ -198,6 +207,21 @@ pub fn owner_only(dir: &Path) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
+}
+
+/// A lock file created by an older version for everyone to read becomes the owner's.
+fn private_file(file: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = file.metadata()
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = file;
 }
 
 /// Is `root` held by a server, and by whom? `None` when it is free (or cannot be
