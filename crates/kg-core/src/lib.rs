@@ -97,13 +97,15 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
-pub use limits::{MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, stored_chars};
+pub use limits::{
+    MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_TOUCHES, stored_chars,
+};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
 };
 pub use plan::Health;
-pub use score::NodeScore;
+pub use score::{CLOCK_SKEW_SECS, NodeScore};
 pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
 
 // Python-compatible text, so our files and answers match the reference byte for byte.

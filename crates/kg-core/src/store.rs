@@ -232,6 +232,11 @@ struct GraphState {
     /// Items that arrived by sync and broke a write rule, kept in the graph's
     /// held-back file (see [`Store::hold_back`]); DEBT counts them.
     held_back: usize,
+    /// What the clock and the file said when the graph was loaded: now, and the
+    /// newest stamp in the file (see [`Store::deletes_allowed`]).
+    clock_at_load: (f64, Option<f64>),
+    /// Whether paused permanent deletes were already logged for this graph.
+    deletes_pause_logged: bool,
 }
 
 /// A graph file that did not parse and was moved aside when it was loaded.
@@ -344,6 +349,10 @@ pub struct Store {
     unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
     /// What the graphs not in memory look like, for [`Store::catalogue`].
     catalogue: Catalogue,
+    /// Why the clock is not trusted for permanent deletes in this run (a jump the
+    /// server saw, or a graph whose stamps the clock disagrees with); shown by
+    /// `/health` and `kg-memory status`. A leaf lock.
+    clock_doubt: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -398,6 +407,7 @@ impl Store {
             listeners: RwLock::new(Vec::new()),
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
+            clock_doubt: Mutex::new(None),
         };
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
@@ -549,6 +559,68 @@ impl Store {
         .with_held_back(state.held_back)
     }
 
+    /// The clock jumped (the server saw its wall clock move unlike its monotonic one):
+    /// `why`, in words, is logged and shown, and permanent deletes wait until the
+    /// next start. Time-based logic never reads the clock itself, so the caller tells.
+    pub fn doubt_clock(&self, why: String) {
+        log::warn!("{why}; permanent deletes of orphaned nodes are paused until the next start");
+        let mut doubt = self.clock_doubt.lock().unwrap_or_else(|e| e.into_inner());
+        doubt.get_or_insert(why);
+    }
+
+    /// Why the clock is not trusted for permanent deletes, when it is not.
+    pub fn clock_doubt(&self) -> Option<String> {
+        self.clock_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the tick may delete orphans of a graph for good at `now`: only while
+    /// the clock agrees with the graph's own stamps. When the graph was loaded, its
+    /// newest stamp was at most [`CLOCK_AGREEMENT_DAYS`] old (a clock that jumped a
+    /// year ahead reads a year past every stamp), the clock has not gone back behind
+    /// it, and no jump was seen since.
+    fn deletes_allowed(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> bool {
+        let (loaded_at, newest) = state.clock_at_load;
+        let why = if let Some(doubt) = self.clock_doubt() {
+            Some(doubt)
+        } else {
+            newest.and_then(|newest| {
+                let days = (loaded_at - newest) / crate::score::DAY_SECS;
+                if days > CLOCK_AGREEMENT_DAYS {
+                    Some(format!(
+                        "the clock read {days:.0} days past the newest stamp in {} when it was loaded",
+                        slot.path.display()
+                    ))
+                } else if now + crate::score::CLOCK_SKEW_SECS < newest {
+                    Some(format!(
+                        "the clock reads earlier than the newest stamp in {}",
+                        slot.path.display()
+                    ))
+                } else {
+                    None
+                }
+            })
+        };
+        match why {
+            None => true,
+            Some(why) => {
+                if !state.deletes_pause_logged {
+                    state.deletes_pause_logged = true;
+                    log::warn!(
+                        "{why}: orphaned nodes there are not deleted for good until the clock and the memory agree"
+                    );
+                    self.clock_doubt
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(why);
+                }
+                false
+            }
+        }
+    }
+
     /// The last damaged file of a graph that was moved aside while this store ran.
     pub fn damaged_file(&self, slot: &GraphSlot) -> Option<DamagedFile> {
         slot.lock().damaged.clone()
@@ -655,6 +727,12 @@ impl Store {
         self.save_sessions();
     }
 }
+
+/// How far behind the clock a graph's newest stamp may be, when it loads, for the
+/// clock to count as agreeing with it: a memory in use is stamped every few days; one
+/// that reads a year behind was idle that long, or the clock jumped. Permanent
+/// deletes wait for agreement either way (an orphan kept longer loses nothing).
+pub const CLOCK_AGREEMENT_DAYS: f64 = 30.0;
 
 /// Project graphs kept in memory at most; beyond it, the least recently used are
 /// saved and unloaded as new ones load.

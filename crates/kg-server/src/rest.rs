@@ -378,6 +378,9 @@ async fn server_info(State(state): Shared) -> Answer {
         "storage_root": root.to_string_lossy(),
         "pid": std::process::id(),
         "version": VERSION,
+        // Why permanent deletes wait (a clock jump, a clock that disagrees with the
+        // memory's stamps); absent when the clock is trusted.
+        "clock_doubt": state.store.clock_doubt(),
     }))
 }
 

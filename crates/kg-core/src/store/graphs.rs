@@ -215,6 +215,8 @@ impl Store {
         state.dirty = false;
         state.loaded = true;
         state.held_back = super::screen::held_back_count(&slot.path);
+        state.clock_at_load = (now, crate::compact::newest_stamp(&state.graph, now));
+        state.deletes_pause_logged = false;
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
         // Healed gists, and a graph whose damaged file was moved aside, go to disk at
         // once: a server stopped before its next write would otherwise come back to a
@@ -494,8 +496,11 @@ impl Store {
                 continue;
             }
             let mut moves = self.maybe_compact(&slot, &mut state, now, None);
-            let pruned =
-                crate::compact::prune_orphans(&mut state.graph, self.config.orphan_grace_days, now);
+            let pruned = if self.deletes_allowed(&slot, &mut state, now) {
+                crate::compact::prune_orphans(&mut state.graph, self.config.orphan_grace_days, now)
+            } else {
+                Vec::new()
+            };
             if !pruned.is_empty() {
                 state.dirty = true;
                 moves.deleted = pruned;

@@ -99,7 +99,7 @@ pub(super) fn merge_into_store(
                 .into_bytes()),
                 Some(ours) => {
                     let ours = parse_graph(ours)?;
-                    kg_sync::merge_files(&base_file, &ours, &their_file)
+                    kg_sync::merge_files_at(&base_file, &ours, &their_file, now)
                         .map(|merged| merged.text.into_bytes())
                         .map_err(|e| e.to_string())
                 }

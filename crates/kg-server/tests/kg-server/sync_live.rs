@@ -63,8 +63,14 @@ impl Machine {
     }
 
     pub(crate) fn start(&mut self) {
+        self.start_with(&[]);
+    }
+
+    /// [`Machine::start`] with more of the server's environment.
+    pub(crate) fn start_with(&mut self, env: &[(&str, &str)]) {
         fs::create_dir_all(&self.work).expect("work folder");
         let server = logged(&self.home, &self.root)
+            .envs(env)
             .env("KG_PROJECT_ROOTS", &self.work)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("XDG_CONFIG_HOME", self.home.join(".config"))

@@ -1,0 +1,193 @@
+//! A clock, a folder, a file and a terminal are strangers too (issue 36): a system
+//! clock that jumps, a project folder whose `.git` is a FIFO or a device, an import
+//! file that carries escape sequences. Each test is an attack from the issue against
+//! the real binary, and each failed on the main of its day (c107c01), as its comment
+//! says.
+
+use crate::server::{logged, temp_home};
+use crate::sync_live::{machines, put, settle};
+use serde_json::{Value, json};
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const DAY: f64 = 86_400.0;
+
+fn system_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs_f64()
+}
+
+/// A user graph last used at `t`: one node in use, and `orphans` orphaned nodes
+/// orphaned ten days before `t` (so a clock more than 355 days past `t` would find
+/// them past the 365-day orphan grace).
+fn graph_used_at(root: &Path, t: f64, orphans: usize) {
+    let mut nodes = serde_json::Map::new();
+    nodes.insert(
+        "in-use".into(),
+        json!({"id": "in-use", "gist": "A node read the day the memory was last used",
+               "_created_ts": t - 30.0 * DAY, "_last_read_ts": t}),
+    );
+    for i in 0..orphans {
+        let id = format!("orphan-{i}");
+        nodes.insert(
+            id.clone(),
+            json!({"id": id, "gist": format!("An orphaned fact {i}"),
+                   "_created_ts": t - 100.0 * DAY, "_archived": true,
+                   "_orphaned_ts": t - 10.0 * DAY}),
+        );
+    }
+    fs::create_dir_all(root).expect("root");
+    let graph = json!({"nodes": nodes, "edges": {}, "_meta": {"namespace": {"kind": "user"}}});
+    fs::write(
+        root.join("user.json"),
+        serde_json::to_vec_pretty(&graph).expect("json"),
+    )
+    .expect("user.json");
+}
+
+fn orphans_on_disk(root: &Path) -> usize {
+    let graph: Value =
+        serde_json::from_slice(&fs::read(root.join("user.json")).expect("user.json"))
+            .expect("parses");
+    graph["nodes"]
+        .as_object()
+        .expect("nodes")
+        .keys()
+        .filter(|id| id.starts_with("orphan-"))
+        .count()
+}
+
+/// Wait until `done` holds (the server ticks every second here), at most 20 s.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn clock_doubt(port: u16) -> Option<String> {
+    let (status, info) = kg_test_support::http::json_request(
+        port,
+        "GET",
+        "/api/server",
+        None,
+        Duration::from_secs(10),
+    )
+    .expect("/api/server");
+    assert_eq!(status, 200, "{info}");
+    info["clock_doubt"].as_str().map(str::to_string)
+}
+
+/// Attack (issue 36, clock 9): a system clock a year ahead (a dead RTC battery, a
+/// restored VM). On c107c01 the next tick deleted every orphaned node for good, and a
+/// sync would carry the deletes. Now the clock is checked against the newest stamps in
+/// the files: deletes wait, the disagreement is logged and shown, and a clock that
+/// jumps while the server runs is caught the same way.
+#[test]
+fn a_clock_that_jumps_a_year_deletes_nothing_for_good() {
+    let (dir, base) = temp_home();
+    let t = system_now() - 5.0 * DAY;
+    // The server starts with its clock a year past the memory's last use.
+    let root = base.join("ahead");
+    graph_used_at(&root, t, 30);
+    let clock = base.join("clock-ahead");
+    fs::write(&clock, format!("{}", t + 400.0 * DAY)).expect("clock");
+    let mut server = logged(&base, &root)
+        .env("KG_CLOCK_FILE", &clock)
+        .env("KG_SAVE_INTERVAL", "1")
+        .start();
+    std::thread::sleep(Duration::from_secs(3)); // several ticks
+    assert_eq!(orphans_on_disk(&root), 30, "orphans were deleted for good");
+    let doubt = clock_doubt(server.port).unwrap_or_default();
+    assert!(doubt.contains("days past the newest stamp"), "{doubt}");
+    let status = crate::sync::kg_memory_on(&base, &root)
+        .env("KG_HTTP_PORT", server.port.to_string())
+        .arg("status")
+        .output()
+        .expect("status");
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(said.contains("! The clock:"), "{said}");
+    server.stop();
+
+    // The clock agrees at start, then jumps a year while the server runs.
+    let root = base.join("jumps");
+    graph_used_at(&root, t, 30);
+    let clock = base.join("clock-jumps");
+    fs::write(&clock, format!("{}", t + DAY)).expect("clock");
+    let mut server = logged(&base, &root)
+        .env("KG_CLOCK_FILE", &clock)
+        .env("KG_SAVE_INTERVAL", "1")
+        .start();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(clock_doubt(server.port), None);
+    fs::write(&clock, format!("{}", t + 400.0 * DAY)).expect("jump");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(orphans_on_disk(&root), 30, "orphans were deleted for good");
+    eventually("the jump is seen", || {
+        clock_doubt(server.port).is_some_and(|d| d.contains("jumped forward by 399 day"))
+    });
+    server.stop();
+    let log = fs::read_to_string(base.join("server.log")).expect("log");
+    assert!(log.contains("the system clock jumped forward"), "{log}");
+    drop(dir);
+}
+
+/// Attack (issue 36, clock 9): writes made while a machine's clock runs a year ahead
+/// carry stamps from the future. On c107c01 such a write won every later merge, over
+/// writes made afterwards on machines with a right clock. Now a stamp from the future
+/// counts as older than every credible one: the later write wins, and the other is
+/// kept in a conflict note (nothing is lost).
+#[test]
+fn a_write_stamped_in_the_future_cannot_win_later_merges() {
+    let (dir, base) = temp_home();
+    let (mut ms, _remote) = machines(&base, &["laptop", "desktop"]);
+    put(&ms[0], "pricing-rule", "Prices are rounded to whole cents");
+    settle(&ms);
+    // The laptop's clock runs a year ahead for a while.
+    let clock = base.join("laptop-clock");
+    fs::write(&clock, format!("{}", system_now() + 365.0 * DAY)).expect("clock");
+    if let Some(mut server) = ms[0].server.take() {
+        server.stop();
+    }
+    ms[0].start_with(&[("KG_CLOCK_FILE", clock.to_str().expect("path"))]);
+    put(
+        &ms[0],
+        "pricing-rule",
+        "Written while the laptop's clock ran ahead",
+    );
+    ms[0].sync_ok();
+    // The desktop, whose clock is right, writes the rule later.
+    std::thread::sleep(Duration::from_millis(20));
+    put(
+        &ms[1],
+        "pricing-rule",
+        "Prices are rounded half-even, written later",
+    );
+    // The laptop's clock is put right; then everything settles.
+    fs::write(&clock, format!("{}", system_now())).expect("clock");
+    settle(&ms);
+    for m in &ms {
+        let graph = m.graph("user.json").graph;
+        let rule = &graph.nodes["pricing-rule"];
+        assert_eq!(
+            rule.gist(),
+            "Prices are rounded half-even, written later",
+            "{}: the future stamp won",
+            m.name
+        );
+        assert!(
+            rule.notes()
+                .iter()
+                .any(|n| n.contains("Written while the laptop's clock ran ahead")),
+            "{}: the other write was lost: {:?}",
+            m.name,
+            rule.notes()
+        );
+    }
+    drop(ms);
+    drop(dir);
+}
