@@ -25,7 +25,7 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is {}, not a regular file", path.display(), kind_of(&meta)),
+            format!("it is {}, not a regular file", kind_of(&meta)),
         ));
     }
     Ok((file, meta))
@@ -36,13 +36,13 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
 pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     let (file, meta) = open_regular(path)?;
     if meta.len() > cap {
-        return Err(too_large(path, meta.len(), cap));
+        return Err(too_large(meta.len(), cap));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // The file may grow while it is read: never more than the cap.
     file.take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
-        return Err(too_large(path, bytes.len() as u64, cap));
+        return Err(too_large(bytes.len() as u64, cap));
     }
     Ok(bytes)
 }
@@ -70,12 +70,11 @@ pub fn read_regular_tail(path: &Path, cap: u64) -> io::Result<(Vec<u8>, bool)> {
     Ok((bytes, start == 0))
 }
 
-fn too_large(path: &Path, size: u64, cap: u64) -> io::Error {
+fn too_large(size: u64, cap: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!(
-            "{} is {size} bytes, more than the {cap} read from such a file",
-            path.display()
+            "it is {size} bytes, more than the {cap} read from such a file"
         ),
     )
 }

@@ -191,3 +191,142 @@ fn a_write_stamped_in_the_future_cannot_win_later_merges() {
     drop(ms);
     drop(dir);
 }
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Attack (issue 36, folders 8): a project folder whose `.git` is a FIFO, another whose
+/// `.git` links to `/dev/zero`. On c107c01 the first froze every project request and
+/// `/health`, and SIGTERM no longer stopped the server; the second made one request
+/// take all memory. Now `.git` metadata is opened only as a regular file, with a cap
+/// and without blocking: both projects are served, the server answers throughout and
+/// stops on SIGTERM.
+#[cfg(unix)]
+#[test]
+fn a_project_whose_git_is_a_fifo_or_a_device_is_served_and_the_server_stops() {
+    let (dir, home) = temp_home();
+    let root = home.join(".knowledge-graph");
+    let fifo_project = home.join("src/piped");
+    let zero_project = home.join("src/zeroed");
+    for project in [&fifo_project, &zero_project] {
+        fs::create_dir_all(project).expect("project");
+    }
+    mkfifo(&fifo_project.join(".git"));
+    std::os::unix::fs::symlink("/dev/zero", zero_project.join(".git")).expect("link");
+    let mut server = logged(&home, &root).start();
+    let port = server.port;
+    let asked = std::thread::spawn(move || {
+        [fifo_project, zero_project].map(|project| {
+            kg_test_support::http::mcp_call(
+                port,
+                "kg_read",
+                &json!({"cwd": project}),
+                Duration::from_secs(20),
+            )
+        })
+    });
+    let answers = asked.join().expect("requests");
+    for answer in answers {
+        let (text, error) = answer.expect("the project request was answered");
+        assert!(!error && text.contains("PROJECT GRAPH"), "{text}");
+    }
+    let (status, _) =
+        kg_test_support::http::json_request(port, "GET", "/health", None, Duration::from_secs(5))
+            .expect("/health");
+    assert_eq!(status, 200);
+    server.signal(libc::SIGTERM);
+    let started = Instant::now();
+    loop {
+        if server.child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "SIGTERM did not stop the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(dir);
+}
+
+/// Attack (issue 36, files 8): `kg-memory import` given a FIFO, or a link to
+/// `/dev/zero`. On c107c01 the first blocked forever and the second read until memory
+/// ran out. Now both are refused at once, saying what the file is, and nothing is
+/// written.
+#[cfg(unix)]
+#[test]
+fn import_refuses_a_fifo_and_a_device_at_once() {
+    let (dir, home) = temp_home();
+    let root = home.join(".knowledge-graph");
+    let fifo = home.join("memory.jsonl");
+    mkfifo(&fifo);
+    let zero = home.join("CLAUDE.md");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("link");
+    for (file, kind) in [(&fifo, "a FIFO"), (&zero, "a device")] {
+        let mut child = crate::sync::kg_memory_on(&home, &root)
+            .args(["import", file.to_str().expect("path"), "--dry-run"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("import");
+        let started = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > Duration::from_secs(15) {
+                let _ = child.kill();
+                panic!("import of {kind} did not end");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().expect("output");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{said}");
+        assert!(
+            said.contains(kind) && said.contains("Nothing was written"),
+            "{said}"
+        );
+    }
+    assert!(!root.join("user.json").exists());
+    drop(dir);
+}
+
+/// Attack (issue 36, terminal 10): an import file whose entries carry escape
+/// sequences. On c107c01 the preview printed them: one entry erased another's line
+/// before the person confirmed, and OSC 52 set the clipboard. Now every command-line
+/// output writes control characters as visible escapes (`\u{1b}`).
+#[test]
+fn the_import_preview_cannot_drive_the_terminal() {
+    let (dir, home) = temp_home();
+    let root = home.join(".knowledge-graph");
+    let file = home.join("memory.jsonl");
+    let lines = [
+        json!({"type": "entity", "name": "Deploy_Window", "entityType": "fact",
+               "observations": ["Deploys happen on Tuesdays"]}),
+        json!({"type": "entity", "name": "Harmless_Note", "entityType": "fact",
+               "observations": ["Fine\u{1b}[1A\u{1b}[2K\u{1b}[1A\u{1b}[2Kerased", "\u{1b}]52;c;cm0gLXJmIH4=\u{7}clip", "\u{9b}31mred"]}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    fs::write(&file, text.join("\n")).expect("import file");
+    let out = crate::sync::kg_memory_on(&home, &root)
+        .args(["import", file.to_str().expect("path"), "--dry-run"])
+        .output()
+        .expect("import");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("deploy-window"), "{shown}");
+    for byte in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(
+            !shown.contains(byte),
+            "{byte:?} reached the terminal:\n{shown}"
+        );
+    }
+    assert!(shown.contains("\\u{1b}[1A"), "{shown}");
+    drop(dir);
+}
