@@ -98,7 +98,8 @@ pub use inspect::{
     TierWhy, inspect_level, level_budget,
 };
 pub use limits::{
-    MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_TOUCHES, stored_chars,
+    MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_QUERY_CHARS, MAX_TOUCHES,
+    query as check_query, stored_chars,
 };
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,

@@ -26,6 +26,32 @@ pub const MAX_PROGRESS_BYTES: usize = 64 * 1024;
 pub const MAX_PATH_BYTES: usize = 4_096;
 /// Longest Claude Code session id accepted (theirs are 36-character UUIDs).
 pub const MAX_CLAUDE_SESSION_ID: usize = 128;
+/// Longest search query accepted: a search is a few words, and every term is matched
+/// against every node, so a megabyte query would hold a graph's lock for seconds.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// How much of a prompt recall reads: its start says what it is about, and the rest
+/// (a pasted log) would only cost time.
+pub const MAX_RECALL_CHARS: usize = 16_000;
+
+/// A search query, refused when longer than [`MAX_QUERY_CHARS`].
+pub fn query(text: &str) -> Result<&str, String> {
+    let chars = text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(format!(
+            "The query is {chars} characters; the limit is {MAX_QUERY_CHARS}. Search with a few words that name the subject."
+        ));
+    }
+    Ok(text)
+}
+
+/// The start of `text`, at most `most` characters (cut at a character boundary).
+pub fn head(text: &str, most: usize) -> &str {
+    match text.char_indices().nth(most) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
+}
+
 /// How much of a client-supplied path, id or text a log line repeats.
 const LOG_CHARS: usize = 200;
 /// Largest graph file, in bytes as saved. Every field of a node is bounded, but a

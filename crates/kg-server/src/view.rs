@@ -351,6 +351,7 @@ async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult 
                 }
                 slots.push(slot_of(state, level, param(&params, "project_path"), now)?);
             }
+            kg_core::check_query(&query).map_err(ApiError::bad_request)?;
             let terms = query_terms(&query);
             let result = state
                 .store

@@ -330,3 +330,74 @@ fn the_import_preview_cannot_drive_the_terminal() {
     assert!(shown.contains("\\u{1b}[1A"), "{shown}");
     drop(dir);
 }
+
+/// Attack (issue 36, bounds 15): no bound per graph, sizes counted unlike they are
+/// stored, merges past the notes bound, megabyte queries. On c107c01 control
+/// characters counted one each but were stored as six bytes (80 nodes made a 48 MB
+/// `user.json`, each later write then took 133 ms), a merge made 101 notes where the
+/// limit is 50, and a 900 KB query took seconds in search. Now each is bounded, with a
+/// clear refusal.
+#[test]
+fn graphs_notes_and_queries_are_bounded_as_stored() {
+    let (dir, base) = temp_home();
+    let (ms, _remote) = machines(&base, &["laptop", "desktop"]);
+    let a = &ms[0];
+    let post = |id: &str, notes: Vec<String>| {
+        a.call(
+            "POST",
+            "/api/nodes",
+            Some(&json!({"level": "user", "id": id, "gist": "Bounded", "notes": notes})),
+        )
+    };
+    // Control characters count as the escapes they are stored as.
+    let (status, answer) = post("escapes", vec!["\u{1}".repeat(2_000); 50]);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.to_string().contains("12000 as stored"), "{answer}");
+    // A graph grows to its bound, and the write past it is refused, saying so.
+    let mut refused = None;
+    for i in 0..200 {
+        let (status, answer) = post(&format!("big-{i}"), vec!["n".repeat(2_000); 50]);
+        if status != 200 {
+            refused = Some((status, answer));
+            break;
+        }
+    }
+    let (status, answer) = refused.expect("a graph without bound");
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.to_string().contains("past the limit"), "{answer}");
+    let size = fs::metadata(a.root.join("user.json"))
+        .expect("user.json")
+        .len();
+    assert!(size <= kg_core::MAX_GRAPH_BYTES as u64, "{size}");
+    // A merge keeps the notes bound.
+    put(&ms[1], "shared", "One node, noted on two machines");
+    settle(&ms);
+    for (m, side) in ms.iter().zip(["laptop", "desktop"]) {
+        let notes: Vec<String> = (0..50).map(|i| format!("{side} note {i}")).collect();
+        let (status, answer) = m.call(
+            "POST",
+            "/api/nodes",
+            Some(&json!({"level": "user", "id": "shared", "gist": "One node, noted on two machines", "notes": notes})),
+        );
+        assert_eq!(status, 200, "{answer}");
+    }
+    settle(&ms);
+    let notes = ms[1].graph("user.json").graph.nodes["shared"].notes();
+    assert!(notes.len() <= kg_core::MAX_NOTES, "{} notes", notes.len());
+    // A megabyte query is refused at once.
+    let query = "word ".repeat(180_000);
+    let (text, error) = kg_test_support::http::mcp_call(
+        a.port(),
+        "kg_search",
+        &json!({"query": query}),
+        Duration::from_secs(30),
+    )
+    .expect("kg_search");
+    assert!(
+        error && text.contains("the limit is 2000"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    drop(ms);
+    drop(dir);
+}
