@@ -41,6 +41,7 @@ modules!(
     results,
     score,
     search,
+    secrets,
     session,
     store,
     stranger,

@@ -178,6 +178,18 @@ pub enum StoreError {
     /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
+    /// A text of the write holds what looks like a credential; nothing was stored.
+    #[error(
+        "Refused: {field} holds what looks like a credential ({kind}). The memory is read by every later session and synced to other machines: record where the secret lives (a vault path, an environment variable's name), never its value. If it is no secret, a person can allow it in the graph view (finding {fingerprint})."
+    )]
+    Credential {
+        /// Which text: "the gist", "note 2", "touch 1", "edge note 1".
+        field: String,
+        /// What it looks like ("GitHub Personal Access Token").
+        kind: String,
+        /// The finding's digest (never the secret), by which a person allows it.
+        fingerprint: String,
+    },
     /// An undo that cannot be done: nothing to undo, or what the step changed has
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
@@ -192,6 +204,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Invalid(_)
+                | StoreError::Credential { .. }
                 | StoreError::NodeNotFound { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
@@ -353,6 +366,9 @@ pub struct Store {
     /// server saw, or a graph whose stamps the clock disagrees with); shown by
     /// `/health` and `kg-memory status`. A leaf lock.
     clock_doubt: Mutex<Option<String>>,
+    /// Findings a person allowed as no secret (see [`Store::allow_secret`]), kept in
+    /// the machine-local `secrets-allowed.json`. A leaf lock.
+    secrets_allowed: RwLock<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -408,7 +424,9 @@ impl Store {
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
             clock_doubt: Mutex::new(None),
+            secrets_allowed: RwLock::new(HashSet::new()),
         };
+        store.load_allowed_secrets();
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
     }
@@ -557,6 +575,53 @@ impl Store {
             now,
         )
         .with_held_back(state.held_back)
+    }
+
+    /// `secrets-allowed.json`: findings a person allowed as no secret on this machine.
+    pub fn secrets_allowed_file(&self) -> PathBuf {
+        self.layout.root.join("secrets-allowed.json")
+    }
+
+    fn load_allowed_secrets(&self) {
+        if let Ok(Some(obj)) = read_json_object(&self.secrets_allowed_file()) {
+            let allowed = obj
+                .get("allowed")
+                .and_then(Value::as_array)
+                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default();
+            *self.secrets_allowed.write().unwrap_or_else(|e| e.into_inner()) = allowed;
+        }
+    }
+
+    fn secret_allowed(&self, fingerprint: &str) -> bool {
+        self.secrets_allowed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(fingerprint)
+    }
+
+    /// A person says the text behind a credential finding (by its fingerprint, as the
+    /// refusal gave it) is no secret: writes holding it are accepted from now on, on
+    /// this machine. Saved at once.
+    pub fn allow_secret(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(StoreError::Invalid(format!(
+                "'{}' is not a finding: a refusal names it as 16 hex digits",
+                limits::for_log(fingerprint)
+            )));
+        }
+        let mut allowed = self.secrets_allowed.write().unwrap_or_else(|e| e.into_inner());
+        allowed.insert(fingerprint.to_ascii_lowercase());
+        let mut list: Vec<&String> = allowed.iter().collect();
+        list.sort();
+        let mut obj = Object::new();
+        obj.insert(
+            "allowed".into(),
+            Value::Array(list.into_iter().map(|f| Value::String(f.clone())).collect()),
+        );
+        write_json_object(&self.secrets_allowed_file(), &obj, 2, WriteMode::DURABLE)
+            .map_err(StoreError::Save)
     }
 
     /// The clock jumped (the server saw its wall clock move unlike its monotonic one):

@@ -304,6 +304,13 @@ struct PutNodeBody {
     project_path: Field<String>,
 }
 
+/// `POST /api/secrets/allow`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AllowSecretBody {
+    finding: Field<String>,
+}
+
 /// `POST /api/edges`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -362,6 +369,27 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/edges/{level}/{from}/{to}/{rel}", delete(delete_edge))
         .route("/api/progress", post(progress_set))
         .route("/api/progress/{task_id}", get(progress_get))
+        .route("/api/secrets/allow", post(allow_secret))
+}
+
+/// `POST /api/secrets/allow` `{"finding": "<16 hex digits>"}`: a person (the graph view
+/// asks them) says the text behind a credential refusal is no secret, so writes that
+/// hold it are accepted on this machine. A JSON body: a page on another site cannot
+/// send one without a preflight, which is never answered.
+async fn allow_secret(
+    State(state): Shared,
+    JsonBody(body): JsonBody<AllowSecretBody>,
+) -> ApiResult {
+    let mut problems = Problems::default();
+    let finding = problems.required("finding", body.finding);
+    problems.finish()?;
+    state
+        .blocking(move |state, _| {
+            state.store.allow_secret(&finding)?;
+            log::info!("a credential finding was allowed as no secret: {finding}");
+            Ok(Answer(json!({"allowed": finding})))
+        })
+        .await
 }
 
 async fn health(State(state): Shared) -> Answer {

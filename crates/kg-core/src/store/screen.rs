@@ -81,6 +81,23 @@ pub fn node_refusal(id: &str, node: &Node) -> Option<String> {
             return Some(why);
         }
     }
+    let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
+        .chain(node.notes().into_iter().enumerate().map(|(i, n)| (format!("note {}", i + 1), n)))
+        .chain(node.touches().into_iter().enumerate().map(|(i, t)| (format!("touch {}", i + 1), t)));
+    credential_refusal(texts)
+}
+
+/// Why texts (named by the first of each pair) hold a credential, in words that never
+/// repeat it.
+fn credential_refusal(texts: impl Iterator<Item = (String, String)>) -> Option<String> {
+    for (field, text) in texts {
+        if let Some(finding) = crate::secrets::find(&text, &|_| false) {
+            return Some(format!(
+                "{field} holds what looks like a credential ({}).",
+                finding.kind
+            ));
+        }
+    }
     None
 }
 
@@ -121,7 +138,14 @@ pub fn edge_refusal(edge: &Edge) -> Option<String> {
             return Some(e);
         }
     }
-    list_refusal("notes", edge.as_object().get("notes"), limits::notes)
+    list_refusal("notes", edge.as_object().get("notes"), limits::notes).or_else(|| {
+        credential_refusal(
+            edge.notes()
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| (format!("edge note {}", i + 1), n)),
+        )
+    })
 }
 
 /// The largest version entry (`{v, ts, session}` and what a client added): anything

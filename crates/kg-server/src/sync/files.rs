@@ -61,6 +61,8 @@ const IGNORED: &[&str] = &[
     "/aliases.json",
     // Which storage folder each project folder of this machine uses.
     "/project-paths.json",
+    // Credential findings a person here allowed as no secret.
+    "/secrets-allowed.json",
     // One-generation backups, quarantined unreadable files, half-written temporaries,
     // content a sync held back, git's temporaries.
     "*.prev",
