@@ -329,7 +329,7 @@ fn kind_of(description: &str, id: &str) -> String {
     static WORDS: OnceLock<Option<Regex>> = OnceLock::new();
     let words = WORDS.get_or_init(|| {
         compile(
-            r"(?i)^(?:found|detected|identified|uncovered|discovered)\s+(?:an?\s+|the\s+)?(?:possible\s+|potential\s+)?(.+?)(?:,|\.| which | that | potentially | posing | exposing | risking | in | with | for | used | could | might |$)",
+            r"(?i)^(?:found|detected|identified|uncovered|discovered)\s+(?:an?\s+|the\s+)?(?:possible\s+|potential\s+)?(.+?)(?:,|\.| which | that | potentially | posing | exposing | risking | provided | for | used | could | might |$)",
         )
     });
     words

@@ -50,7 +50,7 @@ mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use incoming::{TakenIn, sync_origin, sync_source};
-pub use screen::{HeldBack, MAX_HELD_BACK, held_back_file, screen_incoming};
+pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]

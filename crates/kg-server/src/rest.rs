@@ -601,7 +601,20 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
                     Value::Object(row)
                 })
                 .collect();
-            Answer(json!({ "graphs": rows }))
+            let mut survey = json!({ "graphs": rows });
+            // Credentials the memory already holds, for a person to remove before
+            // sync carries them (only when there are some: the survey's format has
+            // no such field).
+            let credentials: Vec<Value> = state
+                .store
+                .stored_credentials()
+                .into_iter()
+                .map(|c| json!({"graph": c.graph, "id": c.id, "field": c.field, "kind": c.kind}))
+                .collect();
+            if !credentials.is_empty() {
+                survey["suspected_credentials"] = Value::Array(credentials);
+            }
+            Answer(survey)
         })
         .await
 }

@@ -18,6 +18,19 @@ const MAX_HELD_CONTENT: usize = 16 * 1024;
 /// Longest name (id, edge, task id) a held-back item keeps for display.
 const MAX_HELD_NAME: usize = 300;
 
+/// A credential found in the stored memory (see [`Store::stored_credentials`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCredential {
+    /// `user`, or the project graph's storage folder.
+    pub graph: String,
+    /// The node holding it.
+    pub id: String,
+    /// Which text: "the gist", "note 2", "touch 1".
+    pub field: String,
+    /// What it looks like.
+    pub kind: String,
+}
+
 /// A node, edge, version entry or progress checkpoint that arrived from elsewhere and
 /// broke a write rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -368,6 +381,56 @@ impl Store {
             self.note_debt(&slot, &mut state, now);
         }
         Ok(())
+    }
+
+    /// Every credential the stored memory already holds (written before the scan
+    /// existed, or by hand), graph by graph, so a person can remove them before
+    /// enabling sync. Graphs in memory are read there, the others from their files;
+    /// findings a person allowed are left out.
+    pub fn stored_credentials(&self) -> Vec<StoredCredential> {
+        let allowed = |fingerprint: &str| self.secret_allowed(fingerprint);
+        let mut found = Vec::new();
+        let mut scan = |graph_name: &str, graph: &Graph| {
+            for (id, node) in graph.nodes.iter() {
+                let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
+                    .chain(node.notes().into_iter().enumerate().map(|(i, n)| (format!("note {}", i + 1), n)))
+                    .chain(node.touches().into_iter().enumerate().map(|(i, t)| (format!("touch {}", i + 1), t)));
+                for (field, text) in texts {
+                    if let Some(finding) = crate::secrets::find(&text, &allowed) {
+                        found.push(StoredCredential {
+                            graph: graph_name.to_string(),
+                            id: id.clone(),
+                            field,
+                            kind: finding.kind,
+                        });
+                    }
+                }
+            }
+        };
+        scan("user", &self.user.lock().graph);
+        let loaded: Vec<Arc<GraphSlot>> = self.loaded_projects();
+        let Ok(entries) = std::fs::read_dir(self.layout.projects_dir()) else {
+            return found;
+        };
+        let mut slugs: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        slugs.sort();
+        for slug in slugs {
+            match loaded.iter().find(|s| s.slug.as_deref() == Some(slug.as_str())) {
+                Some(slot) => scan(&slug, &slot.lock().graph),
+                None => {
+                    let path = self.layout.project_graph(&slug);
+                    if let Ok(bytes) = crate::stranger::read_regular(&path, limits::MAX_GRAPH_BYTES as u64 * 2)
+                        && let Ok(file) = parse_graph(&bytes)
+                    {
+                        scan(&slug, &file.graph);
+                    }
+                }
+            }
+        }
+        found
     }
 
     /// How many items the held-back file of a graph keeps (see [`Store::hold_back`]).

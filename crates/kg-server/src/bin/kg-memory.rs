@@ -364,6 +364,19 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                     .unwrap_or_default()
             ));
         }
+        for found in survey["suspected_credentials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            say(&format!(
+                "  ! {} graph, node {}: {} holds what looks like a credential ({}). Remove it (or allow it in the graph view if it is no secret) before the memory syncs anywhere.\n",
+                found["graph"].as_str().unwrap_or("?"),
+                found["id"].as_str().unwrap_or("?"),
+                found["field"].as_str().unwrap_or("?"),
+                found["kind"].as_str().unwrap_or("?")
+            ));
+        }
     }
     // A graph whose file was moved aside as damaged looks merely small or empty above.
     if up

@@ -401,3 +401,129 @@ fn graphs_notes_and_queries_are_bounded_as_stored() {
     drop(ms);
     drop(dir);
 }
+
+/// Attack (issue 36, secrets): agents paste API keys and passwords into notes. On
+/// c107c01 every route stored them verbatim, recalled them to later sessions and
+/// synced them to every remote. Now a write that holds one is refused on every route
+/// (MCP, REST and so the view, import), saying what kind in which field and never the
+/// value; a person can allow a false positive; credentials stored before are listed by
+/// the maintenance survey and `kg-memory status`.
+#[test]
+fn credentials_are_refused_on_every_route_and_stored_ones_are_listed() {
+    let (dir, home) = temp_home();
+    let root = home.join(".knowledge-graph");
+    let token = "ghp_8Kd2mQ7rT4vX1zN9pL3sW6yB0cF5hJ2aE7gU";
+    let aws = "AKIAZ7Q2M4N6P3R5T7V2";
+    // A credential stored before the scan existed.
+    fs::create_dir_all(&root).expect("root");
+    let old = json!({"nodes": {"old-deploy": {"id": "old-deploy",
+        "gist": format!("Deploy with {aws} on staging"), "_created_ts": system_now() - DAY}},
+        "edges": {}, "_meta": {"namespace": {"kind": "user"}}});
+    fs::write(root.join("user.json"), old.to_string()).expect("user.json");
+    let server = logged(&home, &root).start();
+    let port = server.port;
+    let cwd = home.join("src/app");
+    fs::create_dir_all(&cwd).expect("project");
+    let (text, _) = kg_test_support::http::mcp_call(
+        port,
+        "kg_read",
+        &json!({"cwd": cwd}),
+        Duration::from_secs(20),
+    )
+    .expect("kg_read");
+    let sid = kg_test_support::http::session_of(&text).expect("session");
+    let (said, error) = kg_test_support::http::mcp_call(
+        port,
+        "kg_put_node",
+        &json!({"session_id": sid, "level": "user", "id": "ci-push",
+                "gist": format!("CI pushes tags with {token}")}),
+        Duration::from_secs(20),
+    )
+    .expect("kg_put_node");
+    assert!(error, "stored: {said}");
+    assert!(
+        said.contains("the gist") && said.contains("GitHub"),
+        "{said}"
+    );
+    assert!(!said.contains(token), "{said}");
+    let rest = |body: &Value| {
+        kg_test_support::http::json_request(
+            port,
+            "POST",
+            "/api/nodes",
+            Some(body),
+            Duration::from_secs(20),
+        )
+        .expect("POST /api/nodes")
+    };
+    let note = json!({"level": "user", "id": "billing-db",
+        "gist": "Billing reads the replica", "notes": ["ok", "url postgres://app:Qm7vR2xK9pL4sT@db.internal/billing"]});
+    let (status, answer) = rest(&note);
+    assert_eq!(status, 400, "{answer}");
+    let detail = answer["detail"].as_str().unwrap_or_default().to_string();
+    assert!(
+        detail.contains("note 2") && detail.contains("password in a URL"),
+        "{detail}"
+    );
+    assert!(!detail.contains("Qm7vR2xK9pL4sT"), "{detail}");
+    // The person says it is no secret (a test fixture's password, say).
+    let finding = detail
+        .split("(finding ")
+        .nth(1)
+        .and_then(|rest| rest.get(..16))
+        .expect("the refusal names its finding");
+    let (status, answer) = kg_test_support::http::json_request(
+        port,
+        "POST",
+        "/api/secrets/allow",
+        Some(&json!({"finding": finding})),
+        Duration::from_secs(20),
+    )
+    .expect("allow");
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = rest(&note);
+    assert_eq!(status, 200, "{answer}");
+    // What was stored before is listed, for a person to remove.
+    let (_, survey) = kg_test_support::http::json_request(
+        port,
+        "GET",
+        "/api/maintenance_debt",
+        None,
+        Duration::from_secs(20),
+    )
+    .expect("survey");
+    let listed = &survey["suspected_credentials"][0];
+    assert_eq!(listed["id"], "old-deploy", "{survey}");
+    assert_eq!(listed["field"], "the gist", "{survey}");
+    assert!(!survey.to_string().contains(aws), "{survey}");
+    let status = crate::sync::kg_memory_on(&home, &root)
+        .arg("status")
+        .output()
+        .expect("status");
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains("node old-deploy: the gist holds what looks like a credential"),
+        "{shown}"
+    );
+    // Import goes through the same door.
+    let file = home.join("memory.jsonl");
+    fs::write(
+        &file,
+        json!({"type": "entity", "name": "Npm_Publish", "entityType": "fact",
+               "observations": [format!("publish with npm_{}", "Zq8".repeat(12))]})
+        .to_string(),
+    )
+    .expect("import file");
+    let out = crate::sync::kg_memory_on(&home, &root)
+        .args(["import", file.to_str().expect("path"), "--yes"])
+        .output()
+        .expect("import");
+    let user = fs::read_to_string(root.join("user.json")).expect("user.json");
+    assert!(
+        !user.contains("npm_Zq8"),
+        "imported: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    drop(server);
+    drop(dir);
+}

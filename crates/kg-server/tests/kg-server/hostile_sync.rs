@@ -157,7 +157,7 @@ fn a_remote_can_send_only_graph_files() {
 /// Attack (issue 36, sync remote 2): a remote's graph carries content every write rule
 /// refuses — an id with line breaks that forges a "SYSTEM INSTRUCTION" block inside
 /// `kg_read`, markup and right-to-left override ids, an ANSI escape, a megabyte gist,
-/// 101 notes. On c107c01 all of it was taken in and rendered to the agent. Now each is
+/// 101 notes, a cloud key. On c107c01 all of it was taken in and rendered to the agent. Now each is
 /// held back (kept aside, never rendered), counted in DEBT, in `sync status` and in
 /// the view, and the remote's good nodes still arrive.
 #[test]
@@ -187,6 +187,10 @@ fn remote_content_that_breaks_a_write_rule_is_held_back_and_never_rendered() {
                 json!({"gist": "g".repeat(1_000_000), "_created_ts": 1.8e9}),
             );
             nodes.insert(
+                "teammate-deploy-key".into(),
+                json!({"gist": "Deploy with AKIAZ7Q2M4N6P3R5T7V2 on staging", "_created_ts": 1.8e9}),
+            );
+            nodes.insert(
                 "many-notes".into(),
                 json!({"gist": "fine", "notes": vec!["n"; 101], "_created_ts": 1.8e9}),
             );
@@ -205,22 +209,26 @@ fn remote_content_that_breaks_a_write_rule_is_held_back_and_never_rendered() {
         assert!(!read.contains(bad), "kg_read rendered {bad:?}:\n{read}");
     }
     assert!(read.contains("teammate-fact"), "{read}");
-    assert!(read.contains("held back from sync: 6"), "{read}");
+    assert!(read.contains("held back from sync: 7"), "{read}");
     let file = a.graph("user.json");
     assert!(file.graph.nodes.contains_key("teammate-fact"));
     assert!(file.graph.nodes.contains_key("local-fact"));
-    for id in hostile.iter().chain(&["huge-gist", "many-notes"]) {
+    for id in hostile
+        .iter()
+        .chain(&["huge-gist", "many-notes", "teammate-deploy-key"])
+    {
         assert!(!file.graph.nodes.contains_key(*id), "{id:?} was taken in");
     }
     let held: Value = serde_json::from_slice(
         &fs::read(a.root.join("user.held-back.json")).expect("held-back file"),
     )
     .expect("held-back file parses");
-    assert_eq!(held["items"].as_array().map(Vec::len), Some(6), "{held}");
+    assert_eq!(held["items"].as_array().map(Vec::len), Some(7), "{held}");
+    assert!(!held.to_string().contains("AKIAZ7Q2M4N6P3R5T7V2"), "{held}");
     let (_, status) = a.call("GET", "/api/sync", None);
-    assert_eq!(status["held_back"], 6, "{status}");
+    assert_eq!(status["held_back"], 7, "{status}");
     let (_, level) = a.call("GET", "/api/view/level?level=user", None);
-    assert_eq!(level["debt"]["held_back"], 6, "{level}");
+    assert_eq!(level["debt"]["held_back"], 7, "{level}");
     assert_ne!(level["debt"]["level"], "LOW", "{level}");
     let (ok, said) = a.cli_sync(&["status"]);
     assert!(ok && said.contains("Held back from the remote"), "{said}");
