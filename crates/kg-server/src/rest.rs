@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_core::PathError;
@@ -372,6 +372,32 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/secrets/allow", post(allow_secret))
 }
 
+/// The header a browser page cannot send to another site without a CORS preflight,
+/// which this server never answers: our own clients send it on the routes that
+/// register or change state without a JSON body (`kg-memory hook` does).
+pub const CLIENT_HEADER: &str = "x-kg-client";
+
+/// Refuse a state-changing request a browser sent without [`CLIENT_HEADER`]: a page on
+/// another site can make a browser send a plain GET or a form POST (an `<img>`, a
+/// `no-cors` fetch), and an older browser marks it with no `Sec-Fetch-Site` for the
+/// cross-site guard to see. A browser always names itself (`User-Agent: Mozilla/…`,
+/// which a page cannot change); clients that are not browsers pass as before.
+fn refuse_simple_browser_request(headers: &HeaderMap) -> Result<(), ApiError> {
+    let from_browser = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|agent| agent.starts_with("Mozilla/"));
+    if from_browser && !headers.contains_key(CLIENT_HEADER) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "This route starts or changes sessions: a browser must send it with the {CLIENT_HEADER} header, which a page of another site cannot add"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `POST /api/secrets/allow` `{"finding": "<16 hex digits>"}`: a person (the graph view
 /// asks them) says the text behind a credential refusal is no secret, so writes that
 /// hold it are accepted on this machine. A JSON body: a page on another site cannot
@@ -476,7 +502,8 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> ApiResult {
         .await
 }
 
-async fn register(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn register(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     state
         .blocking(move |state, now| {
             let sid = state
@@ -521,7 +548,8 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> ApiResu
         .await
 }
 
-async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     let project_path = param(&params, "project_path")
         .map(str::to_string)
         .ok_or_else(|| missing_query("project_path"))?;

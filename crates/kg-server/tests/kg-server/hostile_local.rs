@@ -527,3 +527,81 @@ fn credentials_are_refused_on_every_route_and_stored_ones_are_listed() {
     drop(server);
     drop(dir);
 }
+
+/// Attack (issue 36, connections 13 and 14): WebSockets opened and left silent, and a
+/// plain GET of `session_bootstrap` from a browser that sends no `Sec-Fetch-Site`
+/// (Safari before 16.4). On c107c01 idle sockets held connection slots for ever (once
+/// the cap was full MCP answered 503), and the GET registered sessions that evicted
+/// agents'. Now idle sockets are pinged and closed when nothing answers, and a browser
+/// must send a header a cross-site page cannot add without a preflight.
+#[test]
+fn idle_websockets_are_closed_and_a_simple_browser_get_starts_no_session() {
+    use std::io::{Read, Write};
+    let (dir, home) = temp_home();
+    let root = home.join(".knowledge-graph");
+    let server = logged(&home, &root)
+        .env("KG_WS_PING_INTERVAL", "0.5")
+        .start();
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    write!(
+        socket,
+        "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        server.port
+    )
+    .expect("handshake");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    // Read (never answering the pings) until the server closes the connection.
+    let started = Instant::now();
+    let mut buffer = [0u8; 4096];
+    let mut seen = Vec::new();
+    loop {
+        match socket.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+            Err(e) => panic!(
+                "the silent socket is still open after {:?} ({e}); it read {} bytes",
+                started.elapsed(),
+                seen.len()
+            ),
+        }
+    }
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 101"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let cwd = home.join("src/app");
+    fs::create_dir_all(&cwd).expect("project");
+    let path = format!(
+        "/api/session_bootstrap?project_path={}",
+        kg_server::client::encode(&cwd.to_string_lossy())
+    );
+    let browser = [
+        (
+            "User-Agent",
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/15.6 Safari/605.1.15",
+        ),
+        ("Accept", "image/webp,image/png,image/*;q=0.8"),
+    ];
+    let (status, _, body) = kg_test_support::http::request(
+        server.port,
+        "GET",
+        &path,
+        &browser,
+        b"",
+        Duration::from_secs(10),
+    )
+    .expect("bootstrap");
+    assert_eq!(status, 403, "{}", String::from_utf8_lossy(&body));
+    let (_, health) = kg_test_support::http::json_request(
+        server.port,
+        "GET",
+        "/health",
+        None,
+        Duration::from_secs(5),
+    )
+    .expect("health");
+    assert_eq!(health["active_sessions"], 0, "{health}");
+    drop(server);
+    drop(dir);
+}
