@@ -425,10 +425,20 @@ async fn health(State(state): Shared) -> Answer {
 /// `GET /api/server`: the storage root this server serves, so that a client set up
 /// for another one (a hook, the stdio bridge, `kg-memory status`) can tell it is not
 /// talking to its own memory. (`/health` keeps the reference's exact shape.)
-async fn server_info(State(state): Shared) -> Answer {
+async fn server_info(State(state): Shared, Query(params): Params) -> Answer {
     let root = &state.settings.storage_root;
+    // A client's challenge is answered with the root's token (see
+    // root_lock::serves_another_root); a long one is no challenge of ours.
+    let proof = param(&params, "challenge")
+        .filter(|c| c.len() <= 128)
+        .and_then(|challenge| {
+            crate::root_lock::root_token(root)
+                .ok()
+                .map(|token| crate::root_lock::proof(&token, challenge))
+        });
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
     Answer(json!({
+        "proof": proof,
         "storage_root": root.to_string_lossy(),
         "pid": std::process::id(),
         "version": VERSION,

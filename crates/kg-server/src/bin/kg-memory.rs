@@ -316,11 +316,10 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                     "! The clock: {doubt}. Orphaned nodes are not deleted for good until the clock and the memory agree.\n"
                 ));
             }
-            if let Some(served) = &elsewhere {
+            if let Some(stranger) = &elsewhere {
                 say(&format!(
-                    "It serves the storage root {}, not {}: nothing serves that one. Stop the server at {base}, or give this storage root a port of its own (--port N).\n",
-                    served.display(),
-                    settings.storage_root.display()
+                    "It {}: nothing serves that one. Stop the server at {base}, or give this storage root a port of its own (--port N).\n",
+                    stranger.why(&settings.storage_root)
                 ));
             }
             elsewhere.is_none()
