@@ -438,7 +438,7 @@ pub struct FileStamp {
 
 impl FileStamp {
     /// The file's length in bytes when stamped.
-    pub fn len(&self) -> u64 {
+    pub fn file_len(&self) -> u64 {
         self.len
     }
 

@@ -286,7 +286,7 @@ impl Store {
         state: &mut GraphState,
         bounded: bool,
     ) -> Result<(), PersistError> {
-        let before = state.stamp.map_or(0, |stamp| stamp.len());
+        let before = state.stamp.map_or(0, |stamp| stamp.file_len());
         let text = state.writer.write(
             &state.graph,
             slot.level,
