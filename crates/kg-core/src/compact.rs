@@ -728,7 +728,11 @@ pub fn prune_orphans(graph: &mut Graph, orphan_grace_days: f64, now: f64) -> Vec
     let mut due: Vec<(f64, &String)> = graph
         .nodes
         .iter()
-        .filter_map(|(id, n)| n.orphaned_ts().filter(|ts| now - ts > limit).map(|ts| (ts, id)))
+        .filter_map(|(id, n)| {
+            n.orphaned_ts()
+                .filter(|ts| now - ts > limit)
+                .map(|ts| (ts, id))
+        })
         .collect();
     due.sort_by(|a, b| a.0.total_cmp(&b.0));
     let doomed: Vec<String> = due

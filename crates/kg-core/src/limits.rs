@@ -83,7 +83,9 @@ fn size_words(text: &str) -> (usize, String) {
     let words = if stored == chars {
         format!("{chars} characters")
     } else {
-        format!("{chars} characters ({stored} as stored: a control character is kept as an escape of up to six)")
+        format!(
+            "{chars} characters ({stored} as stored: a control character is kept as an escape of up to six)"
+        )
     };
     (stored, words)
 }
@@ -139,7 +141,10 @@ fn bounded_items(
             };
             let (size, words) = size_words(&item);
             if size > longest {
-                return Err(format!("{one} {} is {words}; the limit is {longest}.", i + 1));
+                return Err(format!(
+                    "{one} {} is {words}; the limit is {longest}.",
+                    i + 1
+                ));
             }
             Ok(item)
         })

@@ -137,7 +137,9 @@ impl Allowlist {
             return false;
         }
         let lower = secret.to_lowercase();
-        self.stopwords.iter().any(|word| lower.contains(word.as_str()))
+        self.stopwords
+            .iter()
+            .any(|word| lower.contains(word.as_str()))
     }
 }
 
@@ -157,20 +159,32 @@ impl Rule {
     }
 
     /// The first credential this rule finds in `text`.
-    fn find(&self, text: &str, global: &Allowlist, allowed: &dyn Fn(&str) -> bool) -> Option<Finding> {
+    fn find(
+        &self,
+        text: &str,
+        global: &Allowlist,
+        allowed: &dyn Fn(&str) -> bool,
+    ) -> Option<Finding> {
         let regex = self.regex()?;
         for caps in regex.captures_iter(text) {
             let found = caps.get(0).map_or("", |m| m.as_str());
             let secret = if self.secret_group > 0 {
                 caps.get(self.secret_group).map(|m| m.as_str())
             } else {
-                caps.iter().skip(1).flatten().map(|m| m.as_str()).find(|s| !s.is_empty())
+                caps.iter()
+                    .skip(1)
+                    .flatten()
+                    .map(|m| m.as_str())
+                    .find(|s| !s.is_empty())
             }
             .unwrap_or(found);
             if secret.is_empty() {
                 continue;
             }
-            if self.entropy.is_some_and(|least| shannon_entropy(secret) < least) {
+            if self
+                .entropy
+                .is_some_and(|least| shannon_entropy(secret) < least)
+            {
                 continue;
             }
             // gitleaks' rule for its generic rules: a secret holds a digit.
@@ -178,7 +192,10 @@ impl Rule {
                 continue;
             }
             if global.allows(secret, found, text)
-                || self.allowlists.iter().any(|a| a.allows(secret, found, text))
+                || self
+                    .allowlists
+                    .iter()
+                    .any(|a| a.allows(secret, found, text))
             {
                 continue;
             }
@@ -213,7 +230,11 @@ impl Scanner {
         for &i in &self.always {
             wake[i] = true;
         }
-        for m in self.keywords.iter().flat_map(|k| k.find_overlapping_iter(&lower)) {
+        for m in self
+            .keywords
+            .iter()
+            .flat_map(|k| k.find_overlapping_iter(&lower))
+        {
             for &i in &self.woken[m.pattern().as_usize()] {
                 wake[i] = true;
             }
@@ -293,7 +314,11 @@ fn build(files: &[&str]) -> Scanner {
         kept.push(rule);
     }
     let keywords = AhoCorasick::new(&words)
-        .map_err(|e| log::error!("the credential rules' keywords do not build ({e}): every rule runs on every text"))
+        .map_err(|e| {
+            log::error!(
+                "the credential rules' keywords do not build ({e}): every rule runs on every text"
+            )
+        })
         .ok();
     if keywords.is_none() {
         always = (0..kept.len()).collect();
@@ -390,6 +415,12 @@ mod tests {
         assert!(finding.kind.contains("GitHub"), "{}", finding.kind);
         assert!(!finding.kind.contains(token));
         assert!(find(&format!("use {token}"), &|fp| fp == finding.fingerprint).is_none());
-        assert!(find("Deploys happen on Tuesdays; the token lives in Vault", &|_| false).is_none());
+        assert!(
+            find(
+                "Deploys happen on Tuesdays; the token lives in Vault",
+                &|_| false
+            )
+            .is_none()
+        );
     }
 }

@@ -587,9 +587,18 @@ impl Store {
             let allowed = obj
                 .get("allowed")
                 .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default();
-            *self.secrets_allowed.write().unwrap_or_else(|e| e.into_inner()) = allowed;
+            *self
+                .secrets_allowed
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = allowed;
         }
     }
 
@@ -611,7 +620,10 @@ impl Store {
                 limits::for_log(fingerprint)
             )));
         }
-        let mut allowed = self.secrets_allowed.write().unwrap_or_else(|e| e.into_inner());
+        let mut allowed = self
+            .secrets_allowed
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         allowed.insert(fingerprint.to_ascii_lowercase());
         let mut list: Vec<&String> = allowed.iter().collect();
         list.sort();

@@ -73,9 +73,7 @@ pub fn read_regular_tail(path: &Path, cap: u64) -> io::Result<(Vec<u8>, bool)> {
 fn too_large(size: u64, cap: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!(
-            "it is {size} bytes, more than the {cap} read from such a file"
-        ),
+        format!("it is {size} bytes, more than the {cap} read from such a file"),
     )
 }
 

@@ -66,11 +66,7 @@ fn bounded_content(content: Value) -> Value {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Value::String(format!(
-        "{}… ({} bytes in all)",
-        &text[..cut],
-        text.len()
-    ))
+    Value::String(format!("{}… ({} bytes in all)", &text[..cut], text.len()))
 }
 
 /// Why a node breaks a write rule, in words; `None` when it keeps them all.
@@ -88,15 +84,29 @@ pub fn node_refusal(id: &str, node: &Node) -> Option<String> {
     }
     for (name, value, check) in [
         ("notes", node.get(field::NOTES), limits::notes as ListCheck),
-        ("touches", node.get(field::TOUCHES), limits::touches as ListCheck),
+        (
+            "touches",
+            node.get(field::TOUCHES),
+            limits::touches as ListCheck,
+        ),
     ] {
         if let Some(why) = list_refusal(name, value, check) {
             return Some(why);
         }
     }
     let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
-        .chain(node.notes().into_iter().enumerate().map(|(i, n)| (format!("note {}", i + 1), n)))
-        .chain(node.touches().into_iter().enumerate().map(|(i, t)| (format!("touch {}", i + 1), t)));
+        .chain(
+            node.notes()
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| (format!("note {}", i + 1), n)),
+        )
+        .chain(
+            node.touches()
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (format!("touch {}", i + 1), t)),
+        );
     credential_refusal(texts)
 }
 
@@ -393,8 +403,18 @@ impl Store {
         let mut scan = |graph_name: &str, graph: &Graph| {
             for (id, node) in graph.nodes.iter() {
                 let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
-                    .chain(node.notes().into_iter().enumerate().map(|(i, n)| (format!("note {}", i + 1), n)))
-                    .chain(node.touches().into_iter().enumerate().map(|(i, t)| (format!("touch {}", i + 1), t)));
+                    .chain(
+                        node.notes()
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, n)| (format!("note {}", i + 1), n)),
+                    )
+                    .chain(
+                        node.touches()
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, t)| (format!("touch {}", i + 1), t)),
+                    );
                 for (field, text) in texts {
                     if let Some(finding) = crate::secrets::find(&text, &allowed) {
                         found.push(StoredCredential {
@@ -418,11 +438,15 @@ impl Store {
             .collect();
         slugs.sort();
         for slug in slugs {
-            match loaded.iter().find(|s| s.slug.as_deref() == Some(slug.as_str())) {
+            match loaded
+                .iter()
+                .find(|s| s.slug.as_deref() == Some(slug.as_str()))
+            {
                 Some(slot) => scan(&slug, &slot.lock().graph),
                 None => {
                     let path = self.layout.project_graph(&slug);
-                    if let Ok(bytes) = crate::stranger::read_regular(&path, limits::MAX_GRAPH_BYTES as u64 * 2)
+                    if let Ok(bytes) =
+                        crate::stranger::read_regular(&path, limits::MAX_GRAPH_BYTES as u64 * 2)
                         && let Ok(file) = parse_graph(&bytes)
                     {
                         scan(&slug, &file.graph);

@@ -440,8 +440,20 @@ impl Store {
     ) -> Result<NodeEdit, StoreError> {
         let edit = NodeEdit::checked(id, gist, notes, touches)?;
         let fields = std::iter::once(("the gist".to_string(), edit.gist.as_str()))
-            .chain(edit.notes.iter().flatten().enumerate().map(|(i, n)| (format!("note {}", i + 1), n.as_str())))
-            .chain(edit.touches.iter().flatten().enumerate().map(|(i, t)| (format!("touch {}", i + 1), t.as_str())));
+            .chain(
+                edit.notes
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, n)| (format!("note {}", i + 1), n.as_str())),
+            )
+            .chain(
+                edit.touches
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, t)| (format!("touch {}", i + 1), t.as_str())),
+            );
         self.refuse_credentials(fields)?;
         Ok(edit)
     }
