@@ -69,6 +69,12 @@ pub struct RootHeld {
 impl RootHeld {
     /// The holder, in words: "the KG Memory server with pid 4242 on port 8765 (…)".
     pub fn who(&self) -> String {
+        if let Some(uid) = foreign_owner(&self.root.join(LOCK_FILE)) {
+            return format!(
+                "a process of another user (uid {uid}, the owner of {})",
+                self.root.join(LOCK_FILE).display()
+            );
+        }
         match &self.holder {
             Some(h) => format!(
                 "the KG Memory server with pid {} on port {} ({})",
@@ -81,6 +87,24 @@ impl RootHeld {
                 self.root.join(LOCK_FILE).display()
             ),
         }
+    }
+}
+
+/// The owner of `file` when it is another user than this process's (Unix only): a lock
+/// file another user made is theirs to hold, and the refusal says so.
+fn foreign_owner(file: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(file).ok()?.uid();
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let me = unsafe { libc::getuid() };
+        (owner != me).then_some(owner)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
     }
 }
 
@@ -427,6 +451,32 @@ pub fn server_of(settings: &Settings) -> (String, Option<RootHeld>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 36 (local neighbours 12): a lock file another user made is reported as
+    /// theirs, and the root's own files are the owner's only.
+    #[cfg(unix)]
+    #[test]
+    #[ignore = "needs root: the lock file is given to another user (chown)"]
+    fn a_lock_another_user_owns_is_reported_as_theirs() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("memory");
+        let held = RootLock::acquire(&root, "127.0.0.1", 4400)
+            .expect("free")
+            .expect("lockable");
+        let file = root.join(LOCK_FILE);
+        let mode = std::fs::metadata(&file).expect("lock").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let c = std::ffi::CString::new(file.to_string_lossy().as_bytes()).expect("path");
+        // SAFETY: a valid NUL-terminated path; chown touches nothing else.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0, "chown");
+        let refused = RootLock::acquire(&root, "127.0.0.1", 4401).expect_err("held");
+        assert!(
+            refused.to_string().contains("another user (uid 65534"),
+            "{refused}"
+        );
+        drop(held);
+    }
 
     #[test]
     fn a_second_lock_is_refused_naming_the_first_and_freed_when_dropped() {
