@@ -85,6 +85,10 @@ pub struct Debt {
     /// settled. The same under both policies: the reference never writes such notes,
     /// so none of its outputs change.
     pub merge_conflicts: usize,
+    /// Items a sync held back from this graph (content from a remote that broke a
+    /// write rule; see `Store::hold_back`): waiting for a person, so, like merge
+    /// conflicts, they raise the level to at least MED and leave the score alone.
+    pub held_back: usize,
 }
 
 impl Debt {
@@ -125,6 +129,16 @@ impl Debt {
         self
     }
 
+    /// This debt with `items` held back from sync counted (see [`Debt::held_back`]).
+    pub fn with_held_back(mut self, items: usize) -> Debt {
+        if items == 0 {
+            return self;
+        }
+        self.held_back = items;
+        self.rescore();
+        self
+    }
+
     /// Score and level from the factors.
     fn rescore(&mut self) {
         self.score = self.staleness()
@@ -137,7 +151,7 @@ impl Debt {
         } else {
             DebtLevel::Low
         };
-        if self.merge_conflicts > 0 {
+        if self.merge_conflicts > 0 || self.held_back > 0 {
             self.level = self.level.max(DebtLevel::Med);
         }
     }
@@ -163,6 +177,9 @@ impl Debt {
         if self.merge_conflicts > 0 {
             obj.insert("merge_conflicts".into(), Value::from(self.merge_conflicts));
         }
+        if self.held_back > 0 {
+            obj.insert("held_back".into(), Value::from(self.held_back));
+        }
         obj
     }
 
@@ -180,10 +197,13 @@ impl Debt {
         } else {
             String::new()
         };
-        let conflicts = match self.conflicts_clause() {
+        let mut conflicts = match self.conflicts_clause() {
             Some(clause) => format!(", {clause}"),
             None => String::new(),
         };
+        if self.held_back > 0 {
+            conflicts.push_str(&format!(", {}", wording::debt_held_back(self.held_back)));
+        }
         let mut line = format!(
             "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{conflicts}, {untended}, active {}/7d",
             self.level.as_str(),
@@ -346,6 +366,7 @@ impl DebtInputs {
             active_days_7d: activity_days(reads.chain(extra_activity), now),
             burst: 0,
             merge_conflicts: self.merge_conflicts,
+            held_back: 0,
         };
         debt.rescore();
         debt
@@ -523,6 +544,7 @@ mod tests {
             active_days_7d: 1,
             burst: 0,
             merge_conflicts: 0,
+            held_back: 0,
         };
         assert_eq!(
             d.line(),
@@ -548,6 +570,7 @@ mod tests {
             active_days_7d: 4,
             burst: 0,
             merge_conflicts: 0,
+            held_back: 0,
         };
         let plain = {
             let mut d = d.clone();

@@ -44,11 +44,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod actions;
 mod graphs;
 mod incoming;
+mod screen;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -176,6 +178,18 @@ pub enum StoreError {
     /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
+    /// A text of the write holds what looks like a credential; nothing was stored.
+    #[error(
+        "Refused: {field} holds what looks like a credential ({kind}). The memory is read by every later session and synced to other machines: record where the secret lives (a vault path, an environment variable's name), never its value. If it is no secret, a person can allow it in the graph view (finding {fingerprint})."
+    )]
+    Credential {
+        /// Which text: "the gist", "note 2", "touch 1", "edge note 1".
+        field: String,
+        /// What it looks like ("GitHub Personal Access Token").
+        kind: String,
+        /// The finding's digest (never the secret), by which a person allows it.
+        fingerprint: String,
+    },
     /// An undo that cannot be done: nothing to undo, or what the step changed has
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
@@ -190,6 +204,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Invalid(_)
+                | StoreError::Credential { .. }
                 | StoreError::NodeNotFound { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
@@ -229,6 +244,14 @@ struct GraphState {
     damaged: Option<DamagedFile>,
     /// Which nodes touch which file, rebuilt when the graph's touches change.
     touches: Option<Arc<crate::touch_index::TouchIndex>>,
+    /// Items that arrived by sync and broke a write rule, kept in the graph's
+    /// held-back file (see [`Store::hold_back`]); DEBT counts them.
+    held_back: usize,
+    /// What the clock and the file said when the graph was loaded: now, and the
+    /// newest stamp in the file (see [`Store::deletes_allowed`]).
+    clock_at_load: (f64, Option<f64>),
+    /// Whether paused permanent deletes were already logged for this graph.
+    deletes_pause_logged: bool,
 }
 
 /// A graph file that did not parse and was moved aside when it was loaded.
@@ -343,6 +366,13 @@ pub struct Store {
     catalogue: Catalogue,
     /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
     recall_log: crate::recall_log::RecallLog,
+    /// Why the clock is not trusted for permanent deletes in this run (a jump the
+    /// server saw, or a graph whose stamps the clock disagrees with); shown by
+    /// `/health` and `kg-memory status`. A leaf lock.
+    clock_doubt: Mutex<Option<String>>,
+    /// Findings a person allowed as no secret (see [`Store::allow_secret`]), kept in
+    /// the machine-local `secrets-allowed.json`. A leaf lock.
+    secrets_allowed: RwLock<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -399,7 +429,10 @@ impl Store {
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
             recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
+            clock_doubt: Mutex::new(None),
+            secrets_allowed: RwLock::new(HashSet::new()),
         };
+        store.load_allowed_secrets();
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
     }
@@ -554,19 +587,141 @@ impl Store {
     /// tool-event stamps the store keeps (no file is read).
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
         let state = slot.lock();
-        self.debt_of(&state.graph, &state.activity, now)
+        self.debt_of(&state, now)
     }
 
     /// A graph's debt under this store's policy: ours also counts the new nodes a
     /// burst got archived (the reference's DEBT has no such component).
-    pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
+    fn debt_of(&self, state: &GraphState, now: f64) -> Debt {
         crate::debt::level_debt(
-            graph,
-            activity.iter().copied(),
+            &state.graph,
+            state.activity.iter().copied(),
             self.config.grace_days,
             self.config.policy == Policy::Ours,
             now,
         )
+        .with_held_back(state.held_back)
+    }
+
+    /// `secrets-allowed.json`: findings a person allowed as no secret on this machine.
+    pub fn secrets_allowed_file(&self) -> PathBuf {
+        self.layout.root.join("secrets-allowed.json")
+    }
+
+    fn load_allowed_secrets(&self) {
+        if let Ok(Some(obj)) = read_json_object(&self.secrets_allowed_file()) {
+            let allowed = obj
+                .get("allowed")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            *self
+                .secrets_allowed
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = allowed;
+        }
+    }
+
+    fn secret_allowed(&self, fingerprint: &str) -> bool {
+        self.secrets_allowed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(fingerprint)
+    }
+
+    /// A person says the text behind a credential finding (by its fingerprint, as the
+    /// refusal gave it) is no secret: writes holding it are accepted from now on, on
+    /// this machine. Saved at once.
+    pub fn allow_secret(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(StoreError::Invalid(format!(
+                "'{}' is not a finding: a refusal names it as 16 hex digits",
+                limits::for_log(fingerprint)
+            )));
+        }
+        let mut allowed = self
+            .secrets_allowed
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        allowed.insert(fingerprint.to_ascii_lowercase());
+        let mut list: Vec<&String> = allowed.iter().collect();
+        list.sort();
+        let mut obj = Object::new();
+        obj.insert(
+            "allowed".into(),
+            Value::Array(list.into_iter().map(|f| Value::String(f.clone())).collect()),
+        );
+        write_json_object(&self.secrets_allowed_file(), &obj, 2, WriteMode::DURABLE)
+            .map_err(StoreError::Save)
+    }
+
+    /// The clock jumped (the server saw its wall clock move unlike its monotonic one):
+    /// `why`, in words, is logged and shown, and permanent deletes wait until the
+    /// next start. Time-based logic never reads the clock itself, so the caller tells.
+    pub fn doubt_clock(&self, why: String) {
+        log::warn!("{why}; permanent deletes of orphaned nodes are paused until the next start");
+        let mut doubt = self.clock_doubt.lock().unwrap_or_else(|e| e.into_inner());
+        doubt.get_or_insert(why);
+    }
+
+    /// Why the clock is not trusted for permanent deletes, when it is not.
+    pub fn clock_doubt(&self) -> Option<String> {
+        self.clock_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the tick may delete orphans of a graph for good at `now`: only while
+    /// the clock agrees with the graph's own stamps. When the graph was loaded, its
+    /// newest stamp was at most [`CLOCK_AGREEMENT_DAYS`] old (a clock that jumped a
+    /// year ahead reads a year past every stamp), the clock has not gone back behind
+    /// it, and no jump was seen since.
+    fn deletes_allowed(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> bool {
+        let (loaded_at, newest) = state.clock_at_load;
+        let why = if let Some(doubt) = self.clock_doubt() {
+            Some(doubt)
+        } else {
+            newest.and_then(|newest| {
+                let days = (loaded_at - newest) / crate::score::DAY_SECS;
+                if days > CLOCK_AGREEMENT_DAYS {
+                    Some(format!(
+                        "the clock read {days:.0} days past the newest stamp in {} when it was loaded",
+                        slot.path.display()
+                    ))
+                } else if now + crate::score::CLOCK_SKEW_SECS < newest {
+                    Some(format!(
+                        "the clock reads earlier than the newest stamp in {}",
+                        slot.path.display()
+                    ))
+                } else {
+                    None
+                }
+            })
+        };
+        match why {
+            None => true,
+            Some(why) => {
+                if !state.deletes_pause_logged {
+                    state.deletes_pause_logged = true;
+                    log::warn!(
+                        "{why}: orphaned nodes there are not deleted for good until the clock and the memory agree"
+                    );
+                    self.clock_doubt
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(why);
+                }
+                false
+            }
+        }
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.
@@ -613,7 +768,7 @@ impl Store {
                     level: slot.level,
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
-                    debt: self.debt_of(graph, &state.activity, now),
+                    debt: self.debt_of(&state, now),
                     health: Health::of_graph(graph).line,
                 })
             })
@@ -698,6 +853,12 @@ impl Store {
         self.save_sessions();
     }
 }
+
+/// How far behind the clock a graph's newest stamp may be, when it loads, for the
+/// clock to count as agreeing with it: a memory in use is stamped every few days; one
+/// that reads a year behind was idle that long, or the clock jumped. Permanent
+/// deletes wait for agreement either way (an orphan kept longer loses nothing).
+pub const CLOCK_AGREEMENT_DAYS: f64 = 30.0;
 
 /// Project graphs kept in memory at most; beyond it, the least recently used are
 /// saved and unloaded as new ones load.

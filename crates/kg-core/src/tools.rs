@@ -264,6 +264,9 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
 
 /// `kg_search`.
 pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64) -> ToolText {
+    if let Err(e) = crate::limits::query(query) {
+        return ToolText::error(&StoreError::Invalid(e));
+    }
     if let Some(sid) = session_id
         && let Err(e) = store.count_op(sid, now)
     {

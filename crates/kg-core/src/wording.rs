@@ -104,6 +104,14 @@ pub fn debt_merge_conflicts(conflicts: usize, note_prefix: &str) -> String {
     )
 }
 
+/// The DEBT line's component for what a sync held back (content that arrived from a
+/// remote and broke a write rule), after the merge conflicts.
+pub fn debt_held_back(items: usize) -> String {
+    format!(
+        "held back from sync: {items} (content from a remote that breaks a write rule; `kg-memory sync status` lists them)"
+    )
+}
+
 /// Appended to a `DEBT: HIGH` line.
 pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
 

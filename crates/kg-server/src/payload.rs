@@ -203,6 +203,11 @@ pub struct Debt {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub merge_conflicts: Option<usize>,
+    /// Items a sync held back from the graph (content from a remote that breaks a
+    /// write rule; `kg-memory sync status` lists them); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub held_back: Option<usize>,
 }
 
 impl From<&kg_core::Debt> for Debt {
@@ -217,6 +222,7 @@ impl From<&kg_core::Debt> for Debt {
             never_maintained: d.never_maintained,
             active_days_7d: d.active_days_7d,
             merge_conflicts: (d.merge_conflicts > 0).then_some(d.merge_conflicts),
+            held_back: (d.held_back > 0).then_some(d.held_back),
         }
     }
 }
@@ -1207,6 +1213,7 @@ mod tests {
             active_days_7d: 5,
             burst: 0,
             merge_conflicts: 0,
+            held_back: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
@@ -1218,6 +1225,7 @@ mod tests {
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
             merge_conflicts: 2,
+            held_back: 0,
             ..d
         };
         let written = value(&Debt::from(&d));

@@ -169,6 +169,11 @@ export type Debt = {
    * MED); absent when there are none, as in the survey.
    */
   merge_conflicts?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**
@@ -337,6 +342,11 @@ export type LevelDebt = {
    * MED); absent when there are none, as in the survey.
    */
   merge_conflicts?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**

@@ -2,6 +2,7 @@
 //! started), in one spelling for every way of writing it: two machines whose folders
 //! of the same name clone the same repository hold the same project.
 
+#[cfg(test)]
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -11,13 +12,24 @@ use std::path::{Path, PathBuf};
 /// Only `<root>/.git` is read, never a parent folder's repository: a home folder
 /// kept in git would otherwise lend its remote to every project inside it.
 pub(crate) fn project_remote(root: &Path) -> Option<String> {
-    let text = fs::read_to_string(git_config(root)?).ok()?;
+    let text = read_git_file(&git_config(root)?)?;
     let remotes = remote_urls(&text);
     let (_, url) = remotes
         .iter()
         .find(|(name, _)| name == "origin")
         .or_else(|| remotes.first())?;
     normalise_remote(url)
+}
+
+/// Largest git metadata file read (`.git` pointers, `commondir`, `config`): real ones
+/// are a few hundred bytes.
+const MAX_GIT_FILE: u64 = 1 << 20;
+
+/// A git metadata file of a project folder, read as a stranger's (see
+/// [`crate::stranger`]): a FIFO or a device in its place, or a huge file, reads as
+/// none, at once.
+pub(crate) fn read_git_file(path: &Path) -> Option<String> {
+    crate::stranger::read_regular_text(path, MAX_GIT_FILE).ok()
 }
 
 /// The repository's config file: `.git/config`, or for a worktree or submodule
@@ -28,13 +40,12 @@ fn git_config(root: &Path) -> Option<PathBuf> {
     let git_dir = if dot_git.is_dir() {
         dot_git
     } else {
-        let pointer = fs::read_to_string(&dot_git).ok()?;
+        let pointer = read_git_file(&dot_git)?;
         let target = pointer.trim().strip_prefix("gitdir:")?.trim();
         root.join(target)
     };
     // A linked worktree keeps its config in the main repository (`commondir`).
-    let common = fs::read_to_string(git_dir.join("commondir"))
-        .ok()
+    let common = read_git_file(&git_dir.join("commondir"))
         .map(|c| git_dir.join(c.trim()))
         .unwrap_or(git_dir);
     Some(common.join("config"))

@@ -9,7 +9,7 @@
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
 
-use super::writes::{NodeEdit, archive_node_in, delete_node_in, read_node_in};
+use super::writes::{archive_node_in, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
 
@@ -238,7 +238,7 @@ impl Store {
                     gist,
                     notes,
                     touches,
-                } => Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?),
+                } => Some(self.checked_edit(id, gist, notes.clone(), touches.clone())?),
                 other if !state.graph.nodes.contains_key(other.id()) => {
                     return Err(StoreError::NodeNotFound {
                         id: other.id().to_string(),

@@ -197,18 +197,24 @@ pub fn read_source(path: &Path, format: Option<Format>) -> Result<Source, InputE
         path: shown.clone(),
         error,
     };
-    let size = std::fs::metadata(path).map_err(read_error)?.len();
-    if size > MAX_IMPORT_BYTES {
-        return Err(InputError::TooLarge { path: shown, size });
-    }
-    let bytes = std::fs::read(path).map_err(read_error)?;
-    // Checked again on the bytes read: the file may have grown since.
-    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+    // Opened as a stranger's file: a FIFO or a device (a link to /dev/zero) is refused
+    // at once, rather than waited on or read until memory runs out.
+    let (_, meta) = kg_core::open_regular(path).map_err(read_error)?;
+    if meta.len() > MAX_IMPORT_BYTES {
         return Err(InputError::TooLarge {
             path: shown,
-            size: bytes.len() as u64,
+            size: meta.len(),
         });
     }
+    // Read again up to the cap: the file may have grown since.
+    let bytes =
+        kg_core::read_regular(path, MAX_IMPORT_BYTES).map_err(|error| match error.kind() {
+            std::io::ErrorKind::InvalidData => InputError::TooLarge {
+                path: shown.clone(),
+                size: MAX_IMPORT_BYTES + 1,
+            },
+            _ => read_error(error),
+        })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let bad_at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..bad_at]
