@@ -65,8 +65,8 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
-    Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, Outcome, Policy, Store,
+    StoreConfig, StoreError, TakenIn, Target, UNDO_STEPS, Undone, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 

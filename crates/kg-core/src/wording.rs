@@ -49,6 +49,14 @@ pub fn dedup_prefix(count: usize) -> String {
     )
 }
 
+/// `kg_sync` for a session that last synced further back than the change log reaches
+/// (ours; the reference has no log).
+pub fn sync_behind(floor: usize) -> String {
+    format!(
+        "Note: your last kg_sync is older than what this server still remembers of its changes (at least the last {floor}), so this list goes by write times: it may miss nodes deleted since and changes made within a second of your last sync. kg_read(session_id) shows the whole memory as it is now."
+    )
+}
+
 /// Appended to `▸ <id>: NOT FOUND`.
 pub const NOT_FOUND_HINT: &str = " (kg_search reaches every tier, archived and orphaned too)";
 
