@@ -49,6 +49,12 @@ pub fn dedup_prefix(count: usize) -> String {
     )
 }
 
+/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
+/// two different gists were written for one node: the newer is kept, the other goes
+/// into such a note with its origin). A node holding such a note has a conflict
+/// nobody has resolved yet; removing the note resolves it.
+pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+
 /// `kg_sync` for a session that last synced further back than the change log reaches
 /// (ours; the reference has no log).
 pub fn sync_behind(floor: usize) -> String {

@@ -969,6 +969,9 @@ fn main() {
     if std::env::var("KG_BENCH_ONLY").is_ok_and(|v| v == "ceiling") {
         ceiling::phase(&home, &storage, &project_s);
         println!("loadavg  {} at end", loadavg());
+        if std::env::var_os("KG_BENCH_KEEP").is_some() {
+            println!("kept {}", dir.keep().display());
+        }
         return;
     }
 
@@ -1359,7 +1362,7 @@ mod ceiling {
                 let started = Instant::now();
                 let (ours, size) = hammer(port, &request, secs);
                 let ours = ours as f64 / started.elapsed().as_secs_f64();
-                drop(stop(server));
+                stop(server);
                 let (bare_port, rt) = bare_server(answer.clone());
                 let bare_request = request_for(bare_port, &request, port);
                 hammer(bare_port, &bare_request, 1);
