@@ -299,6 +299,7 @@ impl ChangeLog {
 
     /// Keep within other bounds from now on (tests reach a log's end this way
     /// without writing 20,000 changes).
+    #[cfg(any(test, feature = "internals"))]
     pub fn set_bounds(&mut self, bounds: LogBounds) {
         self.bounds = bounds;
         self.trim();
@@ -324,16 +325,19 @@ impl ChangeLog {
     }
 
     /// Roughly the bytes the log's entries take.
+    #[cfg(any(test, feature = "internals"))]
     pub fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// Changes held.
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether no change is held.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
