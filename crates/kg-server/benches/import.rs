@@ -165,7 +165,7 @@ fn main() {
                 );
                 if let Some((_, v)) = times
                     .iter_mut()
-                    .find(|(k, _)| *k == (name.as_ref(), served))
+                    .find(|(k, _)| *k == (*name, served))
                 {
                     v.push(took.as_secs_f64());
                 }
