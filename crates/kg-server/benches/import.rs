@@ -163,10 +163,7 @@ fn main() {
                     took.as_secs_f64(),
                     loadavg()
                 );
-                if let Some((_, v)) = times
-                    .iter_mut()
-                    .find(|(k, _)| *k == (*name, served))
-                {
+                if let Some((_, v)) = times.iter_mut().find(|(k, _)| *k == (*name, served)) {
                     v.push(took.as_secs_f64());
                 }
             }
