@@ -6,7 +6,7 @@
 //! they wait for a person or an agent, not for the score.
 
 use crate::graph::Graph;
-use crate::model::{Node, Object, as_ts, field};
+use crate::model::{Object, as_ts};
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::{DAY_SECS, credible_ts};
 use crate::wording;
@@ -15,11 +15,7 @@ use std::collections::BTreeSet;
 
 /// Gists longer than this scan badly and stall the compactor.
 pub const GIST_SCAN_LIMIT: usize = 300;
-/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
-/// two different gists were written for one node: the newer is kept, the other goes
-/// into such a note with its origin). A node holding such a note has a conflict
-/// nobody has resolved yet; removing the note resolves it.
-pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+pub use crate::wording::CONFLICT_NOTE_PREFIX;
 
 /// Days after which a graph counts as fully stale.
 pub const STALE_DAYS: f64 = 14.0;
@@ -374,23 +370,10 @@ impl DebtInputs {
 }
 
 /// How many merge-conflict notes ([`CONFLICT_NOTE_PREFIX`]) a graph's nodes hold, in
-/// any tier: merge conflicts nobody has resolved yet.
+/// any tier: merge conflicts nobody has resolved yet. Each node counts its own once
+/// per change of its fields (every `kg_read` asks).
 pub fn unresolved_conflicts(graph: &Graph) -> usize {
-    graph.nodes.values().map(conflict_notes).sum()
-}
-
-/// The notes of `node` that start with [`CONFLICT_NOTE_PREFIX`], read as
-/// [`Node::notes`] reads them but without copying them (every `kg_read` counts them).
-fn conflict_notes(node: &Node) -> usize {
-    let is_conflict = |note: &str| note.starts_with(CONFLICT_NOTE_PREFIX);
-    match node.get(field::NOTES) {
-        Some(Value::Array(notes)) => notes
-            .iter()
-            .filter(|note| note.as_str().is_some_and(is_conflict))
-            .count(),
-        Some(Value::String(note)) => usize::from(is_conflict(note)),
-        _ => 0,
-    }
+    graph.nodes.values().map(|n| n.meta().conflict_notes).sum()
 }
 
 /// A level's debt as `kg_read`, the catalogue and the graph view show it: with the

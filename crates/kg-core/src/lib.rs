@@ -70,9 +70,9 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK, Outcome, Policy, Store, StoreConfig,
-    StoreError, StoredCredential, TakenIn, Target, UNDO_STEPS, Undone, held_back_file,
-    screen_incoming, sync_origin, sync_source,
+    Action, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK,
+    Outcome, Policy, Store, StoreConfig, StoreError, StoredCredential, TakenIn, Target, UNDO_STEPS,
+    Undone, held_back_file, screen_incoming, sync_origin, sync_source,
 };
 
 // Files the memory does not own (a project's `.git`, transcripts, imports), opened as

@@ -42,6 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod actions;
+mod batch;
 mod graphs;
 mod incoming;
 mod screen;
@@ -49,6 +50,7 @@ mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
+pub use batch::{BatchEdge, BatchNode, BatchOutcome};
 pub use incoming::{TakenIn, sync_origin, sync_source};
 pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
@@ -521,14 +523,26 @@ impl Store {
             .head()
     }
 
-    /// Changes from `seq` on (for readers that keep their own cursor).
+    /// Changes from `seq` on (for readers that keep their own cursor), as the log
+    /// keeps them: a written node or edge by its id or ends, not its contents. `None`
+    /// when the log no longer reaches back to `seq`.
     pub fn changes_since(&self, seq: u64) -> Option<Vec<Change>> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.since(seq).map(|it| it.cloned().collect())
     }
 
-    /// Up to `limit` of the newest changes that `keep` accepts, newest first (the log
-    /// holds the last 20,000 changes of this server's lifetime).
+    /// Bound the change log differently (tests: a log's end without 20,000 writes).
+    #[cfg(feature = "internals")]
+    pub fn bound_changes(&self, bounds: crate::change::LogBounds) {
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_bounds(bounds);
+    }
+
+    /// Up to `limit` of the newest changes that `keep` accepts, newest first, as the
+    /// log keeps them (see [`Store::changes_since`]; it holds up to the last 20,000
+    /// changes of this server's lifetime, fewer when they are large).
     pub fn recent_changes(&self, limit: usize, keep: impl Fn(&Change) -> bool) -> Vec<Change> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.newest_first()

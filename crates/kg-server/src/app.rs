@@ -263,6 +263,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ws::router())
         .merge(crate::view::router())
         .merge(crate::steps::router())
+        .merge(crate::import::route::router())
         .merge(crate::activity::router())
         .merge(crate::sync::served::router())
         .route_service(

@@ -217,7 +217,9 @@ async fn connection(
                     if !state.ws.holds(&sid, me) {
                         break; // a newer connection took this session over
                     }
-                    let session_project = state.store.session(&sid).and_then(|r| r.project_path);
+                    let session_project = state
+                        .store
+                        .with_sessions(|s| s.lookup(&sid).and_then(|r| r.project_path.clone()));
                     if let Some(message) = message_for(&change, &sid, session_project.as_deref(), &subscription)
                         && !send(&mut socket, send_text(&message)).await
                     {

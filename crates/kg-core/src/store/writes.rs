@@ -512,6 +512,11 @@ impl NodeEdit {
         })
     }
 
+    /// The node's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Create or update the node, active, with a new version. Returns whether it was
     /// created, and the node as written.
     pub(super) fn apply(
