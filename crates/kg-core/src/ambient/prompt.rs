@@ -484,7 +484,7 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64, decision: &mut Decis
         on_topic: result.total > 0,
     };
     let recall = select(&result, terms.len());
-    say(store, sid, recall, nothing, decision)
+    say(store, sid, recall, nothing, decision, false)
 }
 
 /// The graphs a prompt's recall searches. Loads the session's project graph if needed
@@ -568,29 +568,43 @@ fn recall_ours(
             .collect(),
         edges: found.edges.iter().collect(),
     };
-    say(store, sid, recall, nothing, decision)
+    say(store, sid, recall, nothing, decision, true)
 }
 
 /// Gate 2 and the rendering: a recall is said when it holds something the session has
-/// not seen; what it says is then marked seen.
+/// not seen; what it says is then marked seen. With `pointers` (our policy), hits the
+/// session already holds are named too — `- [level] id (in context)`, no gist
+/// repeated — once per session each, and never after recall showed them in full: a
+/// model holding the whole memory is pointed at the lesson that fits the prompt.
 fn say(
     store: &Store,
     sid: &str,
     mut recall: Recall<'_>,
     nothing: Recalled,
     decision: &mut Decision,
+    pointers: bool,
 ) -> Recalled {
     if recall.hits.is_empty() {
         return nothing;
     }
     decision.outcome("all_seen");
-    if !recall
+    let anything_new = recall
         .hits
         .iter()
         .chain(&recall.connectors)
-        .any(|e| !e.seen)
-    {
-        return nothing;
+        .any(|e| !e.seen);
+    if !anything_new {
+        if !pointers {
+            return nothing;
+        }
+        // Only pointers: the hits not pointed at before in this session, no
+        // connections (they would only repeat what is in context).
+        recall.hits.retain(|e| !was_pointed_at(sid, e.id));
+        if recall.hits.is_empty() {
+            return nothing;
+        }
+        recall.connectors.clear();
+        recall.edges.clear();
     }
     let text = render(&mut recall);
     let fresh: Vec<&str> = recall
@@ -600,10 +614,10 @@ fn say(
         .filter(|e| !e.seen)
         .map(|e| e.id)
         .collect();
-    if fresh.is_empty() {
+    if fresh.is_empty() && anything_new {
         return nothing;
     }
-    decision.outcome("injected");
+    decision.outcome(if anything_new { "injected" } else { "pointed" });
     decision.injected = recall
         .hits
         .iter()
@@ -611,8 +625,34 @@ fn say(
         .map(|e| e.id.to_string())
         .collect();
     decision.chars = text.chars().count();
+    if pointers {
+        // A hit shown in full now needs no pointer later either.
+        point_at(sid, recall.hits.iter().map(|e| e.id), decision.ts);
+    }
     store.mark_seen(sid, fresh);
     Recalled::Text(text)
+}
+
+/// Per session: when it was last pointed at something, and the ids it was pointed at
+/// (in memory; a restart forgets, and sessions idle a day are dropped).
+#[allow(clippy::type_complexity)]
+static POINTED_AT: Mutex<Option<HashMap<String, (f64, HashSet<String>)>>> = Mutex::new(None);
+
+fn was_pointed_at(sid: &str, id: &str) -> bool {
+    let pointed = POINTED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    pointed
+        .as_ref()
+        .and_then(|map| map.get(sid))
+        .is_some_and(|(_, ids)| ids.contains(id))
+}
+
+fn point_at<'a>(sid: &str, ids: impl Iterator<Item = &'a str>, now: f64) {
+    let mut pointed = POINTED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    let map = pointed.get_or_insert_with(HashMap::new);
+    map.retain(|_, (at, _)| now - *at < 86_400.0);
+    let (at, set) = map.entry(sid.to_string()).or_default();
+    *at = now;
+    set.extend(ids.map(str::to_string));
 }
 
 /// At most one reminder per session in this long: a reminder on every prompt is noise

@@ -95,8 +95,9 @@ fn couriers_print_the_servers_answer() {
     );
 
     // After it, a prompt about something the memory knows, with nothing new to
-    // recall (the full read showed it), gets a reminder the server chose for the
-    // session's state; a prompt about something it does not know gets nothing.
+    // recall (the full read showed it), gets a pointer, then a reminder the server
+    // chose for the session's state; a prompt about something it does not know gets
+    // nothing.
     let (_, is_error) = server.call(
         "kg_put_node",
         &json!({"session_id": sid, "level": "project", "id": "cache-expiry",
@@ -104,6 +105,13 @@ fn couriers_print_the_servers_answer() {
     );
     assert!(!is_error);
     server.call("kg_read", &json!({"session_id": sid}));
+    // The full read put the node in context: the prompt about it gets a pointer to
+    // it, once; the next one a reminder.
+    let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
+    assert_eq!(
+        context_of(&out),
+        "KG recall — memory matching this prompt:\n- [project] cache-expiry (in context)"
+    );
     let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
     let reminder = context_of(&out);
     assert!(
