@@ -46,6 +46,7 @@ modules!(
     structure,
     tool_events,
     tools,
+    touch_path,
     tracked,
     wording,
 );
