@@ -61,13 +61,13 @@ pub use model::{
     Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
     float_value, is_artifact_ref, node_version_key, validate_ident,
 };
-pub use namespace::{Layout, Namespace, PathError};
+pub use namespace::{Alternative, AlternativeKind, Layout, Namespace, PathError};
 pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
-    Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, DamagedFile, GraphSlot, Outcome, Policy, ProjectChoice, Store, StoreConfig, StoreError,
+    TakenIn, Target, UNDO_STEPS, Undone, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 

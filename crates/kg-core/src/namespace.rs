@@ -1,10 +1,13 @@
 //! Namespaces: which graph a level and a project path address, where its file lives,
 //! and the safety rules for client-supplied project paths.
 
+mod discover;
+mod git_files;
 mod path_map;
 mod remote;
 
 use crate::persist::{WriteMode, read_json_object, write_json_object};
+pub use discover::{Alternative, AlternativeKind, discover};
 use path_map::PathMap;
 use remote::project_remote;
 use serde_json::Value;
@@ -297,7 +300,7 @@ impl Layout {
         let name = basename(root).to_string();
         validate_slug(&name)?;
         let mut paths = PathMap::load(&self.project_paths());
-        let remote = project_remote(Path::new(root));
+        let remote = project_remote(Path::new(root), allowed);
         let slug = Lookup {
             layout: self,
             root,

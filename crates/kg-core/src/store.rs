@@ -36,7 +36,7 @@ use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -44,11 +44,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod actions;
 mod graphs;
 mod incoming;
+mod projects;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use projects::ProjectChoice;
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -229,6 +231,7 @@ struct GraphState {
     damaged: Option<DamagedFile>,
 }
 
+
 /// A graph file that did not parse and was moved aside when it was loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DamagedFile {
@@ -339,6 +342,8 @@ pub struct Store {
     unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
     /// What the graphs not in memory look like, for [`Store::catalogue`].
     catalogue: Catalogue,
+    /// The projects client folders were found to belong to lately (a leaf lock).
+    recent_choices: projects::RecentChoices,
 }
 
 impl std::fmt::Debug for Store {
@@ -393,6 +398,7 @@ impl Store {
             listeners: RwLock::new(Vec::new()),
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
+            recent_choices: projects::RecentChoices::default(),
         };
         store.ensure_loaded(&store.user, now)?;
         Ok(store)

@@ -80,6 +80,9 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .session_id
         .as_deref()
         .filter(|sid| store.session(sid).is_some_and(|r| r.project_path.is_some()));
+    // Said once, when this call starts a session whose folder could belong to more
+    // than one project.
+    let mut project_note = None;
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             if let Err(e) = store.count_op(sid, now) {
@@ -94,8 +97,11 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
                 }
                 sid
             }
-            None => match store.register_session(Some(cwd), None, now) {
-                Ok(sid) => sid,
+            None => match store.project_of(cwd) {
+                Ok(choice) => {
+                    project_note = choice.note();
+                    store.register_in(Some(choice.root), None, now)
+                }
                 Err(e) => return ToolText::error(&e),
             },
         },
@@ -111,10 +117,15 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .clone()
         .filter(|ids| !ids.is_empty())
         .or_else(|| args.id.clone().map(|id| vec![id]));
-    match ids {
+    let mut reply = match ids {
         Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
         None => answer(Ok(full_read(store, &sid, now))),
+    };
+    if let Some(note) = project_note {
+        reply.text.push_str("\n\n");
+        reply.text.push_str(&note);
     }
+    reply
 }
 
 /// How recent a preload must be for `kg_read(cwd)` to continue its session.
@@ -126,7 +137,7 @@ const PRELOAD_FRESH_SECS: f64 = 3_600.0;
 /// than minting a second session) is what stops that session's full-read nudge; with
 /// several candidates it is ambiguous, and a fresh session is safer.
 fn preloaded_session_for(store: &Store, cwd: &str, now: f64) -> Option<String> {
-    let root = store.resolve_root(cwd).ok()?;
+    let root = store.project_root_of(cwd).ok()?;
     store.with_sessions(|sessions| {
         let mut candidates = sessions.iter().filter(|(_, r)| {
             r.project_path.as_deref() == Some(root.as_str())

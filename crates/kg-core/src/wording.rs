@@ -293,6 +293,60 @@ pub fn no_project_memory(folder: &str) -> String {
     )
 }
 
+/// Why another folder could have been a session's project, as a clause of
+/// [`ambiguous_project`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherProject {
+    /// An enclosing folder with a project graph of its own.
+    EnclosingGraph,
+    /// The top of the git repository the chosen folder lies in.
+    RepositoryTop,
+    /// The main checkout of the repository whose worktree was chosen.
+    MainCheckout,
+    /// A git repository of its own inside the chosen project.
+    NestedRepository,
+}
+
+/// Said once at the start of a session whose folder could belong to more than one
+/// project: which folder's graph it uses, and the other folders (`(folder, why)`,
+/// nearest first) that could have been the project.
+pub fn ambiguous_project(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory: this session uses the project graph of {root}, the nearest folder \
+         that has one, but the choice is not clear-cut: {}. Project nodes written in this \
+         session go to the graph of {root}; if the work belongs to the other folder, tell the \
+         user.",
+        other_projects(others)
+    )
+}
+
+/// The same for the person, beside the session-start notice.
+pub fn ambiguous_project_notice(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory from {root} (the nearest folder with a project graph); note that {}.",
+        other_projects(others)
+    )
+}
+
+fn other_projects(others: &[(&str, OtherProject)]) -> String {
+    let clauses: Vec<String> = others
+        .iter()
+        .map(|(folder, why)| match why {
+            OtherProject::EnclosingGraph => {
+                format!("{folder}, which encloses it, has a project graph too")
+            }
+            OtherProject::RepositoryTop => format!("{folder} is the top of its git repository"),
+            OtherProject::MainCheckout => {
+                format!("{folder} is the main checkout of this git worktree")
+            }
+            OtherProject::NestedRepository => format!(
+                "the session's folder lies in {folder}, a git repository of its own inside that project"
+            ),
+        })
+        .collect();
+    clauses.join("; ")
+}
+
 /// The one-line notice Claude Code shows the user at session start.
 pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u64)>) -> String {
     let verb = if reused {

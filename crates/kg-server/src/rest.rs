@@ -351,6 +351,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/session_bootstrap", get(bootstrap))
         .route("/api/session_state", get(session_state))
         .route("/api/maintenance_debt", get(maintenance_debt))
+        .route("/api/project_of", get(project_of))
         .route("/api/prompt_context", post(prompt_context))
         .route("/api/tool_event", post(tool_event))
         .route("/api/nodes", post(put_node))
@@ -513,7 +514,7 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
                         )
                     }
                 })?;
-            Ok(Answer(json!({
+            let mut answer = json!({
                 "session_id": b.session_id,
                 "reused": b.reused,
                 "context": b.context,
@@ -523,7 +524,13 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
                     "project_active": s.project_active,
                     "shown_gists": s.shown_gists,
                 })),
-            })))
+            });
+            // Only when the folder could belong to more than one project (never under
+            // the reference policy): the hook shows it to the user too.
+            if let Some(notice) = b.project_notice {
+                answer["project_notice"] = Value::String(notice);
+            }
+            Ok(Answer(answer))
         })
         .await
 }
@@ -547,6 +554,42 @@ async fn session_state(State(state): Shared, Query(params): Params) -> ApiResult
                 }),
                 None => json!({"found": false}),
             }))
+        })
+        .await
+}
+
+/// `GET /api/project_of?cwd=<folder>`: the project a session started in that folder
+/// would use, changing nothing: `{folder, root, graph, has_graph, alternatives:
+/// [{folder, kind}], note, notice}` (`graph` is the storage folder of the root's graph,
+/// `null` while it has none; `note` and `notice` what the session start would tell the
+/// model and the person, `null` when the choice is clear).
+async fn project_of(State(state): Shared, Query(params): Params) -> ApiResult {
+    let cwd = param(&params, "cwd")
+        .map(str::to_string)
+        .ok_or_else(|| missing_query("cwd"))?;
+    state
+        .blocking(move |state, _now| {
+            let choice = state.store.project_of(&cwd)?;
+            let graph = state.store.layout().stored_slug(&choice.root);
+            let alternatives: Vec<Value> = choice
+                .alternatives
+                .iter()
+                .map(|a| {
+                    json!({
+                        "folder": a.folder.to_string_lossy(),
+                        "kind": a.kind.as_str(),
+                    })
+                })
+                .collect();
+            Ok(Answer(json!({
+                "folder": choice.folder,
+                "root": choice.root,
+                "graph": graph,
+                "has_graph": choice.has_graph,
+                "alternatives": alternatives,
+                "note": choice.note(),
+                "notice": choice.notice(),
+            })))
         })
         .await
 }

@@ -277,6 +277,7 @@ impl Store {
             slot.recorded_root(&state.recorded_root, self.config.synced),
         );
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
+        let first_file = state.stamp.is_none();
         state.stamp = atomic_write(
             &slot.path,
             text.as_bytes(),
@@ -285,6 +286,10 @@ impl Store {
             Some(&validate),
         )?;
         state.dirty = false;
+        if first_file && slot.level == Level::Project {
+            // Folders inside this project may now belong to it.
+            self.recent_choices.forget();
+        }
         Ok(())
     }
 
