@@ -231,7 +231,6 @@ struct GraphState {
     damaged: Option<DamagedFile>,
 }
 
-
 /// A graph file that did not parse and was moved aside when it was loaded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DamagedFile {
