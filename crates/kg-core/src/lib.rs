@@ -42,6 +42,7 @@ modules!(
     score,
     search,
     session,
+    stale_touches,
     store,
     structure,
     tool_events,
@@ -66,8 +67,8 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, ProjectChoice, Store, StoreConfig, StoreError,
-    TakenIn, Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, DamagedFile, GraphSlot, Outcome, Policy, ProjectChoice, StaleTouch, Store, StoreConfig,
+    StoreError, TakenIn, Target, UNDO_STEPS, Undone, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 
@@ -76,6 +77,8 @@ pub use ambient::{
     Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, PromptReply, USER_PROMPT_SUBMIT,
     hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
 };
+pub use stale_touches::{Renames, renamed_path};
+pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
     kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,

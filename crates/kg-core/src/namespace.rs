@@ -234,6 +234,11 @@ impl Layout {
     pub fn project_paths(&self) -> PathBuf {
         self.root.join("project-paths.json")
     }
+    /// This machine's project roots by the slug each uses (`project-paths.json`).
+    pub(crate) fn local_roots(&self) -> std::collections::HashMap<String, String> {
+        PathMap::load(&self.project_paths()).by_slug()
+    }
+
     /// `projects/<slug>/remotes/`: the git remotes of the project the graph belongs
     /// to, one small file each (synced with the graph, so another machine can match
     /// its own clone to it; one file per remote, so two machines adding theirs never

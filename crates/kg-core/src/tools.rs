@@ -15,6 +15,7 @@ use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
 pub mod text;
+pub mod touches;
 
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,8 +206,10 @@ pub fn render_session(
     now: f64,
 ) -> crate::render::ReadRender {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = store.level_debt(&user, now).line();
-    let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
+    let user_debt = store.level_debt_now(&user, now).line();
+    let project_debt = project
+        .as_ref()
+        .map(|p| store.level_debt_now(p, now).line());
     let empty = crate::graph::Graph::default();
     let opts = ReadOptions {
         kind,

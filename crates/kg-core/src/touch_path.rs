@@ -16,9 +16,6 @@
 //! https://x.org/a.rs        none (a URL)
 //! ```
 
-// Its users (DEBT, the rename fix, file recall) land in the commits that follow.
-#![allow(dead_code)]
-
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 

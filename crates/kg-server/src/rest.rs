@@ -594,11 +594,15 @@ async fn project_of(State(state): Shared, Query(params): Params) -> ApiResult {
         .await
 }
 
+/// Stale touches the survey lists per graph at most (its debt counts them all).
+const SURVEY_STALE_AT_MOST: usize = 100;
+
 async fn maintenance_debt(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
             // The disk survey (interfaces.md §8): file figures only, neediest first.
-            let catalogue = state.store.catalogue(now);
+            // Stale touches looked up now: someone asked.
+            let catalogue = state.store.catalogue_checked(now, true);
             let rows: Vec<Value> = neediest_first(&catalogue, |g| g.file_debt.as_ref())
                 .into_iter()
                 .map(|(g, debt)| {
@@ -610,6 +614,19 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
                         row.insert("project_path".into(), path);
                     }
                     row.insert("debt".into(), Value::Object(debt.to_object()));
+                    // Our policy's stale touches, listed (the counts are in `debt`).
+                    if !g.stale_touches.is_empty() {
+                        let root = g.project_path.as_deref().map(std::path::Path::new);
+                        let stale = g.stale_touches.iter().take(SURVEY_STALE_AT_MOST).cloned();
+                        let listed: Vec<Value> = state
+                            .stale_offers(stale.collect(), root)
+                            .into_iter()
+                            .map(
+                                |(s, to)| json!({"node": s.id, "touch": s.touch, "renamed_to": to}),
+                            )
+                            .collect();
+                        row.insert("stale_touches".into(), Value::Array(listed));
+                    }
                     Value::Object(row)
                 })
                 .collect();

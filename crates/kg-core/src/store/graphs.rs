@@ -208,6 +208,7 @@ impl Store {
                 .shift_remove(root);
         }
         state.graph = file.graph;
+        state.stale = None;
         state.recorded_root = file.project_path;
         // Undo steps describe the graph they were taken on, not this one.
         state.history.clear();
@@ -244,7 +245,7 @@ impl Store {
     /// Tell the change log when a graph's debt verdict changes, so a tray or a view can
     /// react without polling. A graph first seen at LOW is not news.
     pub(super) fn note_debt(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) {
-        let debt = self.debt_of(&state.graph, &state.activity, now);
+        let debt = self.debt_of(slot, state, now);
         if state.debt == Some(debt.level) {
             return;
         }
@@ -286,6 +287,8 @@ impl Store {
             Some(&validate),
         )?;
         state.dirty = false;
+        // What it touches may have changed.
+        state.stale = None;
         if first_file && slot.level == Level::Project {
             // Folders inside this project may now belong to it.
             self.recent_choices.forget();

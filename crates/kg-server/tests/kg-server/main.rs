@@ -19,6 +19,7 @@ mod root_lock;
 mod router;
 mod server;
 mod stable_paths;
+mod stale_touches;
 mod steps;
 mod sync;
 mod sync_live;
