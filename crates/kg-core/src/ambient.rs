@@ -3,13 +3,19 @@
 //! `ambient/prompt.rs`) and capture nudges after tool use (§7.4, in
 //! `ambient/tool_event.rs`). Every decision is made here; the hooks only relay.
 
+mod file_recall;
 mod prompt;
 mod tool_event;
 
+pub use file_recall::{FileRecall, FileTouch, file_recall};
 pub use prompt::{PromptReply, prompt_context, prompt_reply};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
+#[cfg(feature = "internals")]
+pub use file_recall::{
+    FILE_RECALL_BUDGET, FILE_RECALL_MAX_NODES, FILE_RECALL_WINDOW_SECS, FILE_RECALLS_PER_WINDOW,
+};
 #[cfg(feature = "internals")]
 pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,

@@ -36,6 +36,7 @@ modules!(
     persist,
     plan,
     pyfmt,
+    recall_log,
     relevance,
     render,
     results,
@@ -47,6 +48,7 @@ modules!(
     structure,
     tool_events,
     tools,
+    touch_index,
     touch_path,
     tracked,
     wording,
@@ -74,8 +76,9 @@ pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, PromptReply, USER_PROMPT_SUBMIT,
-    hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadStats, PromptReply,
+    USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
+    session_bootstrap, tool_event,
 };
 pub use stale_touches::{Renames, renamed_path};
 pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};
@@ -95,12 +98,16 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
-pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES};
+pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES, MAX_PATH_BYTES};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
 };
 pub use plan::Health;
+pub use recall_log::{
+    Decision as RecallDecision, FileNode as RecallFileNode, Trigger as RecallTrigger,
+    Weighed as RecallWeighed,
+};
 pub use score::NodeScore;
 pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
 

@@ -141,6 +141,21 @@ impl WordIndex {
     }
 }
 
+/// Moves whenever any node's `touches` change in place (a node added or removed moves
+/// its graph's node-map stamp instead), so a reverse index over touches
+/// (`touch_index`) can tell it is stale. One counter for every graph: touches change
+/// only on writes, so a rebuild after an unrelated graph's write costs little.
+static TOUCHES_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn touches_changed() {
+    TOUCHES_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The current value of the touches counter (see `TOUCHES_EPOCH`).
+pub(crate) fn touches_epoch() -> u64 {
+    TOUCHES_EPOCH.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A value derived from an object (its JSON text, its typed fields), computed on first
 /// use and dropped whenever the object changes. Saving a graph re-serialises only the
 /// entries that changed since the last save.
@@ -316,6 +331,9 @@ impl NodeMemos {
         if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
             self.search_text = Memo::default();
             self.words = Memo::default();
+        }
+        if key == field::TOUCHES {
+            touches_changed();
         }
         if let Some(fields) = self.meta.0.get_mut()
             && !fields.refresh(key, value)
@@ -518,6 +536,9 @@ impl Node {
             None => self.appended_at(key).map(|at| self.appended.remove(at).1),
         };
         if removed.is_some() {
+            if key == field::TOUCHES {
+                touches_changed();
+            }
             self.changed();
         }
         removed

@@ -199,6 +199,11 @@ impl Layout {
     pub fn aliases(&self) -> PathBuf {
         self.root.join("aliases.json")
     }
+    /// `recall.jsonl`: why recall spoke or stayed silent, one decision a line
+    /// (machine-local, never synced).
+    pub fn recall_log(&self) -> PathBuf {
+        self.root.join("recall.jsonl")
+    }
     /// `projects/`: one folder per project graph, named by its slug.
     pub fn projects_dir(&self) -> PathBuf {
         self.root.join("projects")

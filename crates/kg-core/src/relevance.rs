@@ -265,6 +265,11 @@ impl Query {
     pub fn is_empty(&self) -> bool {
         self.words.is_empty()
     }
+
+    /// Each word as normalised (stemmed), for the decision log.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
 }
 
 /// Query words looked at at most: enough for any prompt's informative words, and
@@ -499,7 +504,13 @@ pub struct Recalled {
     /// The memory holds some of the prompt's words, whether or not they were evidence
     /// enough to inject.
     pub on_topic: bool,
+    /// The best-scored nodes, injected or not, with their scores: why recall spoke or
+    /// what came close (the decision log).
+    pub weighed: Vec<(Level, String, f64)>,
 }
+
+/// Nodes the decision log lists as weighed.
+const WEIGHED_LOGGED: usize = 5;
 
 /// The nodes worth putting in front of the model for `query`, or nothing: the best
 /// match must hold most of the prompt's informative weight and score as one rare word
@@ -512,6 +523,16 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
         on_topic: !ranking.scored.is_empty(),
         ..Recalled::default()
     };
+    recalled.weighed = ranking
+        .scored
+        .iter()
+        .take(WEIGHED_LOGGED)
+        .filter_map(|s| {
+            let (level, graph) = graphs[s.graph];
+            let (id, _) = graph.nodes.get_index(s.node)?;
+            Some((level, id.clone(), s.score))
+        })
+        .collect();
     let Some(best) = ranking.scored.first().copied() else {
         return recalled;
     };

@@ -3,7 +3,7 @@
 //! maintenance survey and the graph view list them, with the new path when git knows
 //! where the file went (the server asks git; see `kg-server`'s `renames`).
 //!
-//! Only path-shaped entries count ([`crate::touch_path::TouchPath::is_path_shaped`]):
+//! Only path-shaped entries count ([`crate::touch_path::PathPart::is_path_shaped`]):
 //! `src/a.rs:12-40 (parser)` can be stale, `the parser` cannot. `~` is the home folder,
 //! a relative path lies under the project root (a user-graph entry has none, so only
 //! its absolute and `~` entries are checked), and a project whose folder is gone
@@ -12,7 +12,7 @@
 
 use crate::graph::Graph;
 use crate::model::field;
-use crate::touch_path::{Anchor, Presence, exists, key_for, path_part};
+use crate::touch_path::{Presence, TouchPath, exists, inside, path_part};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -159,13 +159,16 @@ pub fn renamed_path(
         return None;
     }
     let part = path_part(&stale.touch)?;
-    let written = match part.anchor() {
-        Anchor::Relative => key_for(&new, root).into_owned(),
-        Anchor::Home => match new.strip_prefix(home) {
-            Ok(under) => format!("~/{}", under.to_string_lossy()),
-            Err(_) => new.to_string_lossy().into_owned(),
-        },
-        Anchor::Absolute | Anchor::OtherHome => new.to_string_lossy().into_owned(),
+    let written = if part.is_home() {
+        match inside(&new, home) {
+            Some(under) => format!("~/{}", under.to_string_lossy()),
+            None => new.to_string_lossy().into_owned(),
+        }
+    } else {
+        match (part.place(home)?, root.and_then(|r| inside(&new, r))) {
+            (TouchPath::Relative(_), Some(under)) => under.to_string_lossy().into_owned(),
+            _ => new.to_string_lossy().into_owned(),
+        }
     };
     Some(written)
 }

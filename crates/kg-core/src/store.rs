@@ -234,6 +234,8 @@ struct GraphState {
     /// write and read, and a `stat` per touch each time would add up. Dropped when the
     /// graph is saved or loaded; otherwise looked at again after [`STALE_RECHECK`].
     stale: Option<(std::time::Instant, Arc<Vec<StaleTouch>>)>,
+    /// Which nodes touch which file, rebuilt when the graph's touches change.
+    touches: Option<Arc<crate::touch_index::TouchIndex>>,
 }
 
 /// How long the stale touches found for a graph are trusted while the graph does not
@@ -352,6 +354,8 @@ pub struct Store {
     catalogue: Catalogue,
     /// The projects client folders were found to belong to lately (a leaf lock).
     recent_choices: projects::RecentChoices,
+    /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
+    recall_log: crate::recall_log::RecallLog,
 }
 
 impl std::fmt::Debug for Store {
@@ -389,6 +393,7 @@ impl Store {
             state: Mutex::new(GraphState::default()),
             last_used: AtomicU64::new(now.to_bits()),
         });
+        let layout_recall_log = layout.recall_log();
         let allowed_roots = std::iter::once(home.clone())
             .chain(config.project_roots.iter().map(|r| resolve_path(r)))
             .collect();
@@ -407,6 +412,7 @@ impl Store {
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
             recent_choices: projects::RecentChoices::default(),
+            recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
         };
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
@@ -426,6 +432,26 @@ impl Store {
     /// The resolved home folder.
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Keep a recall decision (`recall.jsonl`, the view's Activity). The reference
+    /// kept no such log, so under its policy nothing is written.
+    pub(crate) fn log_recall(&self, decision: crate::recall_log::Decision) {
+        if self.config.policy == Policy::Ours {
+            self.recall_log.record(decision);
+        }
+    }
+
+    /// The latest recall decisions of a project (its resolved root) or of every
+    /// session (`None`), newest last, at most `limit`.
+    pub fn recall_decisions(
+        &self,
+        project_root: Option<&str>,
+        limit: usize,
+    ) -> Vec<crate::recall_log::Decision> {
+        self.recall_log.recent(limit, |d| {
+            project_root.is_none_or(|root| d.project_root.as_deref() == Some(root))
+        })
     }
 
     /// Register a listener called for every change, in order, while the change's graph
@@ -671,6 +697,29 @@ impl Store {
     /// Run `f` with a graph locked (read access for renderers and search).
     pub fn with_graph<R>(&self, slot: &GraphSlot, f: impl FnOnce(&Graph) -> R) -> R {
         f(&slot.lock().graph)
+    }
+
+    /// Run `f` with a graph locked and the positions of its nodes whose touches name
+    /// a file known under any of `keys` (see [`crate::touch_path::file_keys`]). The
+    /// reverse index behind it is built on first use and again after touches change.
+    pub(crate) fn with_nodes_touching<R>(
+        &self,
+        slot: &GraphSlot,
+        keys: &[String],
+        f: impl FnOnce(&Graph, &[usize]) -> R,
+    ) -> R {
+        use crate::touch_index::TouchIndex;
+        let mut state = slot.lock();
+        let root = slot.project_root().map(Path::new);
+        let index = match &state.touches {
+            Some(index) if index.is_current(&state.graph, root) => index.clone(),
+            _ => {
+                let fresh = Arc::new(TouchIndex::build(&state.graph, self.home(), root));
+                state.touches = Some(fresh.clone());
+                fresh
+            }
+        };
+        f(&state.graph, &index.nodes_touching(keys))
     }
 
     /// Run `f` with several graphs locked at once — the only place that holds more

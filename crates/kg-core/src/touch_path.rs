@@ -1,41 +1,38 @@
 //! A node's `touches` entry read as a file path: the one place that says which part of
-//! an entry names a file and where that file is. DEBT's stale touches, the rename fix
-//! and file recall's reverse index all go through here, so an entry means the same
-//! file to each of them.
+//! an entry names a file and where that file is (spec since-0.9.30 §1.2 and §8). File
+//! recall's reverse index, DEBT's stale touches and the rename fix all go through here,
+//! so an entry means the same file to each of them.
 //!
-//! Entries are free text written by agents: `src/a.rs`, `src/a.rs:12-40 (parser)`,
-//! `./docs/../docs/x.md`, `~/notes.md#top`, `/etc/hosts`, or no path at all
-//! (`the parser`, `https://…`). Reading one is pure text work; only [`exists`] looks
-//! at the disk (one `stat`, never a walk).
+//! Entries are written by agents in many shapes; the path keeps what names the file
+//! and drops what names a place in it (line ranges, symbols, anchors, a comment after
+//! a space). URLs name no file. Reading an entry is text work; only [`exists`],
+//! [`file_keys`] and [`touch_keys`] look at the disk (`stat` and `realpath`, never a
+//! walk, nothing opened).
 //!
 //! ```text
-//! src/a.rs:12-40 (parser)   path part `src/a.rs`, relative: joined to the project root
-//! ./docs/../docs/x.md       `./docs/../docs/x.md`, relative: normalised to docs/x.md
-//! ~/n.md#top                `~/n.md`, home: /home/u/n.md
-//! /srv/x.py:10:3            `/srv/x.py`, absolute
+//! src/a.py:12-40 (parser)   path part `src/a.py`, relative to the project root
+//! ./docs/../docs/x.md       relative, normalised to docs/x.md
+//! ~/n.md#top                absolute: <home>/n.md
+//! /srv/x.py:10:3            absolute: /srv/x.py
 //! https://x.org/a.rs        none (a URL)
 //! ```
 
-use std::borrow::Cow;
+use crate::namespace::resolve_path;
 use std::path::{Component, Path, PathBuf};
 
-/// Where a touch's path starts from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Anchor {
-    /// `/…`: the path as written.
-    Absolute,
-    /// `~` or `~/…`: under the home folder.
-    Home,
-    /// Anything else: under the project root (a user-graph touch has no root, so a
-    /// relative one names no file).
-    Relative,
-    /// `~name/…`: another user's home, which is not looked up.
-    OtherHome,
+/// The file a touch entry names, before it is placed on the file system: absolute
+/// (with `~` expanded) or relative to the project root, lexically normalised.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TouchPath {
+    /// `/…` or `~/…`.
+    Absolute(PathBuf),
+    /// Relative to the project root; never empty, `.` or `..`-only.
+    Relative(PathBuf),
 }
 
-/// The path part of one touch entry, borrowed from the entry, with where it sits in it.
+/// The path part of one touch entry as the entry writes it, with where it sits in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TouchPath<'a> {
+pub struct PathPart<'a> {
     entry: &'a str,
     start: usize,
     end: usize,
@@ -44,13 +41,14 @@ pub struct TouchPath<'a> {
 /// The path part of a touch entry: its first whitespace-separated word, cut at the
 /// first `#` (an anchor), with trailing `:suffix`es that hold no `/` taken off (line
 /// ranges `:12-40`, columns, symbols `:parse`) and then trailing slashes. `None` for an
-/// entry that names no path: empty, a URL (`://`), or nothing left after the cuts.
-pub fn path_part(entry: &str) -> Option<TouchPath<'_>> {
-    let start = entry.len() - entry.trim_start().len();
-    let word = entry[start..].split(char::is_whitespace).next()?;
-    if word.contains("://") {
+/// entry that names no path: empty, holding a URL (`://`), or nothing left after the
+/// cuts.
+pub fn path_part(entry: &str) -> Option<PathPart<'_>> {
+    if entry.contains("://") {
         return None;
     }
+    let start = entry.len() - entry.trim_start().len();
+    let word = entry[start..].split(char::is_whitespace).next()?;
     let mut path = word.split('#').next().unwrap_or("");
     while let Some((before, suffix)) = path.rsplit_once(':')
         && !suffix.contains('/')
@@ -68,14 +66,20 @@ pub fn path_part(entry: &str) -> Option<TouchPath<'_>> {
     if path.is_empty() || path == "." || path.starts_with(':') {
         return None;
     }
-    Some(TouchPath {
+    Some(PathPart {
         entry,
         start,
         end: start + path.len(),
     })
 }
 
-impl<'a> TouchPath<'a> {
+/// The path a touch entry names, or `None` for an entry that names no file (a URL, an
+/// empty entry, `.`, a `~user` path).
+pub fn parse(entry: &str, home: &Path) -> Option<TouchPath> {
+    path_part(entry)?.place(home)
+}
+
+impl<'a> PathPart<'a> {
     /// The path as the entry writes it.
     pub fn as_str(&self) -> &'a str {
         &self.entry[self.start..self.end]
@@ -91,15 +95,9 @@ impl<'a> TouchPath<'a> {
         )
     }
 
-    /// Where the path starts from.
-    pub fn anchor(&self) -> Anchor {
-        let path = self.as_str();
-        match path.strip_prefix('~') {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => Anchor::Home,
-            Some(_) => Anchor::OtherHome,
-            None if path.starts_with('/') => Anchor::Absolute,
-            None => Anchor::Relative,
-        }
+    /// Whether the path is written from the home folder (`~` or `~/…`).
+    pub fn is_home(&self) -> bool {
+        self.as_str().starts_with('~')
     }
 
     /// Whether the entry is meant as a file path rather than prose or a symbol: no
@@ -122,31 +120,52 @@ impl<'a> TouchPath<'a> {
         })
     }
 
-    /// The file the path names: `~` under `home`, a relative path under `root`,
-    /// normalised lexically (`.` and `..` applied, symlinks not followed). `None` for a
-    /// relative path without a root and for another user's home.
-    pub fn resolve(&self, home: &Path, root: Option<&Path>) -> Option<PathBuf> {
+    /// The path, absolute (`~` expanded against `home`) or relative, lexically
+    /// normalised; `None` for another user's home (`~name/…`) and for a relative path
+    /// that names nothing (`..`).
+    pub fn place(&self, home: &Path) -> Option<TouchPath> {
         let path = self.as_str();
-        let joined = match self.anchor() {
-            Anchor::Absolute => PathBuf::from(path),
-            Anchor::Home => home.join(path.trim_start_matches('~').trim_start_matches('/')),
-            Anchor::Relative => root?.join(path),
-            Anchor::OtherHome => return None,
-        };
-        Some(normalise(&joined))
+        if path == "~" {
+            return Some(TouchPath::Absolute(home.to_path_buf()));
+        }
+        if let Some(rest) = path.strip_prefix("~/") {
+            return Some(TouchPath::Absolute(lexical(&home.join(rest))));
+        }
+        if path.starts_with('~') {
+            return None; // `~user/…`: another person's home
+        }
+        if path.starts_with('/') {
+            return Some(TouchPath::Absolute(lexical(Path::new(path))));
+        }
+        let relative = lexical(Path::new(path));
+        let names_something = relative
+            .components()
+            .any(|c| matches!(c, Component::Normal(_)));
+        names_something.then_some(TouchPath::Relative(relative))
+    }
+
+    /// The file the path names: a relative path under `root` (none without one).
+    pub fn resolve(&self, home: &Path, root: Option<&Path>) -> Option<PathBuf> {
+        match self.place(home)? {
+            TouchPath::Absolute(path) => Some(path),
+            TouchPath::Relative(rel) => Some(lexical(&root?.join(rel))),
+        }
     }
 }
 
-/// `path` with `.` dropped and each `..` taking off the component before it (never
-/// above the root), as text; symlinks are not followed.
-pub fn normalise(path: &Path) -> PathBuf {
+/// `.` dropped and `..` applied without touching the file system; a relative path
+/// keeps the `..` it cannot apply.
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
             Component::CurDir => {}
             Component::ParentDir => {
-                // `..` of a relative path with nothing left to take off stays.
-                if !out.pop() && !out.has_root() {
+                let last_is_name =
+                    matches!(out.components().next_back(), Some(Component::Normal(_)));
+                if last_is_name {
+                    out.pop();
+                } else if !out.has_root() {
                     out.push("..");
                 }
             }
@@ -156,13 +175,66 @@ pub fn normalise(path: &Path) -> PathBuf {
     out
 }
 
-/// How a file path is written in a touch of a project rooted at `root`: relative to the
-/// root when it lies inside it, else as given (absolute).
-pub fn key_for<'p>(path: &'p Path, root: Option<&Path>) -> Cow<'p, str> {
-    match root.and_then(|r| path.strip_prefix(r).ok()) {
-        Some(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy(),
-        _ => path.to_string_lossy(),
+/// `path` relative to `root` when it lies inside it (`root` itself is not inside).
+pub fn inside<'p>(path: &'p Path, root: &Path) -> Option<&'p Path> {
+    path.strip_prefix(root)
+        .ok()
+        .filter(|rest| !rest.as_os_str().is_empty())
+}
+
+/// The keys under which a file is known, most specific first: relative to the
+/// project `root` when the file lies inside it, and absolute. `file` is resolved
+/// (symlinks followed) as far as it exists.
+pub fn file_keys(file: &Path, root: Option<&Path>) -> Vec<String> {
+    let real = resolve_path(file);
+    let mut keys = Vec::with_capacity(2);
+    if let Some(rel) = root.and_then(|r| inside(&real, r)) {
+        keys.push(rel.to_string_lossy().into_owned());
     }
+    keys.push(real.to_string_lossy().into_owned());
+    keys
+}
+
+/// The keys a touch entry is indexed under, for a graph whose project folder is
+/// `root` (`None` for the user graph, which knows absolute paths only): its lexical
+/// form, and the form its file resolves to (symlinks inside the project followed).
+pub fn touch_keys(entry: &str, home: &Path, root: Option<&Path>) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::with_capacity(2);
+    let placed = match parse(entry, home) {
+        Some(TouchPath::Absolute(path)) => Some(path),
+        Some(TouchPath::Relative(rel)) => root.map(|r| r.join(rel)),
+        None => None,
+    };
+    // A folder, device or FIFO is not a file an agent reads or edits: such an entry
+    // is never recalled. A missing file still is (it may come back, or be created).
+    // `metadata` stats without opening, so no device or FIFO can block it.
+    if placed.is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file())) {
+        return keys;
+    }
+    let mut add = |key: String| {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    match parse(entry, home) {
+        None => {}
+        Some(TouchPath::Absolute(path)) => {
+            for key in file_keys(&path, root) {
+                add(key);
+            }
+            add(path.to_string_lossy().into_owned());
+        }
+        Some(TouchPath::Relative(rel)) => {
+            let Some(root) = root else {
+                return keys;
+            };
+            add(rel.to_string_lossy().into_owned());
+            for key in file_keys(&root.join(&rel), Some(root)) {
+                add(key);
+            }
+        }
+    }
+    keys
 }
 
 /// What one `stat` of a touch's file says.
@@ -201,6 +273,75 @@ pub fn exists(path: &Path) -> Presence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(entry: &str) -> Option<TouchPath> {
+        parse(entry, Path::new("/home/u"))
+    }
+
+    #[test]
+    fn entries_are_cut_to_the_file_they_name() {
+        let rel = |p: &str| Some(TouchPath::Relative(PathBuf::from(p)));
+        let abs = |p: &str| Some(TouchPath::Absolute(PathBuf::from(p)));
+        assert_eq!(key("src/a.py:12-40 (parser)"), rel("src/a.py"));
+        assert_eq!(key("./docs/../docs/x.md"), rel("docs/x.md"));
+        assert_eq!(key("~/n.md#top"), abs("/home/u/n.md"));
+        assert_eq!(
+            key("crates/api/src/billing/webhook.rs:20-75 (async fn stripe_webhook)"),
+            rel("crates/api/src/billing/webhook.rs")
+        );
+        assert_eq!(key("src/lib.rs:10:4"), rel("src/lib.rs"));
+        assert_eq!(key("src/"), rel("src"));
+        assert_eq!(key("../sibling/x.rs"), rel("../sibling/x.rs"));
+        assert_eq!(key("/etc/../etc/hosts"), abs("/etc/hosts"));
+        for none in [
+            "",
+            "   ",
+            ".",
+            "./",
+            "https://example.com/a.rs",
+            "~other/x",
+            "#anchor",
+            ":12",
+        ] {
+            assert_eq!(key(none), None, "{none:?}");
+        }
+    }
+
+    #[test]
+    fn files_are_known_relative_to_the_project_and_absolute() {
+        let root = Path::new("/kg-core-nonexistent/p");
+        assert_eq!(
+            file_keys(&root.join("src/a.rs"), Some(root)),
+            ["src/a.rs", "/kg-core-nonexistent/p/src/a.rs"]
+        );
+        assert_eq!(
+            file_keys(Path::new("/kg-core-nonexistent/q/a.rs"), Some(root)),
+            ["/kg-core-nonexistent/q/a.rs"]
+        );
+        assert_eq!(
+            touch_keys("src/a.rs:1-2", Path::new("/h"), Some(root)),
+            ["src/a.rs", "/kg-core-nonexistent/p/src/a.rs"]
+        );
+        // The user graph has no project folder: relative entries name nothing there.
+        assert!(touch_keys("src/a.rs", Path::new("/h"), None).is_empty());
+    }
+
+    #[test]
+    fn symlinks_inside_the_project_meet_their_target() {
+        let dir = tempfile::tempdir().expect("dir");
+        let root = std::fs::canonicalize(dir.path()).expect("real");
+        std::fs::create_dir(root.join("real")).expect("mkdir");
+        std::fs::write(root.join("real/a.rs"), "").expect("write");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("link");
+        let keys = touch_keys("link/a.rs", Path::new("/h"), Some(&root));
+        assert!(keys.contains(&"real/a.rs".to_string()), "{keys:?}");
+        // Folders and devices are never keys.
+        assert!(touch_keys("real/", Path::new("/h"), Some(&root)).is_empty());
+        assert!(touch_keys("/dev/zero", Path::new("/h"), Some(&root)).is_empty());
+        let file = file_keys(&root.join("link/a.rs"), Some(&root));
+        assert_eq!(file[0], "real/a.rs");
+    }
 
     fn part(entry: &str) -> Option<&str> {
         path_part(entry).map(|p| p.as_str())
@@ -291,26 +432,18 @@ mod tests {
             resolve("../other/x.rs", Some(root)),
             Some(PathBuf::from("/home/u/other/x.rs"))
         );
-        assert_eq!(normalise(Path::new("/../..")), PathBuf::from("/"));
-        assert_eq!(normalise(Path::new("../a")), PathBuf::from("../a"));
+        assert_eq!(resolve("..", Some(root)), None, "names nothing");
+        assert_eq!(lexical(Path::new("/../..")), PathBuf::from("/"));
+        assert_eq!(lexical(Path::new("../../a")), PathBuf::from("../../a"));
     }
 
     #[test]
-    fn keys_are_relative_inside_the_root_and_absolute_outside() {
+    fn inside_is_strictly_below_the_root() {
         let root = Path::new("/home/u/proj");
-        assert_eq!(
-            key_for(Path::new("/home/u/proj/src/a.rs"), Some(root)),
-            "src/a.rs"
-        );
-        assert_eq!(
-            key_for(Path::new("/home/u/projx/a.rs"), Some(root)),
-            "/home/u/projx/a.rs"
-        );
-        assert_eq!(
-            key_for(Path::new("/home/u/proj"), Some(root)),
-            "/home/u/proj"
-        );
-        assert_eq!(key_for(Path::new("/etc/hosts"), None), "/etc/hosts");
+        let rel = |p: &str| inside(Path::new(p), root).map(|r| r.to_string_lossy().into_owned());
+        assert_eq!(rel("/home/u/proj/src/a.rs").as_deref(), Some("src/a.rs"));
+        assert_eq!(rel("/home/u/projx/a.rs"), None);
+        assert_eq!(rel("/home/u/proj"), None);
     }
 
     #[test]

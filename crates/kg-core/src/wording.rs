@@ -180,6 +180,57 @@ pub fn debt_merge_conflicts(conflicts: usize, note_prefix: &str) -> String {
 /// Appended to a `DEBT: HIGH` line.
 pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
 
+/// First line of a file recall: what the memory knows about the files the agent just
+/// read or changed. Same line grammar as prompt recall below it.
+pub fn file_recall_header(files: &[&str]) -> String {
+    format!(
+        "KG recall — memory about {} (you just used it; these nodes name it in touches):",
+        files.join(", ")
+    )
+}
+
+/// Why recall spoke or stayed silent, for a person reading the view's Activity:
+/// `trigger` is `prompt`, `file` or `push`, `outcome` the decision's fixed word.
+pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -> String {
+    let what = match trigger {
+        "file" => "the file",
+        "push" => "other sessions' writes",
+        _ => "the prompt",
+    };
+    match outcome {
+        "injected" if trigger == "push" => {
+            format!("Told the session about {shown} node(s) another session wrote.")
+        }
+        "injected" => {
+            let held = if withheld > 0 {
+                format!("; {withheld} more held back by the limits")
+            } else {
+                String::new()
+            };
+            format!("Showed {shown} node(s) that {what} points at{held}.")
+        }
+        "all_seen" => {
+            format!("Everything that matched {what} was already in the session's context.")
+        }
+        "throttled" => format!(
+            "Nodes name {what}, but the session already had its share of file recalls in the last ten minutes; they stay unseen for later."
+        ),
+        "no_nodes" => "No node names this file in its touches.".to_string(),
+        "no_hits" => {
+            "Nothing in memory held enough of the prompt's words to be worth saying.".to_string()
+        }
+        "no_terms" | "not_a_prompt" => {
+            "Too little typed text to search on (an acknowledgement, a notification, a bare path)."
+                .to_string()
+        }
+        "unresolved_session" => {
+            "No KG session is known for this agent session, so nothing was said.".to_string()
+        }
+        "no_graphs" => "The session's graphs could not be loaded.".to_string(),
+        other => format!("Outcome: {other}."),
+    }
+}
+
 /// The capture nudge after a repeated read, fetch or search with no node covering it.
 pub fn capture_nudge(needle: &str, evidence: &str, sid: &str, level: &str) -> String {
     format!(

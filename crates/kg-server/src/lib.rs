@@ -3,6 +3,7 @@
 //! binary runs it headless; the tray app runs it in-process.
 
 pub mod activity;
+pub mod agent_files;
 pub mod app;
 pub mod client;
 pub mod clock;

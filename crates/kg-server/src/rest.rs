@@ -650,7 +650,8 @@ async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
         .await
 }
 
-/// The capture nudge's text wrapped as the hook's output, or `{}`.
+/// What a tool call brings back: the memory about the files it touched (file recall),
+/// else a capture nudge, wrapped as the hook's output; `{}` when there is nothing.
 async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
     // A hook never breaks a session: anything unusable is simply silence.
     let Ok(JsonBody(payload)) = body else {
@@ -658,7 +659,28 @@ async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
     };
     state
         .blocking(move |state, now| {
-            let text = kg_core::tool_event(&state.store, &Value::Object(payload), now);
+            let store = &state.store;
+            let touched = crate::agent_files::touched(&payload, store.home());
+            let text = |key: &str| payload.get(key).and_then(Value::as_str);
+            let recall = kg_core::file_recall(
+                store,
+                &kg_core::FileTouch {
+                    harness_session: text("session_id").filter(|s| !s.is_empty()),
+                    cwd: text("cwd").unwrap_or(""),
+                    tool: text("tool_name").unwrap_or(""),
+                    files: &touched.files,
+                },
+                now,
+            );
+            // A reply carries recall or a nudge, never both; a file the memory knows
+            // needs no nudge to capture it.
+            let text = match recall {
+                kg_core::FileRecall {
+                    text: Some(text), ..
+                } => Some(text),
+                kg_core::FileRecall { covered: true, .. } => None,
+                _ => kg_core::tool_event(store, &Value::Object(payload), now),
+            };
             Answer(kg_core::hook_response(kg_core::POST_TOOL_USE, text))
         })
         .await

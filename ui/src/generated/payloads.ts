@@ -563,6 +563,77 @@ export type PathEdge = {
 export type Pool = "active" | "active+archived";
 
 /**
+ * `GET /api/view/recall`: why the memory spoke or stayed silent, newest first.
+ */
+export type RecallAnswer = {
+  decisions: Array<RecallEntry>,
+};
+
+/**
+ * One recall decision: a prompt's, a file's, or another session's write pushed.
+ */
+export type RecallEntry = {
+  /**
+   * Seconds since the Unix epoch.
+   */
+  ts: number,
+  /**
+   * `prompt`, `file` or `push`.
+   */
+  trigger: string,
+  /**
+   * The decision's fixed word: `injected`, `no_hits`, `all_seen`, `throttled`, ...
+   */
+  outcome: string,
+  /**
+   * Why, in one plain sentence.
+   */
+  why: string,
+  /**
+   * The KG session it was for.
+   */
+  session: string | null,
+  /**
+   * Ids shown to the model, in order.
+   */
+  injected: Array<string>,
+  /**
+   * What came close: the best-scored nodes weighed (prompts) or every node naming
+   * the file (files), shown or not.
+   */
+  weighed: Array<RecallWeighed>,
+  /**
+   * The words searched on (prompts; never the prompt itself).
+   */
+  terms: Array<string>,
+  /**
+   * The file keys (files).
+   */
+  files: Array<string>,
+  /**
+   * The tool (files).
+   */
+  tool: string | null,
+};
+
+/**
+ * A node a decision weighed.
+ */
+export type RecallWeighed = {
+  id: string,
+  level: LevelName,
+  /**
+   * Its score in the ranking's own unit (prompts); `null` for a file's nodes.
+   */
+  score: number | null,
+  /**
+   * The session had it in context already.
+   */
+  seen: boolean,
+  injected: boolean,
+};
+
+/**
  * `GET /api/view/search`: the server's ranking over the levels on screen.
  */
 export type SearchAnswer = {

@@ -14,6 +14,7 @@ mod http;
 mod import;
 mod load;
 mod projects;
+mod recall_moments;
 mod rmcp_client;
 mod root_lock;
 mod router;
