@@ -135,6 +135,8 @@ export const api = {
   sync: () => request<SyncAnswer>('GET', '/api/sync'),
   /** Commit, fetch, merge and push now; refused with the reason (502, 409) otherwise. */
   syncNow: () => request<SyncNowAnswer>('POST', '/api/sync/now', {}),
+  /** A person says the text behind a credential refusal is no secret (see secrets.ts). */
+  allowSecret: (finding: string) => request<{ allowed: string }>('POST', '/api/secrets/allow', { finding }),
   activity: (levels: LevelName[], projectPath: string | null) =>
     request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */

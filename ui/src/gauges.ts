@@ -72,7 +72,13 @@ export function setProjection(level: LevelName | null, delta: number): void {
 function debtBadge(d: LevelDebt): HTMLElement {
   const num = (x: number | undefined, digits = 2) => (x === undefined ? '?' : x.toFixed(digits));
   const conflicts = d.merge_conflicts ?? 0;
-  const merged = conflicts ? `merged with conflicts: ${conflicts}` : '';
+  const held = d.held_back ?? 0;
+  const merged = [
+    conflicts ? `merged with conflicts: ${conflicts}` : '',
+    held ? `held back from sync: ${held} (kg-memory sync status lists them)` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return h(
     'span',
     {
@@ -81,7 +87,7 @@ function debtBadge(d: LevelDebt): HTMLElement {
       'aria-label': `Maintenance debt ${d.level}, score ${d.score}${merged ? `, ${merged}` : ''}`,
     },
     // In short: the badge shares a narrow card; the label and the factors say it in full.
-    `DEBT ${d.level} ${d.score}${conflicts ? ` · conflicts: ${conflicts}` : ''}`,
+    `DEBT ${d.level} ${d.score}${conflicts ? ` · conflicts: ${conflicts}` : ''}${held ? ` · held back: ${held}` : ''}`,
     h(
       'span',
       { class: 'factors', role: 'tooltip' },

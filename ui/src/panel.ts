@@ -2,6 +2,7 @@
 // touches, with the budget they cost), why it is in its tier, its edges, its times,
 // and deleting it.
 
+import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph, tierMark } from './app';
 import { api, ApiError } from './api';
 import { confirmDialog } from './dialogs';
@@ -211,7 +212,7 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
       else toast(`Saved ${info.id}`);
       renderPanel(true);
     } catch (e) {
-      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      showRefusal(error, e, () => saveBtn.click());
       saveBtn.disabled = false;
     }
   });

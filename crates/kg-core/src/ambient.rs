@@ -121,29 +121,10 @@ pub const TRANSCRIPT_TAIL_BYTES: u64 = 64 << 20;
 /// is not a readable regular file: devices (`/dev/zero` never ends) and FIFOs (a read
 /// blocks until someone writes) are not transcripts.
 fn read_transcript(path: &str) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO without a writer would block; regular files ignore the flag.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let mut file = options.open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let start = meta.len().saturating_sub(TRANSCRIPT_TAIL_BYTES);
-    if start > 0 {
-        file.seek(SeekFrom::Start(start)).ok()?;
-    }
-    let mut bytes = Vec::new();
-    file.take(TRANSCRIPT_TAIL_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if start == 0 {
+    let (bytes, whole) =
+        crate::stranger::read_regular_tail(std::path::Path::new(path), TRANSCRIPT_TAIL_BYTES)
+            .ok()?;
+    if whole {
         return String::from_utf8(bytes).ok();
     }
     // The cut may split a line (or a character): start at the next full line.

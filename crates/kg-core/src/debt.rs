@@ -6,7 +6,7 @@
 //! they wait for a person or an agent, not for the score.
 
 use crate::graph::Graph;
-use crate::model::{Node, Object, as_ts, field};
+use crate::model::{Object, as_ts};
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::{DAY_SECS, credible_ts};
 use crate::wording;
@@ -15,11 +15,7 @@ use std::collections::BTreeSet;
 
 /// Gists longer than this scan badly and stall the compactor.
 pub const GIST_SCAN_LIMIT: usize = 300;
-/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
-/// two different gists were written for one node: the newer is kept, the other goes
-/// into such a note with its origin). A node holding such a note has a conflict
-/// nobody has resolved yet; removing the note resolves it.
-pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+pub use crate::wording::CONFLICT_NOTE_PREFIX;
 
 /// Days after which a graph counts as fully stale.
 pub const STALE_DAYS: f64 = 14.0;
@@ -90,6 +86,10 @@ pub struct Debt {
     pub stale_touches: usize,
     /// The active nodes holding them: what the deficit weighs.
     pub stale_nodes: usize,
+    /// Items a sync held back from this graph (content from a remote that broke a
+    /// write rule; see `Store::hold_back`): waiting for a person, so, like merge
+    /// conflicts, they raise the level to at least MED and leave the score alone.
+    pub held_back: usize,
 }
 
 impl Debt {
@@ -148,6 +148,16 @@ impl Debt {
         self
     }
 
+    /// This debt with `items` held back from sync counted (see [`Debt::held_back`]).
+    pub fn with_held_back(mut self, items: usize) -> Debt {
+        if items == 0 {
+            return self;
+        }
+        self.held_back = items;
+        self.rescore();
+        self
+    }
+
     /// Score and level from the factors.
     fn rescore(&mut self) {
         self.score = self.staleness()
@@ -160,7 +170,7 @@ impl Debt {
         } else {
             DebtLevel::Low
         };
-        if self.merge_conflicts > 0 {
+        if self.merge_conflicts > 0 || self.held_back > 0 {
             self.level = self.level.max(DebtLevel::Med);
         }
     }
@@ -191,6 +201,9 @@ impl Debt {
             obj.insert("dangling_touches".into(), Value::from(self.stale_touches));
             obj.insert("dangling_nodes".into(), Value::from(self.stale_nodes));
         }
+        if self.held_back > 0 {
+            obj.insert("held_back".into(), Value::from(self.held_back));
+        }
         obj
     }
 
@@ -213,10 +226,13 @@ impl Debt {
         } else {
             String::new()
         };
-        let conflicts = match self.conflicts_clause() {
+        let mut conflicts = match self.conflicts_clause() {
             Some(clause) => format!(", {clause}"),
             None => String::new(),
         };
+        if self.held_back > 0 {
+            conflicts.push_str(&format!(", {}", wording::debt_held_back(self.held_back)));
+        }
         let mut line = format!(
             "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{stale}{conflicts}, {untended}, active {}/7d",
             self.level.as_str(),
@@ -388,6 +404,7 @@ impl DebtInputs {
             merge_conflicts: self.merge_conflicts,
             stale_touches: 0,
             stale_nodes: 0,
+            held_back: 0,
         };
         debt.rescore();
         debt
@@ -395,23 +412,10 @@ impl DebtInputs {
 }
 
 /// How many merge-conflict notes ([`CONFLICT_NOTE_PREFIX`]) a graph's nodes hold, in
-/// any tier: merge conflicts nobody has resolved yet.
+/// any tier: merge conflicts nobody has resolved yet. Each node counts its own once
+/// per change of its fields (every `kg_read` asks).
 pub fn unresolved_conflicts(graph: &Graph) -> usize {
-    graph.nodes.values().map(conflict_notes).sum()
-}
-
-/// The notes of `node` that start with [`CONFLICT_NOTE_PREFIX`], read as
-/// [`Node::notes`] reads them but without copying them (every `kg_read` counts them).
-fn conflict_notes(node: &Node) -> usize {
-    let is_conflict = |note: &str| note.starts_with(CONFLICT_NOTE_PREFIX);
-    match node.get(field::NOTES) {
-        Some(Value::Array(notes)) => notes
-            .iter()
-            .filter(|note| note.as_str().is_some_and(is_conflict))
-            .count(),
-        Some(Value::String(note)) => usize::from(is_conflict(note)),
-        _ => 0,
-    }
+    graph.nodes.values().map(|n| n.meta().conflict_notes).sum()
 }
 
 /// A level's debt as `kg_read`, the catalogue and the graph view show it: with the
@@ -567,6 +571,7 @@ mod tests {
             merge_conflicts: 0,
             stale_touches: 0,
             stale_nodes: 0,
+            held_back: 0,
         };
         assert_eq!(
             d.line(),
@@ -594,6 +599,7 @@ mod tests {
             merge_conflicts: 0,
             stale_touches: 0,
             stale_nodes: 0,
+            held_back: 0,
         };
         let plain = {
             let mut d = d.clone();

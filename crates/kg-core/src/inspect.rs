@@ -262,6 +262,16 @@ pub fn debt_factors(
     }
 }
 
+impl DebtFactors {
+    /// These factors with `items` held back from sync counted (see
+    /// [`Debt::held_back`]): the level and the line change, the factors do not.
+    pub fn with_held_back(mut self, items: usize) -> DebtFactors {
+        self.debt = self.debt.with_held_back(items);
+        self.line = self.debt.line();
+        self
+    }
+}
+
 /// The items the maintenance debt counts, oversized gists first (longest first), then
 /// unconnected nodes in node order. Uses the debt's own predicates.
 pub fn debt_items(graph: &Graph) -> Vec<DebtItem> {

@@ -42,9 +42,11 @@ modules!(
     results,
     score,
     search,
+    secrets,
     session,
     stale_touches,
     store,
+    stranger,
     structure,
     tool_events,
     tools,
@@ -69,9 +71,14 @@ pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, ProjectChoice, StaleTouch, Store, StoreConfig,
-    StoreError, TakenIn, Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK,
+    Outcome, Policy, ProjectChoice, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
+    TakenIn, Target, UNDO_STEPS, Undone, held_back_file, screen_incoming, sync_origin, sync_source,
 };
+
+// Files the memory does not own (a project's `.git`, transcripts, imports), opened as
+// strangers: regular files only, never blocking, read up to a cap.
+pub use stranger::{open_regular, read_regular, read_regular_tail, read_regular_text};
 pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
@@ -98,7 +105,10 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
-pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES, MAX_PATH_BYTES};
+pub use limits::{
+    MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_PATH_BYTES, MAX_QUERY_CHARS,
+    MAX_TOUCHES, query as check_query, stored_chars,
+};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
@@ -108,7 +118,7 @@ pub use recall_log::{
     Decision as RecallDecision, FileNode as RecallFileNode, Trigger as RecallTrigger,
     Weighed as RecallWeighed,
 };
-pub use score::NodeScore;
+pub use score::{CLOCK_SKEW_SECS, NodeScore};
 pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
 
 // Python-compatible text, so our files and answers match the reference byte for byte.

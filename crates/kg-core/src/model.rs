@@ -229,6 +229,9 @@ pub struct NodeMeta {
     gist_at: Option<usize>,
     pub gist_chars: usize,
     pub useful_ts: Box<[f64]>,
+    /// Notes that start with [`crate::wording::CONFLICT_NOTE_PREFIX`]: merge
+    /// conflicts nobody has resolved (DEBT counts them on every read).
+    pub conflict_notes: usize,
 }
 
 impl NodeMeta {
@@ -269,6 +272,8 @@ impl NodeMeta {
         let (mut created_ts, mut last_read_ts) = (None, None);
         let (mut gist, mut gist_at) = ("", None);
         let mut useful_ts = Box::default();
+        let mut conflict_notes = 0;
+        let is_conflict = |note: &str| note.starts_with(crate::wording::CONFLICT_NOTE_PREFIX);
         for (at, (key, value)) in fields.enumerate() {
             match key {
                 field::ARCHIVED => (archived_flag, has_archived_key) = (truthy(value), true),
@@ -285,6 +290,17 @@ impl NodeMeta {
                         useful_ts = items.iter().filter_map(Value::as_f64).collect();
                     }
                 }
+                // Read as `Node::notes` reads them: a list, or one string.
+                field::NOTES => {
+                    conflict_notes = match value {
+                        Value::Array(notes) => notes
+                            .iter()
+                            .filter(|note| note.as_str().is_some_and(is_conflict))
+                            .count(),
+                        Value::String(note) => usize::from(is_conflict(note)),
+                        _ => 0,
+                    }
+                }
                 _ => {}
             }
         }
@@ -297,6 +313,7 @@ impl NodeMeta {
             gist_at,
             gist_chars: char_len(gist),
             useful_ts,
+            conflict_notes,
         }
     }
 }

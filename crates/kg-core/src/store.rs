@@ -43,15 +43,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod actions;
+mod batch;
 mod graphs;
 mod incoming;
 mod projects;
+mod screen;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
+pub use batch::{BatchEdge, BatchNode, BatchOutcome};
 pub use incoming::{TakenIn, sync_origin, sync_source};
 pub use projects::ProjectChoice;
+pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -179,6 +183,18 @@ pub enum StoreError {
     /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
+    /// A text of the write holds what looks like a credential; nothing was stored.
+    #[error(
+        "Refused: {field} holds what looks like a credential ({kind}). The memory is read by every later session and synced to other machines: record where the secret lives (a vault path, an environment variable's name), never its value. If it is no secret, a person can allow it in the graph view (finding {fingerprint})."
+    )]
+    Credential {
+        /// Which text: "the gist", "note 2", "touch 1", "edge note 1".
+        field: String,
+        /// What it looks like ("GitHub Personal Access Token").
+        kind: String,
+        /// The finding's digest (never the secret), by which a person allows it.
+        fingerprint: String,
+    },
     /// An undo that cannot be done: nothing to undo, or what the step changed has
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
@@ -193,6 +209,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Invalid(_)
+                | StoreError::Credential { .. }
                 | StoreError::NodeNotFound { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
@@ -236,6 +253,14 @@ struct GraphState {
     stale: Option<(std::time::Instant, Arc<Vec<StaleTouch>>)>,
     /// Which nodes touch which file, rebuilt when the graph's touches change.
     touches: Option<Arc<crate::touch_index::TouchIndex>>,
+    /// Items that arrived by sync and broke a write rule, kept in the graph's
+    /// held-back file (see [`Store::hold_back`]); DEBT counts them.
+    held_back: usize,
+    /// What the clock and the file said when the graph was loaded: now, and the
+    /// newest stamp in the file (see [`Store::deletes_allowed`]).
+    clock_at_load: (f64, Option<f64>),
+    /// Whether paused permanent deletes were already logged for this graph.
+    deletes_pause_logged: bool,
 }
 
 /// How long the stale touches found for a graph are trusted while the graph does not
@@ -356,6 +381,13 @@ pub struct Store {
     recent_choices: projects::RecentChoices,
     /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
     recall_log: crate::recall_log::RecallLog,
+    /// Why the clock is not trusted for permanent deletes in this run (a jump the
+    /// server saw, or a graph whose stamps the clock disagrees with); shown by
+    /// `/health` and `kg-memory status`. A leaf lock.
+    clock_doubt: Mutex<Option<String>>,
+    /// Findings a person allowed as no secret (see [`Store::allow_secret`]), kept in
+    /// the machine-local `secrets-allowed.json`. A leaf lock.
+    secrets_allowed: RwLock<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -413,7 +445,10 @@ impl Store {
             catalogue: Catalogue::default(),
             recent_choices: projects::RecentChoices::default(),
             recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
+            clock_doubt: Mutex::new(None),
+            secrets_allowed: RwLock::new(HashSet::new()),
         };
+        store.load_allowed_secrets();
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
     }
@@ -502,14 +537,26 @@ impl Store {
             .head()
     }
 
-    /// Changes from `seq` on (for readers that keep their own cursor).
+    /// Changes from `seq` on (for readers that keep their own cursor), as the log
+    /// keeps them: a written node or edge by its id or ends, not its contents. `None`
+    /// when the log no longer reaches back to `seq`.
     pub fn changes_since(&self, seq: u64) -> Option<Vec<Change>> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.since(seq).map(|it| it.cloned().collect())
     }
 
-    /// Up to `limit` of the newest changes that `keep` accepts, newest first (the log
-    /// holds the last 20,000 changes of this server's lifetime).
+    /// Bound the change log differently (tests: a log's end without 20,000 writes).
+    #[cfg(feature = "internals")]
+    pub fn bound_changes(&self, bounds: crate::change::LogBounds) {
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_bounds(bounds);
+    }
+
+    /// Up to `limit` of the newest changes that `keep` accepts, newest first, as the
+    /// log keeps them (see [`Store::changes_since`]; it holds up to the last 20,000
+    /// changes of this server's lifetime, fewer when they are large).
     pub fn recent_changes(&self, limit: usize, keep: impl Fn(&Change) -> bool) -> Vec<Change> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.newest_first()
@@ -594,6 +641,7 @@ impl Store {
             now,
         )
         .with_stale_touches(entries, nodes)
+        .with_held_back(state.held_back)
     }
 
     /// The touches of a graph's active nodes whose file is gone, looked up now (our
@@ -625,6 +673,127 @@ impl Store {
         let found = Arc::new(crate::stale_touches::find_stale(&entries, &self.home, root));
         state.stale = Some((std::time::Instant::now(), found.clone()));
         found
+    }
+
+    /// `secrets-allowed.json`: findings a person allowed as no secret on this machine.
+    pub fn secrets_allowed_file(&self) -> PathBuf {
+        self.layout.root.join("secrets-allowed.json")
+    }
+
+    fn load_allowed_secrets(&self) {
+        if let Ok(Some(obj)) = read_json_object(&self.secrets_allowed_file()) {
+            let allowed = obj
+                .get("allowed")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            *self
+                .secrets_allowed
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = allowed;
+        }
+    }
+
+    fn secret_allowed(&self, fingerprint: &str) -> bool {
+        self.secrets_allowed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(fingerprint)
+    }
+
+    /// A person says the text behind a credential finding (by its fingerprint, as the
+    /// refusal gave it) is no secret: writes holding it are accepted from now on, on
+    /// this machine. Saved at once.
+    pub fn allow_secret(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(StoreError::Invalid(format!(
+                "'{}' is not a finding: a refusal names it as 16 hex digits",
+                limits::for_log(fingerprint)
+            )));
+        }
+        let mut allowed = self
+            .secrets_allowed
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        allowed.insert(fingerprint.to_ascii_lowercase());
+        let mut list: Vec<&String> = allowed.iter().collect();
+        list.sort();
+        let mut obj = Object::new();
+        obj.insert(
+            "allowed".into(),
+            Value::Array(list.into_iter().map(|f| Value::String(f.clone())).collect()),
+        );
+        write_json_object(&self.secrets_allowed_file(), &obj, 2, WriteMode::DURABLE)
+            .map_err(StoreError::Save)
+    }
+
+    /// The clock jumped (the server saw its wall clock move unlike its monotonic one):
+    /// `why`, in words, is logged and shown, and permanent deletes wait until the
+    /// next start. Time-based logic never reads the clock itself, so the caller tells.
+    pub fn doubt_clock(&self, why: String) {
+        log::warn!("{why}; permanent deletes of orphaned nodes are paused until the next start");
+        let mut doubt = self.clock_doubt.lock().unwrap_or_else(|e| e.into_inner());
+        doubt.get_or_insert(why);
+    }
+
+    /// Why the clock is not trusted for permanent deletes, when it is not.
+    pub fn clock_doubt(&self) -> Option<String> {
+        self.clock_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the tick may delete orphans of a graph for good at `now`: only while
+    /// the clock agrees with the graph's own stamps. When the graph was loaded, its
+    /// newest stamp was at most [`CLOCK_AGREEMENT_DAYS`] old (a clock that jumped a
+    /// year ahead reads a year past every stamp), the clock has not gone back behind
+    /// it, and no jump was seen since.
+    fn deletes_allowed(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> bool {
+        let (loaded_at, newest) = state.clock_at_load;
+        let why = if let Some(doubt) = self.clock_doubt() {
+            Some(doubt)
+        } else {
+            newest.and_then(|newest| {
+                let days = (loaded_at - newest) / crate::score::DAY_SECS;
+                if days > CLOCK_AGREEMENT_DAYS {
+                    Some(format!(
+                        "the clock read {days:.0} days past the newest stamp in {} when it was loaded",
+                        slot.path.display()
+                    ))
+                } else if now + crate::score::CLOCK_SKEW_SECS < newest {
+                    Some(format!(
+                        "the clock reads earlier than the newest stamp in {}",
+                        slot.path.display()
+                    ))
+                } else {
+                    None
+                }
+            })
+        };
+        match why {
+            None => true,
+            Some(why) => {
+                if !state.deletes_pause_logged {
+                    state.deletes_pause_logged = true;
+                    log::warn!(
+                        "{why}: orphaned nodes there are not deleted for good until the clock and the memory agree"
+                    );
+                    self.clock_doubt
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(why);
+                }
+                false
+            }
+        }
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.
@@ -771,6 +940,12 @@ impl Store {
         self.save_sessions();
     }
 }
+
+/// How far behind the clock a graph's newest stamp may be, when it loads, for the
+/// clock to count as agreeing with it: a memory in use is stamped every few days; one
+/// that reads a year behind was idle that long, or the clock jumped. Permanent
+/// deletes wait for agreement either way (an orphan kept longer loses nothing).
+pub const CLOCK_AGREEMENT_DAYS: f64 = 30.0;
 
 /// Project graphs kept in memory at most; beyond it, the least recently used are
 /// saved and unloaded as new ones load.

@@ -77,10 +77,11 @@ pub struct ReadArgs {
 
 /// `kg_read`: the whole memory, or nodes in full.
 pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
-    let reusable = args
-        .session_id
-        .as_deref()
-        .filter(|sid| store.session(sid).is_some_and(|r| r.project_path.is_some()));
+    // Looked up in place: a copy of the record (its seen ids) cost more than the
+    // rest of a full read's bookkeeping.
+    let reusable = args.session_id.as_deref().filter(|sid| {
+        store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.project_path.is_some()))
+    });
     // Said once, when this call starts a session whose folder could belong to more
     // than one project.
     let mut project_note = None;
@@ -278,6 +279,9 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
 
 /// `kg_search`.
 pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64) -> ToolText {
+    if let Err(e) = crate::limits::query(query) {
+        return ToolText::error(&StoreError::Invalid(e));
+    }
     if let Some(sid) = session_id
         && let Err(e) = store.count_op(sid, now)
     {
@@ -288,10 +292,11 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
         Err(e) => return ToolText::error(&e),
     };
     let seen: Option<HashSet<String>> = session_id.map(|sid| {
-        store
-            .session(sid)
-            .map(|r| r.seen_ids().iter().cloned().collect())
-            .unwrap_or_default()
+        store.with_sessions(|s| {
+            s.lookup(sid)
+                .map(|r| r.seen_ids().iter().cloned().collect())
+                .unwrap_or_default()
+        })
     });
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
     let seen_fn = seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool);

@@ -49,6 +49,20 @@ pub fn dedup_prefix(count: usize) -> String {
     )
 }
 
+/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
+/// two different gists were written for one node: the newer is kept, the other goes
+/// into such a note with its origin). A node holding such a note has a conflict
+/// nobody has resolved yet; removing the note resolves it.
+pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+
+/// `kg_sync` for a session that last synced further back than the change log reaches
+/// (ours; the reference has no log).
+pub fn sync_behind(floor: usize) -> String {
+    format!(
+        "Note: your last kg_sync is older than what this server still remembers of its changes (at least the last {floor}), so this list goes by write times: it may miss nodes deleted since and changes made within a second of your last sync. kg_read(session_id) shows the whole memory as it is now."
+    )
+}
+
 /// Appended to `▸ <id>: NOT FOUND`.
 pub const NOT_FOUND_HINT: &str = " (kg_search reaches every tier, archived and orphaned too)";
 
@@ -174,6 +188,14 @@ pub fn debt_merge_conflicts(conflicts: usize, note_prefix: &str) -> String {
         "{} (see the node notes starting \"{}\": settle each, then remove its note)",
         merged_with_conflicts(conflicts),
         note_prefix.trim_end()
+    )
+}
+
+/// The DEBT line's component for what a sync held back (content that arrived from a
+/// remote and broke a write rule), after the merge conflicts.
+pub fn debt_held_back(items: usize) -> String {
+    format!(
+        "held back from sync: {items} (content from a remote that breaks a write rule; `kg-memory sync status` lists them)"
     )
 }
 

@@ -59,6 +59,18 @@ impl AppState {
         // Before the store reads anything: a second server must not even heal or
         // quarantine the files the holder is writing.
         let root_lock = RootLock::acquire(&settings.storage_root, &settings.host, settings.port)?;
+        // The secret by which this server proves to the owner's clients that it holds
+        // the root (see root_lock::serves_another_root).
+        if let Err(e) = crate::root_lock::root_token(&settings.storage_root) {
+            log::warn!(
+                "cannot create {} ({e}); clients will not take this server for the one holding {}",
+                settings
+                    .storage_root
+                    .join(crate::root_lock::TOKEN_FILE)
+                    .display(),
+                settings.storage_root.display()
+            );
+        }
         let clock = Clock::of(&settings);
         let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
             anyhow::anyhow!(
@@ -265,6 +277,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ws::router())
         .merge(crate::view::router())
         .merge(crate::steps::router())
+        .merge(crate::import::route::router())
         .merge(crate::activity::router())
         .merge(crate::sync::served::router())
         .route_service(

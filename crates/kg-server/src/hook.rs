@@ -73,12 +73,11 @@ pub async fn run(
         Some(_) => None,
         None => crate::root_lock::serves_another_root(&base, settings).await,
     };
-    if let Some(served) = elsewhere {
+    if let Some(stranger) = elsewhere {
         return match event {
             HookEvent::SessionStart => Some(format!(
-                "KG memory is offline for this session: the KG Memory server at {base} serves the storage root {}, not {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
-                served.display(),
-                settings.storage_root.display(),
+                "KG memory is offline for this session: the server at {base} {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
+                stranger.why(&settings.storage_root),
                 crate::launch::shell_line([&settings.storage_root])
             )),
             // Said once, at session start.

@@ -23,6 +23,7 @@ pub mod stdio;
 pub mod steps;
 pub mod sync;
 pub mod tasks;
+pub mod terminal;
 pub mod view;
 pub mod ws;
 

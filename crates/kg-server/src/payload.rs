@@ -211,6 +211,11 @@ pub struct Debt {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub dangling_nodes: Option<usize>,
+    /// Items a sync held back from the graph (content from a remote that breaks a
+    /// write rule; `kg-memory sync status` lists them); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub held_back: Option<usize>,
 }
 
 impl From<&kg_core::Debt> for Debt {
@@ -227,6 +232,7 @@ impl From<&kg_core::Debt> for Debt {
             merge_conflicts: (d.merge_conflicts > 0).then_some(d.merge_conflicts),
             dangling_touches: (d.stale_touches > 0).then_some(d.stale_touches),
             dangling_nodes: (d.stale_touches > 0).then_some(d.stale_nodes),
+            held_back: (d.held_back > 0).then_some(d.held_back),
         }
     }
 }
@@ -1232,6 +1238,7 @@ mod tests {
             merge_conflicts: 0,
             stale_touches: 0,
             stale_nodes: 0,
+            held_back: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
@@ -1243,6 +1250,7 @@ mod tests {
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
             merge_conflicts: 2,
+            held_back: 0,
             ..d
         };
         let written = value(&Debt::from(&d));

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_core::PathError;
@@ -304,6 +304,13 @@ struct PutNodeBody {
     project_path: Field<String>,
 }
 
+/// `POST /api/secrets/allow`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AllowSecretBody {
+    finding: Field<String>,
+}
+
 /// `POST /api/edges`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -363,6 +370,53 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/edges/{level}/{from}/{to}/{rel}", delete(delete_edge))
         .route("/api/progress", post(progress_set))
         .route("/api/progress/{task_id}", get(progress_get))
+        .route("/api/secrets/allow", post(allow_secret))
+}
+
+/// The header a browser page cannot send to another site without a CORS preflight,
+/// which this server never answers: our own clients send it on the routes that
+/// register or change state without a JSON body (`kg-memory hook` does).
+pub const CLIENT_HEADER: &str = "x-kg-client";
+
+/// Refuse a state-changing request a browser sent without [`CLIENT_HEADER`]: a page on
+/// another site can make a browser send a plain GET or a form POST (an `<img>`, a
+/// `no-cors` fetch), and an older browser marks it with no `Sec-Fetch-Site` for the
+/// cross-site guard to see. A browser always names itself (`User-Agent: Mozilla/…`,
+/// which a page cannot change); clients that are not browsers pass as before.
+fn refuse_simple_browser_request(headers: &HeaderMap) -> Result<(), ApiError> {
+    let from_browser = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|agent| agent.starts_with("Mozilla/"));
+    if from_browser && !headers.contains_key(CLIENT_HEADER) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "This route starts or changes sessions: a browser must send it with the {CLIENT_HEADER} header, which a page of another site cannot add"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `POST /api/secrets/allow` `{"finding": "<16 hex digits>"}`: a person (the graph view
+/// asks them) says the text behind a credential refusal is no secret, so writes that
+/// hold it are accepted on this machine. A JSON body: a page on another site cannot
+/// send one without a preflight, which is never answered.
+async fn allow_secret(
+    State(state): Shared,
+    JsonBody(body): JsonBody<AllowSecretBody>,
+) -> ApiResult {
+    let mut problems = Problems::default();
+    let finding = problems.required("finding", body.finding);
+    problems.finish()?;
+    state
+        .blocking(move |state, _| {
+            state.store.allow_secret(&finding)?;
+            log::info!("a credential finding was allowed as no secret: {finding}");
+            Ok(Answer(json!({"allowed": finding})))
+        })
+        .await
 }
 
 async fn health(State(state): Shared) -> Answer {
@@ -372,13 +426,26 @@ async fn health(State(state): Shared) -> Answer {
 /// `GET /api/server`: the storage root this server serves, so that a client set up
 /// for another one (a hook, the stdio bridge, `kg-memory status`) can tell it is not
 /// talking to its own memory. (`/health` keeps the reference's exact shape.)
-async fn server_info(State(state): Shared) -> Answer {
+async fn server_info(State(state): Shared, Query(params): Params) -> Answer {
     let root = &state.settings.storage_root;
+    // A client's challenge is answered with the root's token (see
+    // root_lock::serves_another_root); a long one is no challenge of ours.
+    let proof = param(&params, "challenge")
+        .filter(|c| c.len() <= 128)
+        .and_then(|challenge| {
+            crate::root_lock::root_token(root)
+                .ok()
+                .map(|token| crate::root_lock::proof(&token, challenge))
+        });
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
     Answer(json!({
+        "proof": proof,
         "storage_root": root.to_string_lossy(),
         "pid": std::process::id(),
         "version": VERSION,
+        // Why permanent deletes wait (a clock jump, a clock that disagrees with the
+        // memory's stamps); absent when the clock is trusted.
+        "clock_doubt": state.store.clock_doubt(),
     }))
 }
 
@@ -446,7 +513,8 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> ApiResult {
         .await
 }
 
-async fn register(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn register(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     state
         .blocking(move |state, now| {
             let sid = state
@@ -491,7 +559,8 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> ApiResu
         .await
 }
 
-async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     let project_path = param(&params, "project_path")
         .map(str::to_string)
         .ok_or_else(|| missing_query("project_path"))?;
@@ -630,7 +699,20 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
                     Value::Object(row)
                 })
                 .collect();
-            Answer(json!({ "graphs": rows }))
+            let mut survey = json!({ "graphs": rows });
+            // Credentials the memory already holds, for a person to remove before
+            // sync carries them (only when there are some: the survey's format has
+            // no such field).
+            let credentials: Vec<Value> = state
+                .store
+                .stored_credentials()
+                .into_iter()
+                .map(|c| json!({"graph": c.graph, "id": c.id, "field": c.field, "kind": c.kind}))
+                .collect();
+            if !credentials.is_empty() {
+                survey["suspected_credentials"] = Value::Array(credentials);
+            }
+            Answer(survey)
         })
         .await
 }

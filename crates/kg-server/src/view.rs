@@ -329,12 +329,15 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
             let stale = state.store.stale_touches(&slot);
             let root = slot.project_root().map(std::path::Path::new);
             let offers = state.stale_offers(stale.clone(), root);
+            let held_back = state.store.held_back(&slot);
             // Read before the graph: every change numbered below it is in the snapshot
             // (a change is logged after its graph changed, under the graph's lock).
             let change_head = state.store.change_head();
             let body = state.store.with_graph_activity(&slot, |g, activity| {
-                let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now)
-                    .with_stale_touches(&stale);
+                let mut inspection =
+                    kg_core::inspect_level(g, activity.iter().copied(), config, now)
+                        .with_stale_touches(&stale);
+                inspection.debt = inspection.debt.with_held_back(held_back);
                 let data = level_data(
                     level,
                     &slot,
@@ -369,6 +372,7 @@ async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult 
                 }
                 slots.push(slot_of(state, level, param(&params, "project_path"), now)?);
             }
+            kg_core::check_query(&query).map_err(ApiError::bad_request)?;
             let terms = query_terms(&query);
             let result = state
                 .store

@@ -177,6 +177,11 @@ export type Debt = {
    * The active nodes holding them (what the deficit weighs); absent when none.
    */
   dangling_nodes?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**
@@ -366,6 +371,11 @@ export type LevelDebt = {
    * The active nodes holding them (what the deficit weighs); absent when none.
    */
   dangling_nodes?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**

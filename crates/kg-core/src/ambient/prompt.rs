@@ -461,6 +461,7 @@ enum Recalled {
 }
 
 fn recall(store: &Store, sid: &str, prompt: &str, now: f64, decision: &mut Decision) -> Recalled {
+    let prompt = crate::limits::head(prompt, crate::limits::MAX_RECALL_CHARS);
     if store.config().policy == Policy::Ours {
         return recall_ours(store, sid, prompt, now, decision);
     }

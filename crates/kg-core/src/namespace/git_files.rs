@@ -1,11 +1,11 @@
 //! What a folder's git files say, read without running git: which folder is the top of
 //! the checkout it lies in, and, for a linked worktree, the main checkout of its
 //! repository. Only the small pointer files git writes are read (`.git` as a file,
-//! `commondir`, `gitdir`, `config`), each through [`read_small_file`]: a `.git` that is
-//! a FIFO, a device, a symlink loop or a huge file is never opened or read whole.
+//! `commondir`, `gitdir`, `config`), each through [`read_small_file`] (the stranger's
+//! reader): a `.git` that is a FIFO, a device, a symlink loop or a huge file is never
+//! opened or read whole.
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The most a pointer file (`.git`, `commondir`, `gitdir`) may hold: a path and a
@@ -16,29 +16,15 @@ pub(crate) const CONFIG_FILE_CAP: u64 = 1024 * 1024;
 
 /// The text of a small regular file, or `None` when `path` is no regular file (a
 /// folder, a FIFO, a device, a socket, a symlink loop), is larger than `cap` bytes, or
-/// is not UTF-8. Nothing else is ever opened: the type is checked before opening, and
-/// again on the open file (it may have been swapped in between), which is opened
-/// non-blocking so that even a FIFO swapped in cannot stall the caller.
+/// is not UTF-8: read as a stranger's file ([`crate::stranger`]), so nothing blocks.
+/// The type is checked before opening too, so a device in a `.git`'s place is never
+/// even opened.
 pub(crate) fn read_small_file(path: &Path, cap: u64) -> Option<String> {
     let before = fs::metadata(path).ok()?;
     if !before.is_file() || before.len() > cap {
         return None;
     }
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = options.open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > cap {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(cap).read_to_string(&mut text).ok()?;
-    Some(text)
+    crate::stranger::read_regular_text(path, cap).ok()
 }
 
 /// The checkout a folder lies in, as its git files describe it.

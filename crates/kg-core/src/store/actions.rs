@@ -9,7 +9,7 @@
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
 
-use super::writes::{NodeEdit, archive_node_in, delete_node_in, read_node_in};
+use super::writes::{archive_node_in, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
 use crate::touch_path::path_part;
@@ -251,9 +251,16 @@ impl Store {
                     gist,
                     notes,
                     touches,
-                } => Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?),
+                } => Some(self.checked_edit(id, gist, notes.clone(), touches.clone())?),
                 Action::Retouch { id, from, to } => {
-                    Some(retouch_edit(&state.graph, slot.level, id, from, to)?)
+                    let touches = retouched_touches(&state.graph, slot.level, id, from, to)?;
+                    let gist = state
+                        .graph
+                        .nodes
+                        .get(id)
+                        .map_or("", |n| n.gist())
+                        .to_string();
+                    Some(self.checked_edit(id, &gist, None, Some(touches))?)
                 }
                 other if !state.graph.nodes.contains_key(other.id()) => {
                     return Err(StoreError::NodeNotFound {
@@ -390,37 +397,35 @@ fn retouched(from: &str, to: &str) -> String {
     path_part(from).map_or_else(|| to.to_string(), |p| p.with_path(to))
 }
 
-/// The write that points touch `from` of node `id` at `to`: the node's own gist and
-/// notes, its touches with that one entry changed (or dropped, when the node already
-/// has the new entry).
-fn retouch_edit(
+/// The touches of node `id` with entry `from` pointed at `to` (or dropped, when the
+/// node already has the new entry): what a retouch writes, with the node's own gist
+/// and notes.
+fn retouched_touches(
     g: &Graph,
     level: Level,
     id: &str,
     from: &str,
     to: &str,
-) -> Result<NodeEdit, StoreError> {
+) -> Result<Vec<String>, StoreError> {
     let node = g.nodes.get(id).ok_or_else(|| StoreError::NodeNotFound {
         id: id.to_string(),
         level: level.as_str().to_string(),
     })?;
     let to = to.trim();
-    if to.is_empty() || to.contains(char::is_whitespace) || to.contains(['#']) || to.contains("://")
-    {
+    if to.is_empty() || to.contains(char::is_whitespace) || to.contains('#') || to.contains("://") {
         return Err(StoreError::Invalid(crate::wording::bad_retouch_path(to)));
     }
     let mut touches = node.touches();
-    let Some(at) = touches.iter().position(|t| t == from) else {
-        return Err(StoreError::Invalid(crate::wording::no_such_touch(id, from)));
-    };
-    if path_part(from).is_none() {
-        return Err(StoreError::Invalid(crate::wording::no_such_touch(id, from)));
-    }
+    let at = touches
+        .iter()
+        .position(|t| t == from)
+        .filter(|_| path_part(from).is_some())
+        .ok_or_else(|| StoreError::Invalid(crate::wording::no_such_touch(id, from)))?;
     let entry = retouched(from, to);
     if touches.contains(&entry) {
         touches.remove(at);
     } else {
         touches[at] = entry;
     }
-    NodeEdit::checked(id, node.gist(), None, Some(touches))
+    Ok(touches)
 }

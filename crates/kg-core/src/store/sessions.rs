@@ -123,7 +123,9 @@ impl Store {
     ///
     /// A session registered in this process reads the change log from its cursor, so
     /// every change by someone else is reported however close in time to its own
-    /// writes; a session from before a restart falls back to the version timestamps.
+    /// writes; a session from before a restart falls back to the version timestamps,
+    /// and so does one whose cursor the bounded log no longer reaches, which (our
+    /// policy) is told so.
     pub fn sync(&self, sid: &str, now: f64) -> Result<SyncReport, StoreError> {
         let head = self.change_head();
         let (cursor, watermark, project_root) = {
@@ -139,8 +141,10 @@ impl Store {
         // policy) the nodes they deleted, with where each happened.
         type VersionKeys = HashSet<(Option<String>, String)>;
         type Deleted = Vec<(Level, Option<String>, String)>;
-        let (from_log, deleted): (Option<VersionKeys>, Deleted) = {
+        let (from_log, deleted, behind): (Option<VersionKeys>, Deleted, bool) = {
             let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+            let behind = self.config.policy == Policy::Ours
+                && cursor.is_some_and(|c| log.since(c).is_none());
             let others = || {
                 cursor
                     .and_then(|c| log.since(c))
@@ -161,7 +165,7 @@ impl Store {
                     .collect(),
                 _ => Vec::new(),
             };
-            (keys, deleted)
+            (keys, deleted, behind)
         };
         let select = |slot: &GraphSlot| -> Vec<SyncItem> {
             let state = slot.lock();
@@ -215,6 +219,7 @@ impl Store {
         let mut report = SyncReport {
             user: select(&self.user),
             project: Vec::new(),
+            behind,
         };
         // Loaded again if it was unloaded while idle; a project whose folder and
         // graph are both gone has nothing to report.

@@ -10,6 +10,8 @@ mod faults;
 mod golden_wire;
 mod hooks;
 mod hostile;
+mod hostile_local;
+mod hostile_sync;
 mod http;
 mod import;
 mod load;
