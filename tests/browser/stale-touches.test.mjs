@@ -80,6 +80,12 @@ test('a renamed file is offered in the debt list and the panel, and one click us
   const badge = (await card.locator('.badge[class*="debt-"]').innerText()).split('\n')[0];
   const picked = await page.locator('#graph-select').evaluate((s) => s.selectedOptions[0].text);
   assert.ok(picked.endsWith(badge), `${picked} / ${badge}`);
+  // The badge's factors say what the stale touches add to the deficit.
+  await card.locator('.badge[class*="debt-"]').hover();
+  assert.match(
+    await card.locator('.badge[class*="debt-"] .factors').innerText(),
+    /\+ 0\.5 × 2 with stale touches \(3 touches name files that are gone\)/,
+  );
   await card.locator('h2').hover();
   await shot(page, 'ui-stale-touches-debt-list.png', card);
 

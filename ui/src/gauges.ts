@@ -103,7 +103,9 @@ function debtBadge(d: LevelDebt): HTMLElement {
         h('dd', { text: `${num(d.activity)} = min(1, ${d.active_days_7d} active days of 7 / 4)` }),
         h('dt', { text: 'deficit' }),
         h('dd', {
-          text: `${num(d.deficit, 3)} = (${d.oversized_gists} oversized + 0.5 × ${d.unconnected_active} unconnected) / ${d.active_nodes} active`,
+          text: `${num(d.deficit, 3)} = (${d.oversized_gists} oversized + 0.5 × ${d.unconnected_active} unconnected${
+            d.dangling_nodes ? ` + 0.5 × ${d.dangling_nodes} with stale touches (${d.dangling_touches ?? 0} touches name files that are gone)` : ''
+          }) / ${d.active_nodes} active`,
         }),
         ...(conflicts
           ? [
