@@ -32,6 +32,7 @@ modules!(
     limits,
     model,
     namespace,
+    near_duplicate,
     neighbourhood,
     persist,
     plan,

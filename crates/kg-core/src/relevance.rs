@@ -601,6 +601,72 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
     recalled
 }
 
+/// How much of a node's lesson another node of its graph repeats: the share of the
+/// words of its id and gist (each weighed by its rarity in the graph, the id's words
+/// twice) that the other holds anywhere, and how many words they share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Overlap {
+    /// Position of the other node in the graph.
+    pub node: usize,
+    /// Share of the node's weight the other holds, 0 to 1.
+    pub share: f64,
+    /// Distinct words they share.
+    pub shared: usize,
+}
+
+/// The node of `graph` (other than the one at `own`) that repeats most of the node at
+/// `own`, and how much; `None` when no other node shares a word with it.
+pub(crate) fn closest(graph: &Graph, own: usize) -> Option<Overlap> {
+    let (id, node) = graph.nodes.get_index(own)?;
+    // The lesson is the id and the gist: notes and touches add detail that an older
+    // node of the same lesson need not hold.
+    let mut title: Vec<Word> = Vec::new();
+    for_each_word(&id.replace('-', " "), |w, _| title.push(hash_word(w)));
+    let mut words = title.clone();
+    for_each_word(node.gist(), |w, _| words.push(hash_word(w)));
+    words.sort_unstable();
+    words.dedup();
+    if words.is_empty() {
+        return None;
+    }
+    let n = graph.nodes.len() as f64;
+    let mut df = vec![0usize; words.len()];
+    let mut holders: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (other_id, other)) in graph.nodes.iter().enumerate() {
+        let theirs = node_words(other_id, other);
+        let held: Vec<usize> = (0..words.len())
+            .filter(|&q| theirs.weight(words[q]).is_some())
+            .collect();
+        for &q in &held {
+            df[q] += 1;
+        }
+        if i != own && !held.is_empty() {
+            holders.push((i, held));
+        }
+    }
+    // A word's weight: its IDF in this graph, twice over when it names the node.
+    let weight: Vec<f64> = words
+        .iter()
+        .zip(&df)
+        .map(|(&w, &d)| {
+            let idf = (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln();
+            if title.contains(&w) { 2.0 * idf } else { idf }
+        })
+        .collect();
+    let total: f64 = weight.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    holders
+        .into_iter()
+        .map(|(i, held)| Overlap {
+            node: i,
+            share: held.iter().map(|&q| weight[q]).sum::<f64>() / total,
+            shared: held.len(),
+        })
+        .max_by(|a, b| a.share.total_cmp(&b.share).then(b.node.cmp(&a.node)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

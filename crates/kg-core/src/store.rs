@@ -891,6 +891,18 @@ impl Store {
         f(&state.graph, &index.nodes_touching(keys))
     }
 
+    /// The existing node of `target`'s graph that the node `id` nearly repeats (see
+    /// [`crate::near_duplicate`]), if any.
+    pub(crate) fn repeat_of(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        now: f64,
+    ) -> Option<crate::near_duplicate::Similar> {
+        let slot = self.resolve_target(target, now).ok()?;
+        self.with_graph(&slot, |graph| crate::near_duplicate::similar_to(graph, id))
+    }
+
     /// Run `f` with several graphs locked at once — the only place that holds more
     /// than one graph lock. Duplicates are dropped (a mutex taken twice on one thread
     /// never returns) and the locks are taken in the store's order: the user graph,

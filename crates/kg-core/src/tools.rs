@@ -390,9 +390,36 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
                 if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
                     text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
                 }
+                if let Some(nudge) = repeat_nudge(store, target, &args.id, put.created, now) {
+                    text.push_str("\n\n");
+                    text.push_str(&nudge);
+                }
                 text
             }),
     )
+}
+
+/// Under our policy, the note a created node earns when it nearly repeats one its
+/// graph holds: which, and how to fold the two into one. Never for an update.
+fn repeat_nudge(
+    store: &Store,
+    target: Target<'_>,
+    id: &str,
+    created: bool,
+    now: f64,
+) -> Option<String> {
+    if !created || store.config().policy != crate::store::Policy::Ours {
+        return None;
+    }
+    let similar = store.repeat_of(target, id, now)?;
+    Some(match similar.repeat {
+        crate::near_duplicate::Repeat::LookAlike => {
+            wording::look_alike_id(id, &similar.id, &similar.gist, target.session.unwrap_or_default())
+        }
+        crate::near_duplicate::Repeat::Content { .. } => {
+            wording::repeats_node(id, &similar.id, &similar.gist, target.session.unwrap_or_default())
+        }
+    })
 }
 
 /// Arguments of `kg_put_edge`.

@@ -253,6 +253,38 @@ pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -
     }
 }
 
+/// A gist cut for a nudge that names a node: its first 120 characters.
+fn gist_head(gist: &str) -> String {
+    match gist.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &gist[..cut]),
+        None => gist.to_string(),
+    }
+}
+
+/// After creating `new_id`: the graph already holds `old_id`, which says nearly the
+/// same. Saved all the same; this asks the agent to keep one node.
+pub fn repeats_node(new_id: &str, old_id: &str, old_gist: &str, sid: &str) -> String {
+    format!(
+        "Possible duplicate: '{old_id}' already says much of this (\"{}\"). If it is the same \
+         lesson, put what is new into it — kg_put_node(session_id='{sid}', id='{old_id}', …) with \
+         its full notes list — and remove this one with kg_delete_node(session_id='{sid}', \
+         id='{new_id}'). If they differ, keep both and say how in each gist.",
+        gist_head(old_gist)
+    )
+}
+
+/// After creating `new_id`: an existing id differs from it only in case, separators
+/// or look-alike characters.
+pub fn look_alike_id(new_id: &str, old_id: &str, old_gist: &str, sid: &str) -> String {
+    format!(
+        "Look-alike id: '{new_id}' differs from the existing '{old_id}' (\"{}\") only in case, \
+         separators or look-alike characters, so the two read as one. If they are the same \
+         node, write to '{old_id}' and remove this one with kg_delete_node(session_id='{sid}', \
+         id='{new_id}'); if not, give this one an id that tells them apart.",
+        gist_head(old_gist)
+    )
+}
+
 /// The capture nudge after a repeated read, fetch or search with no node covering it.
 pub fn capture_nudge(needle: &str, evidence: &str, sid: &str, level: &str) -> String {
     format!(

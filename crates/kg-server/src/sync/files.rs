@@ -63,6 +63,8 @@ const IGNORED: &[&str] = &[
     "/project-paths.json",
     // Credential findings a person here allowed as no secret.
     "/secrets-allowed.json",
+    // Why recall spoke or stayed silent in this machine's sessions.
+    "/recall.jsonl",
     // One-generation backups, quarantined unreadable files, half-written temporaries,
     // content a sync held back, git's temporaries.
     "*.prev",
@@ -71,8 +73,10 @@ const IGNORED: &[&str] = &[
     "*.tmp",
     "*.held-back.json",
     ".merge_file_*",
-    // Which server holds this root, and when this machine last synced.
+    // Which server holds this root, its secret proof of it, and when this machine
+    // last synced.
     "/.kg-memory.lock",
+    "/.kg-memory.token",
     "/.kg-sync-state.json",
 ];
 

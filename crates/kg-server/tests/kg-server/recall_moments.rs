@@ -296,3 +296,107 @@ fn bad_tool_payloads_are_silent() {
         assert_eq!(answer, json!({}));
     }
 }
+
+#[test]
+fn a_new_node_that_repeats_one_is_saved_and_names_it() {
+    let mut server = Server::fresh();
+    let project = project_with(&server, "cache", &[]);
+    let sid = start_session(&server, &project, "cc-dup-1");
+    let existing = [
+        (
+            "cache-invalidation-rule",
+            "Cache entries expire after ten minutes and are cleared on deploy",
+        ),
+        (
+            "deploy-pipeline",
+            "Deploys run through GitHub Actions, then an ECS rolling update",
+        ),
+        (
+            "db-pool-size",
+            "PgBouncer pool is 40 connections per service",
+        ),
+        (
+            "auth-jwt-ttl",
+            "Access JWTs live 15 minutes, refresh tokens 30 days",
+        ),
+        (
+            "billing-retries",
+            "Stripe calls retry three times with idempotency keys",
+        ),
+        ("search-index", "Meilisearch reindexes tickets nightly"),
+        (
+            "email-bounces",
+            "Postmark bounces mark the contact as unreachable",
+        ),
+        ("ws-idle", "The ALB closes idle WebSockets after 60 seconds"),
+        (
+            "s3-attachments",
+            "Attachments go to S3 with presigned URLs valid 5 minutes",
+        ),
+        (
+            "otel-sampling",
+            "Traces are sampled at 10 percent in production",
+        ),
+        (
+            "queue-visibility",
+            "Jobs in the Postgres queue become visible again after 5 minutes",
+        ),
+    ];
+    for (id, gist) in existing {
+        put_node(&server, &project, id, gist, &[]);
+    }
+    let put = |server: &mut Server, id: &str, gist: &str| {
+        let (text, is_error) = server.call(
+            "kg_put_node",
+            &json!({"session_id": sid, "level": "project", "id": id, "gist": gist}),
+        );
+        assert!(!is_error, "{text}");
+        text
+    };
+    let text = put(
+        &mut server,
+        "cache-expiry-deploy",
+        "Cache entries expire after ten minutes; a deploy clears them",
+    );
+    assert!(
+        text.starts_with("Node 'cache-expiry-deploy' saved to project graph"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Possible duplicate: 'cache-invalidation-rule' already says"),
+        "{text}"
+    );
+    // Never blocking: the node is there.
+    let (status, _) = server.json(
+        "GET",
+        &format!(
+            "/api/nodes/project/cache-expiry-deploy?project_path={}",
+            project.display()
+        ),
+        None,
+    );
+    assert_eq!(status, 200);
+    // An update of it is not a creation: no nudge again.
+    let again = put(
+        &mut server,
+        "cache-expiry-deploy",
+        "Cache entries expire after ten minutes; deploys clear them",
+    );
+    assert!(!again.contains("Possible duplicate"), "{again}");
+    // A look-alike id (a capital I for the l, another case).
+    let text = put(&mut server, "Ws-idIe", "Idle sockets");
+    assert!(
+        text.contains("Look-alike id: 'Ws-idIe' differs from the existing 'ws-idle'"),
+        "{text}"
+    );
+    // A new topic says nothing.
+    let text = put(
+        &mut server,
+        "ui-dark-mode",
+        "The web app follows the system's dark mode setting",
+    );
+    assert!(
+        !text.contains("duplicate") && !text.contains("Look-alike"),
+        "{text}"
+    );
+}

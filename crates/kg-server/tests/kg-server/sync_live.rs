@@ -671,7 +671,8 @@ fn a_server_killed_while_it_merges_loses_nothing() {
     for id in ours.iter().chain(&others) {
         assert!(ids.contains(id), "{id} is missing after the kills");
     }
-    assert!(a.git(&["status", "--porcelain"]).trim().is_empty());
+    let status = a.git(&["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "left in the work tree: {status}");
     machines[1].sync_ok();
     assert_eq!(
         fs::read(machines[0].root.join("user.json")).expect("graph"),
