@@ -72,7 +72,8 @@ const q = (params: Record<string, string | null | undefined>): string => {
 /** One action of a step (`POST /api/view/step`). */
 export type StepAction =
   | { kind: 'promote' | 'archive' | 'delete_node'; id: string }
-  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[] };
+  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[] }
+  | { kind: 'retouch'; id: string; from: string; to: string };
 
 /** Where a write goes: the level, the project on screen, the view's live session. */
 export interface Address {

@@ -10,6 +10,7 @@ import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
 import type { EdgeInfo, NodeInfo } from './graph';
 import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
+import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
 import type { LevelName, StepAnswer, TierWhy } from './types';
 
@@ -232,10 +233,22 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     h('div', { class: 'row' }, clearButton(notesBox, 'notes', update)),
     h('h3', {}, h('label', { for: 'touches', text: 'Touches (files)' })),
     touchesBox,
+    staleNote(info),
     h('div', { class: 'row' }, clearButton(touchesBox, 'touches', update)),
     error,
     h('div', { class: 'row' }, saveBtn, revertBtn),
   ];
+}
+
+/** The node's touches whose file is gone, each with git's new path and its fix. */
+function staleNote(info: NodeInfo): HTMLElement | null {
+  const stale = staleTouchesOf(info.level, info.id);
+  if (!stale.length) return null;
+  return h(
+    'ul',
+    { class: 'stale-touches', 'aria-label': 'Touches whose file is gone' },
+    stale.map((item) => h('li', {}, staleTouchParts(info.level, item))),
+  );
 }
 
 // ----- why it is in its tier ---------------------------------------------------------------------

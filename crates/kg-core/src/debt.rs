@@ -81,6 +81,11 @@ pub struct Debt {
     /// settled. The same under both policies: the reference never writes such notes,
     /// so none of its outputs change.
     pub merge_conflicts: usize,
+    /// Path-shaped `touches` entries of active nodes whose file is gone (see
+    /// `stale_touches`). Counted under our policy only; 0 under the reference's.
+    pub stale_touches: usize,
+    /// The active nodes holding them: what the deficit weighs.
+    pub stale_nodes: usize,
     /// Items a sync held back from this graph (content from a remote that broke a
     /// write rule; see `Store::hold_back`): waiting for a person, so, like merge
     /// conflicts, they raise the level to at least MED and leave the score alone.
@@ -99,18 +104,36 @@ impl Debt {
     }
 
     /// `oversized / n + 0.5 × unconnected / n` over the `n` active nodes, plus
-    /// `0.5 × burst / n` when a burst was archived, before the score caps it at 1.
+    /// `0.5 × burst / n` when a burst was archived and `0.5 × stale_nodes / n` when
+    /// touches are stale, before the score caps it at 1.
     pub fn deficit(&self) -> f64 {
         if self.active_nodes == 0 {
             return 0.0;
         }
         let n = self.active_nodes as f64;
-        let deficit = (self.oversized as f64 + 0.5 * self.unconnected as f64) / n;
-        if self.burst == 0 {
-            // Evaluated exactly as the reference does (its DEBT has no burst).
-            return deficit;
+        let mut deficit = (self.oversized as f64 + 0.5 * self.unconnected as f64) / n;
+        // Each addition only when present: without them the sum is evaluated exactly
+        // as the reference does (its DEBT has neither).
+        if self.burst > 0 {
+            deficit += 0.5 * self.burst as f64 / n;
         }
-        deficit + 0.5 * self.burst as f64 / n
+        if self.stale_nodes > 0 {
+            deficit += 0.5 * self.stale_nodes as f64 / n;
+        }
+        deficit
+    }
+
+    /// This debt with stale touches counted (`entries` stale entries on `nodes` active
+    /// nodes): a pointer to a file that is gone misleads whoever follows it, wear for
+    /// a maintenance pass like an unconnected node.
+    pub fn with_stale_touches(mut self, entries: usize, nodes: usize) -> Debt {
+        if entries == 0 {
+            return self;
+        }
+        self.stale_touches = entries;
+        self.stale_nodes = nodes;
+        self.rescore();
+        self
     }
 
     /// This debt with `burst` archived new nodes counted (see [`Debt::burst`]): a
@@ -173,6 +196,11 @@ impl Debt {
         if self.merge_conflicts > 0 {
             obj.insert("merge_conflicts".into(), Value::from(self.merge_conflicts));
         }
+        // Named as the reference's later versions name them.
+        if self.stale_touches > 0 {
+            obj.insert("dangling_touches".into(), Value::from(self.stale_touches));
+            obj.insert("dangling_nodes".into(), Value::from(self.stale_nodes));
+        }
         if self.held_back > 0 {
             obj.insert("held_back".into(), Value::from(self.held_back));
         }
@@ -193,6 +221,11 @@ impl Debt {
         } else {
             String::new()
         };
+        let stale = if self.stale_touches > 0 {
+            wording::debt_stale_touches(self.stale_touches)
+        } else {
+            String::new()
+        };
         let mut conflicts = match self.conflicts_clause() {
             Some(clause) => format!(", {clause}"),
             None => String::new(),
@@ -201,7 +234,7 @@ impl Debt {
             conflicts.push_str(&format!(", {}", wording::debt_held_back(self.held_back)));
         }
         let mut line = format!(
-            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{conflicts}, {untended}, active {}/7d",
+            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{stale}{conflicts}, {untended}, active {}/7d",
             self.level.as_str(),
             float_repr(round_to(self.score, 2)),
             self.oversized,
@@ -234,6 +267,13 @@ impl Debt {
             wording::merged_with_conflicts(self.merge_conflicts)
         } else if self.burst > 0 && self.burst >= self.oversized && self.burst >= self.unconnected {
             wording::debt_burst(self.burst)
+                .trim_start_matches(", ")
+                .to_string()
+        } else if self.stale_nodes > 0
+            && self.stale_nodes > self.unconnected
+            && self.stale_nodes > self.oversized * 2
+        {
+            wording::debt_stale_touches(self.stale_touches)
                 .trim_start_matches(", ")
                 .to_string()
         } else if self.oversized > 0 && self.oversized * 2 >= self.unconnected {
@@ -362,6 +402,8 @@ impl DebtInputs {
             active_days_7d: activity_days(reads.chain(extra_activity), now),
             burst: 0,
             merge_conflicts: self.merge_conflicts,
+            stale_touches: 0,
+            stale_nodes: 0,
             held_back: 0,
         };
         debt.rescore();
@@ -527,6 +569,8 @@ mod tests {
             active_days_7d: 1,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
             held_back: 0,
         };
         assert_eq!(
@@ -553,6 +597,8 @@ mod tests {
             active_days_7d: 4,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
             held_back: 0,
         };
         let plain = {

@@ -45,6 +45,7 @@ modules!(
     search,
     secrets,
     session,
+    stale_touches,
     store,
     stranger,
     structure,
@@ -66,14 +67,14 @@ pub use model::{
     Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
     float_value, is_artifact_ref, node_version_key, validate_ident,
 };
-pub use namespace::{Layout, Namespace, PathError};
+pub use namespace::{Alternative, AlternativeKind, Layout, Namespace, PathError};
 pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 pub use session::{SessionRecord, SessionRegistry};
 pub use store::{
     Action, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK,
-    Outcome, Policy, Store, StoreConfig, StoreError, StoredCredential, TakenIn, Target, UNDO_STEPS,
-    Undone, held_back_file, screen_incoming, sync_origin, sync_source,
+    Outcome, Policy, ProjectChoice, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
+    TakenIn, Target, UNDO_STEPS, Undone, held_back_file, screen_incoming, sync_origin, sync_source,
 };
 
 // Files the memory does not own (a project's `.git`, transcripts, imports), opened as
@@ -87,6 +88,8 @@ pub use ambient::{
     USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
     session_bootstrap, tool_event,
 };
+pub use stale_touches::{Renames, renamed_path};
+pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
     kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,

@@ -33,10 +33,11 @@ use crate::render::tier_counts;
 pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
 use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
+pub use crate::stale_touches::StaleTouch;
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -45,6 +46,7 @@ mod actions;
 mod batch;
 mod graphs;
 mod incoming;
+mod projects;
 mod screen;
 mod sessions;
 mod writes;
@@ -52,6 +54,7 @@ mod writes;
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use batch::{BatchEdge, BatchNode, BatchOutcome};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use projects::ProjectChoice;
 pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
@@ -244,6 +247,10 @@ struct GraphState {
     /// the server's lifetime so a view opened later still says why the graph looks
     /// as it does.
     damaged: Option<DamagedFile>,
+    /// The stale touches last found (our policy) and when: DEBT is computed on every
+    /// write and read, and a `stat` per touch each time would add up. Dropped when the
+    /// graph is saved or loaded; otherwise looked at again after [`STALE_RECHECK`].
+    stale: Option<(std::time::Instant, Arc<Vec<StaleTouch>>)>,
     /// Which nodes touch which file, rebuilt when the graph's touches change.
     touches: Option<Arc<crate::touch_index::TouchIndex>>,
     /// Items that arrived by sync and broke a write rule, kept in the graph's
@@ -255,6 +262,10 @@ struct GraphState {
     /// Whether paused permanent deletes were already logged for this graph.
     deletes_pause_logged: bool,
 }
+
+/// How long the stale touches found for a graph are trusted while the graph does not
+/// change: files come and go without the store hearing of it.
+const STALE_RECHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A graph file that did not parse and was moved aside when it was loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -366,6 +377,8 @@ pub struct Store {
     unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
     /// What the graphs not in memory look like, for [`Store::catalogue`].
     catalogue: Catalogue,
+    /// The projects client folders were found to belong to lately (a leaf lock).
+    recent_choices: projects::RecentChoices,
     /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
     recall_log: crate::recall_log::RecallLog,
     /// Why the clock is not trusted for permanent deletes in this run (a jump the
@@ -430,6 +443,7 @@ impl Store {
             listeners: RwLock::new(Vec::new()),
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
+            recent_choices: projects::RecentChoices::default(),
             recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
             clock_doubt: Mutex::new(None),
             secrets_allowed: RwLock::new(HashSet::new()),
@@ -597,16 +611,28 @@ impl Store {
         slot.lock().dirty
     }
 
-    /// The debt of a graph as `kg_read` prints it, from the graph and the project's
-    /// tool-event stamps the store keeps (no file is read).
+    /// The debt of a graph, from the graph and the project's tool-event stamps the
+    /// store keeps (no graph file is read); its stale touches as last looked up, when
+    /// that was lately.
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
-        let state = slot.lock();
-        self.debt_of(&state, now)
+        let mut state = slot.lock();
+        self.debt_of(slot, &mut state, now)
+    }
+
+    /// [`Store::level_debt`] with the stale touches looked up now rather than
+    /// remembered: what a full read or a preload prints.
+    pub fn level_debt_now(&self, slot: &GraphSlot, now: f64) -> Debt {
+        let mut state = slot.lock();
+        state.stale = None;
+        self.debt_of(slot, &mut state, now)
     }
 
     /// A graph's debt under this store's policy: ours also counts the new nodes a
-    /// burst got archived (the reference's DEBT has no such component).
-    fn debt_of(&self, state: &GraphState, now: f64) -> Debt {
+    /// burst got archived and the touches whose file is gone (the reference's DEBT has
+    /// neither).
+    fn debt_of(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> Debt {
+        let stale = self.stale_of(slot, state, false);
+        let (entries, nodes) = crate::stale_touches::stale_counts(&stale);
         crate::debt::level_debt(
             &state.graph,
             state.activity.iter().copied(),
@@ -614,7 +640,39 @@ impl Store {
             self.config.policy == Policy::Ours,
             now,
         )
+        .with_stale_touches(entries, nodes)
         .with_held_back(state.held_back)
+    }
+
+    /// The touches of a graph's active nodes whose file is gone, looked up now (our
+    /// policy; none under the reference's): `~` against home, relative paths against
+    /// the project root. For the maintenance survey, the graph view and the agent's
+    /// fix; DEBT uses the last answer while it is recent.
+    pub fn stale_touches(&self, slot: &GraphSlot) -> Vec<StaleTouch> {
+        let mut state = slot.lock();
+        self.stale_of(slot, &mut state, true).as_ref().clone()
+    }
+
+    fn stale_of(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        fresh: bool,
+    ) -> Arc<Vec<StaleTouch>> {
+        if self.config.policy == Policy::Reference {
+            return Arc::default();
+        }
+        if !fresh
+            && let Some((at, known)) = &state.stale
+            && at.elapsed() < STALE_RECHECK
+        {
+            return known.clone();
+        }
+        let entries = crate::stale_touches::path_touches(&state.graph);
+        let root = slot.project_root().map(Path::new);
+        let found = Arc::new(crate::stale_touches::find_stale(&entries, &self.home, root));
+        state.stale = Some((std::time::Instant::now(), found.clone()));
+        found
     }
 
     /// `secrets-allowed.json`: findings a person allowed as no secret on this machine.
@@ -763,6 +821,13 @@ impl Store {
     /// the catalogue module): graphs in memory as they are there, the others from
     /// their files. Locks one graph at a time.
     pub fn catalogue(&self, now: f64) -> Vec<CatalogueEntry> {
+        self.catalogue_checked(now, false)
+    }
+
+    /// [`Store::catalogue`], every graph's stale touches looked up now when
+    /// `fresh_touches` (someone asked: the survey, the view's list), else as found
+    /// lately.
+    pub fn catalogue_checked(&self, now: f64, fresh_touches: bool) -> Vec<CatalogueEntry> {
         let mut slots = vec![self.user.clone()];
         slots.extend(self.loaded_projects());
         let in_memory = slots
@@ -772,22 +837,30 @@ impl Store {
                     Level::User => "user".to_string(),
                     Level::Project => slot.slug.clone()?,
                 };
-                let state = slot.lock();
+                let mut state = slot.lock();
                 if !state.loaded {
                     return None;
                 }
+                if fresh_touches {
+                    state.stale = None;
+                }
+                let debt = self.debt_of(slot, &mut state, now);
                 let graph = &state.graph;
                 Some(InMemory {
                     name,
                     level: slot.level,
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
-                    debt: self.debt_of(&state, now),
+                    debt,
                     health: Health::of_graph(graph).line,
                 })
             })
             .collect();
-        self.catalogue.list(&self.layout, in_memory, now)
+        let stale = (self.config.policy == Policy::Ours).then(|| crate::catalogue::StaleCheck {
+            home: &self.home,
+            fresh: fresh_touches,
+        });
+        self.catalogue.list(&self.layout, in_memory, stale, now)
     }
 
     /// Run `f` with a graph locked (read access for renderers and search).

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
 pub mod text;
+pub mod touches;
 
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +82,9 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
     let reusable = args.session_id.as_deref().filter(|sid| {
         store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.project_path.is_some()))
     });
+    // Said once, when this call starts a session whose folder could belong to more
+    // than one project.
+    let mut project_note = None;
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             if let Err(e) = store.count_op(sid, now) {
@@ -95,8 +99,11 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
                 }
                 sid
             }
-            None => match store.register_session(Some(cwd), None, now) {
-                Ok(sid) => sid,
+            None => match store.project_of(cwd) {
+                Ok(choice) => {
+                    project_note = choice.note();
+                    store.register_in(Some(choice.root), None, now)
+                }
                 Err(e) => return ToolText::error(&e),
             },
         },
@@ -112,10 +119,15 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .clone()
         .filter(|ids| !ids.is_empty())
         .or_else(|| args.id.clone().map(|id| vec![id]));
-    match ids {
+    let mut reply = match ids {
         Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
         None => answer(Ok(full_read(store, &sid, now))),
+    };
+    if let Some(note) = project_note {
+        reply.text.push_str("\n\n");
+        reply.text.push_str(&note);
     }
+    reply
 }
 
 /// How recent a preload must be for `kg_read(cwd)` to continue its session.
@@ -127,7 +139,7 @@ const PRELOAD_FRESH_SECS: f64 = 3_600.0;
 /// than minting a second session) is what stops that session's full-read nudge; with
 /// several candidates it is ambiguous, and a fresh session is safer.
 fn preloaded_session_for(store: &Store, cwd: &str, now: f64) -> Option<String> {
-    let root = store.resolve_root(cwd).ok()?;
+    let root = store.project_root_of(cwd).ok()?;
     store.with_sessions(|sessions| {
         let mut candidates = sessions.iter().filter(|(_, r)| {
             r.project_path.as_deref() == Some(root.as_str())
@@ -195,8 +207,10 @@ pub fn render_session(
     now: f64,
 ) -> crate::render::ReadRender {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = store.level_debt(&user, now).line();
-    let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
+    let user_debt = store.level_debt_now(&user, now).line();
+    let project_debt = project
+        .as_ref()
+        .map(|p| store.level_debt_now(p, now).line());
     let empty = crate::graph::Graph::default();
     let opts = ReadOptions {
         kind,

@@ -101,6 +101,79 @@ pub fn debt_burst(archived: usize) -> String {
     format!(", {archived} new node(s) archived in a burst")
 }
 
+/// The DEBT line's clause for touches whose file is gone (our policy).
+pub fn debt_stale_touches(entries: usize) -> String {
+    format!(", {entries} stale touch(es)")
+}
+
+/// `kg_fix_touch` given a node without a touch, or a touch without a node.
+pub const FIX_TOUCH_NEEDS_BOTH: &str = "kg_fix_touch takes id and touch together (to fix one touch), or neither (to list the stale ones)";
+
+/// `kg_fix_touch` when every path-shaped touch names a file that exists.
+pub const NO_STALE_TOUCHES: &str =
+    "No stale touches: every touch that names a file path points at a file that exists.";
+
+/// How to act on a listing of stale touches.
+pub const FIX_TOUCH_HOW: &str = "Accept git's path with kg_fix_touch(session_id, id, touch); \
+     where git knows none, pass the new path as to, or drop the touch by resending the \
+     node's touches with kg_put_node.";
+
+/// The heading of one graph's stale touches in a `kg_fix_touch` listing.
+pub fn stale_touches_heading(level: &str, count: usize) -> String {
+    format!("Stale touches in the {level} graph ({count}): each names a file that is gone.")
+}
+
+/// One stale touch of a listing, with where git says its file went.
+pub fn stale_touch_line(id: &str, touch: &str, renamed_to: Option<&str>) -> String {
+    match renamed_to {
+        Some(to) => format!("- {id}: {touch:?} — git says the file became {to}"),
+        None => format!("- {id}: {touch:?} — git knows no new name for it"),
+    }
+}
+
+/// The tail of a listing cut short.
+pub fn more_stale_touches(more: usize) -> String {
+    format!("… and {more} more")
+}
+
+/// `kg_fix_touch` naming a touch no node of the graphs looked in has.
+pub fn no_touch_in_graphs(id: &str, touch: &str, level: &str) -> String {
+    format!(
+        "No node '{id}' with the touch {touch:?} in {level} graph (name the touch exactly as the node stores it)"
+    )
+}
+
+/// `kg_fix_touch` without `to` for a stale touch git knows nothing about.
+pub fn no_rename_known(touch: &str) -> String {
+    format!(
+        "Git records no rename of the file {touch:?} names; pass its new path as to, or drop the touch with kg_put_node"
+    )
+}
+
+/// `kg_fix_touch` without `to` for a touch whose file exists.
+pub fn touch_not_stale(touch: &str) -> String {
+    format!("The touch {touch:?} names a file that exists; to point it elsewhere, pass to")
+}
+
+/// A touch pointed at its file's new path.
+pub fn touch_fixed(id: &str, from: &str, to: &str, level: &str) -> String {
+    format!("Touch {from:?} of node '{id}' now reads {to:?} ({level} graph)")
+}
+
+/// A retouch naming a node entry it does not have.
+pub fn no_such_touch(id: &str, touch: &str) -> String {
+    format!(
+        "Node '{id}' has no touch {touch:?} to change (read the node again: its touches may have changed)"
+    )
+}
+
+/// A retouch whose new path cannot be a touch's path.
+pub fn bad_retouch_path(to: &str) -> String {
+    format!(
+        "{to:?} cannot be a touch's path: give one file path, without spaces, an anchor (#) or a URL"
+    )
+}
+
 /// Merge conflicts a sync's merge left in node notes for someone to settle, in short
 /// (the tray's tooltip and menu).
 pub fn merged_with_conflicts(conflicts: usize) -> String {
@@ -396,6 +469,60 @@ pub fn no_project_memory(folder: &str) -> String {
          loaded. To keep one for this folder, add its parent folder to KG_PROJECT_ROOTS in \
          the memory server's environment and restart the server."
     )
+}
+
+/// Why another folder could have been a session's project, as a clause of
+/// [`ambiguous_project`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherProject {
+    /// An enclosing folder with a project graph of its own.
+    EnclosingGraph,
+    /// The top of the git repository the chosen folder lies in.
+    RepositoryTop,
+    /// The main checkout of the repository whose worktree was chosen.
+    MainCheckout,
+    /// A git repository of its own inside the chosen project.
+    NestedRepository,
+}
+
+/// Said once at the start of a session whose folder could belong to more than one
+/// project: which folder's graph it uses, and the other folders (`(folder, why)`,
+/// nearest first) that could have been the project.
+pub fn ambiguous_project(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory: this session uses the project graph of {root}, the nearest folder \
+         that has one, but the choice is not clear-cut: {}. Project nodes written in this \
+         session go to the graph of {root}; if the work belongs to the other folder, tell the \
+         user.",
+        other_projects(others)
+    )
+}
+
+/// The same for the person, beside the session-start notice.
+pub fn ambiguous_project_notice(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory from {root} (the nearest folder with a project graph); note that {}.",
+        other_projects(others)
+    )
+}
+
+fn other_projects(others: &[(&str, OtherProject)]) -> String {
+    let clauses: Vec<String> = others
+        .iter()
+        .map(|(folder, why)| match why {
+            OtherProject::EnclosingGraph => {
+                format!("{folder}, which encloses it, has a project graph too")
+            }
+            OtherProject::RepositoryTop => format!("{folder} is the top of its git repository"),
+            OtherProject::MainCheckout => {
+                format!("{folder} is the main checkout of this git worktree")
+            }
+            OtherProject::NestedRepository => format!(
+                "the session's folder lies in {folder}, a git repository of its own inside that project"
+            ),
+        })
+        .collect();
+    clauses.join("; ")
 }
 
 /// The one-line notice Claude Code shows the user at session start.

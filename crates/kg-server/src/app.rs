@@ -37,6 +37,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// One git sync of the storage root at a time, whoever asks for it.
     pub sync_gate: tokio::sync::Mutex<()>,
+    /// Where git says the files of stale touches went (kept per repository HEAD).
+    pub renames: crate::renames::RenameFinder,
     /// This server's claim on the storage root, let go when the state is dropped.
     _root_lock: Option<RootLock>,
 }
@@ -91,12 +93,24 @@ impl AppState {
             ws: ws::Registry::default(),
             shutdown,
             sync_gate: tokio::sync::Mutex::new(()),
+            renames: crate::renames::RenameFinder::default(),
             _root_lock: root_lock,
         }))
     }
 
     pub fn now(&self) -> f64 {
         self.clock.now()
+    }
+
+    /// Stale touches of a graph whose project lies at `root` (none for the user
+    /// graph), each with the path git says its file went to, when it knows one.
+    pub fn stale_offers(
+        &self,
+        stale: Vec<kg_core::StaleTouch>,
+        root: Option<&std::path::Path>,
+    ) -> Vec<(kg_core::StaleTouch, Option<String>)> {
+        let renames = |root: &std::path::Path| self.renames.renames(root);
+        kg_core::with_renames(stale, root, self.store.home(), &renames)
     }
 
     /// Run store work off the async runtime (it may fsync).

@@ -232,9 +232,11 @@ async fn session_start(
         )
     });
     let reused = boot["reused"].as_bool().unwrap_or(false);
-    Some(hook_json(
-        "SessionStart",
-        context,
-        Some(kg_core::session_start_notice(sid, reused, counts)),
-    ))
+    let mut notice = kg_core::session_start_notice(sid, reused, counts);
+    // Which project's graph an ambiguous folder got is the user's to know as well.
+    if let Some(project) = boot["project_notice"].as_str() {
+        notice.push(' ');
+        notice.push_str(project);
+    }
+    Some(hook_json("SessionStart", context, Some(notice)))
 }

@@ -16,6 +16,7 @@ pub mod listener;
 pub mod logging;
 pub mod mcp;
 pub mod payload;
+pub mod renames;
 pub mod rest;
 pub mod root_lock;
 pub mod stdio;

@@ -100,7 +100,7 @@ wire_enum! {
 
 wire_enum! {
     /// What one item of maintenance debt is.
-    DebtKind = kg_core::DebtKind { Oversized => "oversized", Unconnected => "unconnected" }
+    DebtKind = kg_core::DebtKind { Oversized => "oversized", Unconnected => "unconnected", StaleTouch => "stale_touch" }
 }
 
 wire_enum! {
@@ -203,6 +203,14 @@ pub struct Debt {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub merge_conflicts: Option<usize>,
+    /// Touches of active nodes whose file is gone (our policy); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dangling_touches: Option<usize>,
+    /// The active nodes holding them (what the deficit weighs); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dangling_nodes: Option<usize>,
     /// Items a sync held back from the graph (content from a remote that breaks a
     /// write rule; `kg-memory sync status` lists them); absent when there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -222,6 +230,8 @@ impl From<&kg_core::Debt> for Debt {
             never_maintained: d.never_maintained,
             active_days_7d: d.active_days_7d,
             merge_conflicts: (d.merge_conflicts > 0).then_some(d.merge_conflicts),
+            dangling_touches: (d.stale_touches > 0).then_some(d.stale_touches),
+            dangling_nodes: (d.stale_touches > 0).then_some(d.stale_nodes),
             held_back: (d.held_back > 0).then_some(d.held_back),
         }
     }
@@ -348,6 +358,19 @@ pub struct DebtItem<'a> {
     pub kind: DebtKind,
     pub id: &'a str,
     pub gist_chars: usize,
+    /// A stale touch: the entry as the node stores it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub touch: Option<&'a str>,
+    /// A stale touch: its path as the entry writes it (the file that is gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub file: Option<String>,
+    /// A stale touch git saw renamed: the path its file has now, written as the
+    /// touch writes paths (what a `retouch` step sets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub renamed_to: Option<String>,
 }
 
 /// A node with its tier and why it is there.
@@ -1213,6 +1236,8 @@ mod tests {
             active_days_7d: 5,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
             held_back: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
@@ -1231,6 +1256,16 @@ mod tests {
         let written = value(&Debt::from(&d));
         assert_eq!(written, Value::Object(d.to_object()));
         assert_eq!(written["merge_conflicts"], 2, "{written}");
+        let d = d.with_stale_touches(5, 3);
+        let written = value(&Debt::from(&d));
+        assert_eq!(written, Value::Object(d.to_object()));
+        assert_eq!(
+            (
+                written["dangling_touches"].as_u64(),
+                written["dangling_nodes"].as_u64()
+            ),
+            (Some(5), Some(3))
+        );
     }
 
     #[test]

@@ -358,6 +358,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/session_bootstrap", get(bootstrap))
         .route("/api/session_state", get(session_state))
         .route("/api/maintenance_debt", get(maintenance_debt))
+        .route("/api/project_of", get(project_of))
         .route("/api/prompt_context", post(prompt_context))
         .route("/api/tool_event", post(tool_event))
         .route("/api/nodes", post(put_node))
@@ -582,7 +583,7 @@ async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Para
                         )
                     }
                 })?;
-            Ok(Answer(json!({
+            let mut answer = json!({
                 "session_id": b.session_id,
                 "reused": b.reused,
                 "context": b.context,
@@ -592,7 +593,13 @@ async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Para
                     "project_active": s.project_active,
                     "shown_gists": s.shown_gists,
                 })),
-            })))
+            });
+            // Only when the folder could belong to more than one project (never under
+            // the reference policy): the hook shows it to the user too.
+            if let Some(notice) = b.project_notice {
+                answer["project_notice"] = Value::String(notice);
+            }
+            Ok(Answer(answer))
         })
         .await
 }
@@ -620,11 +627,51 @@ async fn session_state(State(state): Shared, Query(params): Params) -> ApiResult
         .await
 }
 
+/// `GET /api/project_of?cwd=<folder>`: the project a session started in that folder
+/// would use, changing nothing: `{folder, root, graph, has_graph, alternatives:
+/// [{folder, kind}], note, notice}` (`graph` is the storage folder of the root's graph,
+/// `null` while it has none; `note` and `notice` what the session start would tell the
+/// model and the person, `null` when the choice is clear).
+async fn project_of(State(state): Shared, Query(params): Params) -> ApiResult {
+    let cwd = param(&params, "cwd")
+        .map(str::to_string)
+        .ok_or_else(|| missing_query("cwd"))?;
+    state
+        .blocking(move |state, _now| {
+            let choice = state.store.project_of(&cwd)?;
+            let graph = state.store.layout().stored_slug(&choice.root);
+            let alternatives: Vec<Value> = choice
+                .alternatives
+                .iter()
+                .map(|a| {
+                    json!({
+                        "folder": a.folder.to_string_lossy(),
+                        "kind": a.kind.as_str(),
+                    })
+                })
+                .collect();
+            Ok(Answer(json!({
+                "folder": choice.folder,
+                "root": choice.root,
+                "graph": graph,
+                "has_graph": choice.has_graph,
+                "alternatives": alternatives,
+                "note": choice.note(),
+                "notice": choice.notice(),
+            })))
+        })
+        .await
+}
+
+/// Stale touches the survey lists per graph at most (its debt counts them all).
+const SURVEY_STALE_AT_MOST: usize = 100;
+
 async fn maintenance_debt(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
             // The disk survey (interfaces.md §8): file figures only, neediest first.
-            let catalogue = state.store.catalogue(now);
+            // Stale touches looked up now: someone asked.
+            let catalogue = state.store.catalogue_checked(now, true);
             let rows: Vec<Value> = neediest_first(&catalogue, |g| g.file_debt.as_ref())
                 .into_iter()
                 .map(|(g, debt)| {
@@ -636,6 +683,19 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
                         row.insert("project_path".into(), path);
                     }
                     row.insert("debt".into(), Value::Object(debt.to_object()));
+                    // Our policy's stale touches, listed (the counts are in `debt`).
+                    if !g.stale_touches.is_empty() {
+                        let root = g.project_path.as_deref().map(std::path::Path::new);
+                        let stale = g.stale_touches.iter().take(SURVEY_STALE_AT_MOST).cloned();
+                        let listed: Vec<Value> = state
+                            .stale_offers(stale.collect(), root)
+                            .into_iter()
+                            .map(
+                                |(s, to)| json!({"node": s.id, "touch": s.touch, "renamed_to": to}),
+                            )
+                            .collect();
+                        row.insert("stale_touches".into(), Value::Array(listed));
+                    }
                     Value::Object(row)
                 })
                 .collect();

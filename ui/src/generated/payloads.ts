@@ -170,6 +170,14 @@ export type Debt = {
    */
   merge_conflicts?: number,
   /**
+   * Touches of active nodes whose file is gone (our policy); absent when none.
+   */
+  dangling_touches?: number,
+  /**
+   * The active nodes holding them (what the deficit weighs); absent when none.
+   */
+  dangling_nodes?: number,
+  /**
    * Items a sync held back from the graph (content from a remote that breaks a
    * write rule; `kg-memory sync status` lists them); absent when there are none.
    */
@@ -183,12 +191,25 @@ export type DebtItem = {
   kind: DebtKind,
   id: string,
   gist_chars: number,
+  /**
+   * A stale touch: the entry as the node stores it.
+   */
+  touch?: string,
+  /**
+   * A stale touch: its path as the entry writes it (the file that is gone).
+   */
+  file?: string,
+  /**
+   * A stale touch git saw renamed: the path its file has now, written as the
+   * touch writes paths (what a `retouch` step sets).
+   */
+  renamed_to?: string,
 };
 
 /**
  * What one item of maintenance debt is.
  */
-export type DebtKind = "oversized" | "unconnected";
+export type DebtKind = "oversized" | "unconnected" | "stale_touch";
 
 /**
  * A graph's maintenance debt verdict.
@@ -342,6 +363,14 @@ export type LevelDebt = {
    * MED); absent when there are none, as in the survey.
    */
   merge_conflicts?: number,
+  /**
+   * Touches of active nodes whose file is gone (our policy); absent when none.
+   */
+  dangling_touches?: number,
+  /**
+   * The active nodes holding them (what the deficit weighs); absent when none.
+   */
+  dangling_nodes?: number,
   /**
    * Items a sync held back from the graph (content from a remote that breaks a
    * write rule; `kg-memory sync status` lists them); absent when there are none.

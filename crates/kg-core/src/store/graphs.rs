@@ -208,6 +208,7 @@ impl Store {
                 .shift_remove(root);
         }
         state.graph = file.graph;
+        state.stale = None;
         state.recorded_root = file.project_path;
         // Undo steps describe the graph they were taken on, not this one.
         state.history.clear();
@@ -247,7 +248,7 @@ impl Store {
     /// Tell the change log when a graph's debt verdict changes, so a tray or a view can
     /// react without polling. A graph first seen at LOW is not news.
     pub(super) fn note_debt(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) {
-        let debt = self.debt_of(state, now);
+        let debt = self.debt_of(slot, state, now);
         if state.debt == Some(debt.level) {
             return;
         }
@@ -300,6 +301,7 @@ impl Store {
             });
         }
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
+        let first_file = state.stamp.is_none();
         state.stamp = atomic_write(
             &slot.path,
             text.as_bytes(),
@@ -308,6 +310,12 @@ impl Store {
             Some(&validate),
         )?;
         state.dirty = false;
+        // What it touches may have changed.
+        state.stale = None;
+        if first_file && slot.level == Level::Project {
+            // Folders inside this project may now belong to it.
+            self.recent_choices.forget();
+        }
         Ok(())
     }
 

@@ -23,18 +23,29 @@ impl Store {
         self.lock_sessions().len()
     }
 
-    /// Register a session for an optional project path; saved at once.
+    /// Register a session for an optional project folder (the project it belongs to:
+    /// see [`Store::project_of`]); saved at once.
     pub fn register_session(
         &self,
         project_path: Option<&str>,
         claude_sid: Option<&str>,
         now: f64,
     ) -> Result<String, StoreError> {
-        let root = project_path.map(|p| self.resolve_root(p)).transpose()?;
+        let choice = project_path.map(|p| self.project_of(p)).transpose()?;
+        Ok(self.register_in(choice.map(|c| c.root), claude_sid, now))
+    }
+
+    /// Register a session for a project root already chosen; saved at once.
+    pub(crate) fn register_in(
+        &self,
+        root: Option<String>,
+        claude_sid: Option<&str>,
+        now: f64,
+    ) -> String {
         let head = self.change_head();
         let sid = self.lock_sessions().register(root, claude_sid, now, head);
         self.save_sessions();
-        Ok(sid)
+        sid
     }
 
     /// An id in the shape of a session id that no session holds, for a connection
@@ -73,11 +84,15 @@ impl Store {
         }
     }
 
-    /// The newest session for a client path; `None` when none or outside home.
+    /// The newest session for a client's folder: of the project it belongs to, else
+    /// (a session registered before projects were found from subfolders) of the
+    /// folder itself; `None` when none or outside home.
     pub fn find_by_project_path(&self, path: &str) -> Option<String> {
-        let root = self.resolve_root(path).ok()?;
-        self.lock_sessions()
-            .find_by_project_path(&root)
+        let choice = self.project_of(path).ok()?;
+        let sessions = self.lock_sessions();
+        sessions
+            .find_by_project_path(&choice.root)
+            .or_else(|| sessions.find_by_project_path(&choice.folder))
             .map(str::to_string)
     }
 

@@ -5,7 +5,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use kg_server::{AppState, Settings, VERSION};
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -377,6 +377,19 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             ));
         }
     }
+    // Which of those graphs a session started here would use.
+    if up && let Ok(here) = std::env::current_dir() {
+        let url = format!(
+            "{base}/api/project_of?cwd={}",
+            kg_server::client::encode(&here.to_string_lossy())
+        );
+        if let Ok(body) = kg_server::client::get(&url, Duration::from_secs(5)).await
+            && let Ok(project) = serde_json::from_str::<serde_json::Value>(&body)
+            && let Some(root) = project["root"].as_str()
+        {
+            say(&format!("{}\n", this_folder_line(&here, root, &project)));
+        }
+    }
     // A graph whose file was moved aside as damaged looks merely small or empty above.
     if up
         && let Ok(body) =
@@ -415,6 +428,20 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Which project graph a session started in `here` uses, from `/api/project_of`.
+fn this_folder_line(here: &Path, root: &str, project: &serde_json::Value) -> String {
+    let graph = match project["graph"].as_str() {
+        Some(graph) => format!("the project graph '{graph}' of {root}"),
+        None => format!("a new project graph for {root}"),
+    };
+    let mut line = format!("Sessions started in {} use {graph}.", here.display());
+    if let Some(notice) = project["notice"].as_str() {
+        line.push(' ');
+        line.push_str(notice);
+    }
+    line
 }
 
 /// The folder a hook's session runs in: the payload's `cwd`, else this process's.

@@ -27,7 +27,7 @@
 
 mod cli;
 mod files;
-mod git;
+pub(crate) mod git;
 mod live;
 pub mod served;
 mod status;

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Run `kg-memory <args>` with `stdin`, returning (stdout, exit code, duration).
-fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
+pub(crate) fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
     cmd.args(args)
@@ -35,7 +35,7 @@ fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Dura
 }
 
 /// The `additionalContext` a hook printed.
-fn context_of(out: &str) -> String {
+pub(crate) fn context_of(out: &str) -> String {
     let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
     v["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -43,7 +43,7 @@ fn context_of(out: &str) -> String {
         .to_string()
 }
 
-fn env_for(server: &Server) -> Vec<(&'static str, String)> {
+pub(crate) fn env_for(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("KG_HTTP_PORT", server.port.to_string()),
         ("HOME", server.home.to_string_lossy().into_owned()),

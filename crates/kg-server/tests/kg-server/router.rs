@@ -608,7 +608,8 @@ async fn mcp_is_served_at_the_root() {
             "kg_delete_edge",
             "kg_useful",
             "kg_sync",
-            "kg_progress"
+            "kg_progress",
+            "kg_fix_touch"
         ]
     );
     assert_eq!(
