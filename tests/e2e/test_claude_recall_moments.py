@@ -182,3 +182,57 @@ def test_a_session_in_a_subfolder_or_a_worktree_reads_the_projects_graph(kg_serv
     # No graph was made for the subfolder or the worktree.
     stored = sorted(p.name for p in (kg_server.storage / "projects").iterdir())
     assert stored == ["api"], stored
+
+
+def test_a_stale_touch_is_counted_and_gits_rename_is_offered_and_taken(kg_server, shm_dir):
+    project = kg_server.make_project("firmware")
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "src").mkdir()
+    (project / "src" / "radio.c").write_text("int radio_init(void) { return 0; }\n" * 20)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "radio driver"], check=True)
+    post(
+        kg_server,
+        "/api/nodes",
+        {"level": "project", "project_path": str(project), "id": "radio-init-order",
+         "gist": "The radio must be initialised after the SPI bus, never before",
+         "touches": ["src/radio.c:1-5 (radio_init)"]},
+    )
+    subprocess.run([*git, "mv", "src/radio.c", "src/sx1262.c"], check=True)
+    subprocess.run([*git, "commit", "-qm", "name the driver after the chip"], check=True)
+
+    def survey_row() -> dict:
+        survey = get(kg_server, "/api/maintenance_debt")
+        return next(g for g in survey["graphs"] if g.get("project_path") == str(project))
+
+    # Counted in DEBT, with git's rename beside it.
+    row = survey_row()
+    assert row["debt"]["dangling_touches"] == 1, row
+    assert row["stale_touches"] == [
+        {"node": "radio-init-order", "touch": "src/radio.c:1-5 (radio_init)", "renamed_to": "src/sx1262.c"}
+    ], row
+
+    def fix(touch: str | None):
+        def call(body):
+            args = {"session_id": session_id_of(body)}
+            if touch:
+                args.update(id="radio-init-order", touch=touch)
+            return [{"name": ScriptedModel.tool_named(body, "kg_fix_touch"), "input": args}]
+        return call
+
+    env = claude_with_plugin(kg_server, shm_dir)
+    with ScriptedModel([fix(None), fix("src/radio.c:1-5 (radio_init)")]) as model:
+        session_with_model(
+            env, project, model, "tidy the memory's file pointers",
+            "mcp__plugin_knowledge-graph_kg__kg_fix_touch",
+        )
+        seen = model.conversation_text()
+    assert not model.errors, model.errors
+    # Offered: the stale entry and git's new path for it.
+    assert "src/radio.c" in seen and "src/sx1262.c" in seen, seen[-3000:]
+    # Taken: the touch now names the renamed file, line range and symbol kept.
+    node = get(kg_server, f"/api/nodes/project/radio-init-order?project_path={project}")
+    touches = node.get("node", node).get("touches")
+    assert touches == ["src/sx1262.c:1-5 (radio_init)"], node
+    assert survey_row()["debt"].get("dangling_touches", 0) == 0
