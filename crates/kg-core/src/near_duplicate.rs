@@ -76,7 +76,12 @@ pub fn similar_to(graph: &Graph, id: &str) -> Option<Similar> {
         return None;
     }
     let (other, _) = graph.nodes.get_index(overlap.node)?;
-    found(other, Repeat::Content { share: overlap.share })
+    found(
+        other,
+        Repeat::Content {
+            share: overlap.share,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -101,33 +106,72 @@ mod tests {
         assert_eq!(id_skeleton("auth-fIow"), id_skeleton("auth-flow"));
         assert_eq!(id_skeleton("auth_flow"), id_skeleton("auth-flow"));
         assert_ne!(id_skeleton("auth-flows"), id_skeleton("auth-flow"));
-        let g = graph(&[("auth-flow", "Login goes through the SSO broker"), ("auth-fIow", "x")]);
+        let g = graph(&[
+            ("auth-flow", "Login goes through the SSO broker"),
+            ("auth-fIow", "x"),
+        ]);
         let similar = similar_to(&g, "auth-fIow").expect("named");
-        assert_eq!((similar.id.as_str(), similar.repeat), ("auth-flow", Repeat::LookAlike));
+        assert_eq!(
+            (similar.id.as_str(), similar.repeat),
+            ("auth-flow", Repeat::LookAlike)
+        );
     }
 
     #[test]
     fn a_node_that_repeats_another_is_named_and_a_new_topic_is_not() {
         let mut nodes = vec![
-            ("cache-invalidation-rule", "Cache entries expire after ten minutes and are cleared on deploy"),
-            ("deploy-pipeline", "Deploys run through GitHub Actions, then ECS rolling update"),
-            ("db-pool-size", "PgBouncer pool is 40 connections per service"),
-            ("auth-jwt-ttl", "Access JWTs live 15 minutes, refresh tokens 30 days"),
-            ("billing-retries", "Stripe calls retry three times with idempotency keys"),
+            (
+                "cache-invalidation-rule",
+                "Cache entries expire after ten minutes and are cleared on deploy",
+            ),
+            (
+                "deploy-pipeline",
+                "Deploys run through GitHub Actions, then ECS rolling update",
+            ),
+            (
+                "db-pool-size",
+                "PgBouncer pool is 40 connections per service",
+            ),
+            (
+                "auth-jwt-ttl",
+                "Access JWTs live 15 minutes, refresh tokens 30 days",
+            ),
+            (
+                "billing-retries",
+                "Stripe calls retry three times with idempotency keys",
+            ),
             ("search-index", "Meilisearch reindexes tickets nightly"),
-            ("email-bounces", "Postmark bounces mark the contact as unreachable"),
+            (
+                "email-bounces",
+                "Postmark bounces mark the contact as unreachable",
+            ),
             ("ws-idle", "The ALB closes idle WebSockets after 60 seconds"),
-            ("s3-attachments", "Attachments go to S3 with presigned URLs valid 5 minutes"),
-            ("otel-sampling", "Traces are sampled at 10 percent in production"),
-            ("queue-visibility", "Jobs in the Postgres queue become visible again after 5 minutes"),
+            (
+                "s3-attachments",
+                "Attachments go to S3 with presigned URLs valid 5 minutes",
+            ),
+            (
+                "otel-sampling",
+                "Traces are sampled at 10 percent in production",
+            ),
+            (
+                "queue-visibility",
+                "Jobs in the Postgres queue become visible again after 5 minutes",
+            ),
         ];
-        nodes.push(("cache-expiry-deploy", "Cache entries expire after ten minutes; a deploy clears them"));
+        nodes.push((
+            "cache-expiry-deploy",
+            "Cache entries expire after ten minutes; a deploy clears them",
+        ));
         let g = graph(&nodes);
         let similar = similar_to(&g, "cache-expiry-deploy").expect("a repeat");
         assert_eq!(similar.id, "cache-invalidation-rule");
         let mut fresh = nodes.clone();
         fresh.pop();
-        fresh.push(("ui-dark-mode", "The web app follows the system's dark mode setting"));
+        fresh.push((
+            "ui-dark-mode",
+            "The web app follows the system's dark mode setting",
+        ));
         assert_eq!(similar_to(&graph(&fresh), "ui-dark-mode"), None);
         // A graph too small to tell a repeat from a shared topic.
         assert_eq!(similar_to(&graph(&nodes[5..]), "cache-expiry-deploy"), None);

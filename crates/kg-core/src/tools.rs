@@ -413,12 +413,18 @@ fn repeat_nudge(
     }
     let similar = store.repeat_of(target, id, now)?;
     Some(match similar.repeat {
-        crate::near_duplicate::Repeat::LookAlike => {
-            wording::look_alike_id(id, &similar.id, &similar.gist, target.session.unwrap_or_default())
-        }
-        crate::near_duplicate::Repeat::Content { .. } => {
-            wording::repeats_node(id, &similar.id, &similar.gist, target.session.unwrap_or_default())
-        }
+        crate::near_duplicate::Repeat::LookAlike => wording::look_alike_id(
+            id,
+            &similar.id,
+            &similar.gist,
+            target.session.unwrap_or_default(),
+        ),
+        crate::near_duplicate::Repeat::Content { .. } => wording::repeats_node(
+            id,
+            &similar.id,
+            &similar.gist,
+            target.session.unwrap_or_default(),
+        ),
     })
 }
 
