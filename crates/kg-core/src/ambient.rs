@@ -198,11 +198,17 @@ pub fn session_bootstrap(
         });
     }
     let head = header(&sid);
-    let rendered = render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
+    let (rendered, viewed_at) =
+        render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(&sid) {
             r.preloaded_ids = Some(rendered.shown_ids.to_vec());
             r.mark_seen(rendered.shown_ids.iter());
+            r.record_view(
+                rendered.shown_ids.iter(),
+                crate::session::View::Seen,
+                viewed_at,
+            );
         }
     });
     let body = rendered.body().to_string();

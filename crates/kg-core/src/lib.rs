@@ -57,13 +57,13 @@ mod layering;
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
 pub use model::{
-    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
-    float_value, is_artifact_ref, node_version_key, validate_ident,
+    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, WriteStamp, edge_version_key,
+    field, float_value, is_artifact_ref, node_version_key, validate_ident,
 };
 pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
-pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
-pub use session::{SessionRecord, SessionRegistry};
+pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
+pub use session::{SessionRecord, SessionRegistry, View};
 pub use store::{
     Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
     Target, UNDO_STEPS, Undone, sync_origin, sync_source,

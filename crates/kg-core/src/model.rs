@@ -94,6 +94,55 @@ pub mod field {
     pub const ARCHIVED: &str = "_archived";
     /// Present: the node is orphaned, since this time (a tier flag).
     pub const ORPHANED_TS: &str = "_orphaned_ts";
+    /// Who wrote the node's current content and when: `{"ts": <seconds>, "by": <KG
+    /// session id or null>}` (see [`WriteStamp`](super::WriteStamp)).
+    pub const WRITTEN: &str = "_written";
+}
+
+/// Who wrote a node's current content, and when (the node field `_written`).
+///
+/// Set by every write that changes the node's content (its creation, gist, notes or
+/// touches), whoever asks for it: an agent's `kg_put_node`, a REST write, the graph
+/// view. Promotions, renames, read stamps, endorsements and tier moves leave it alone,
+/// so it answers "has the content changed since this session last looked?" (the
+/// stale-write guard) and "what did other sessions write meanwhile?" (cross-session
+/// push).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteStamp {
+    /// When the content was written, in seconds since the Unix epoch. The store hands
+    /// these out strictly increasing (see `Store::event_ts`), so a write and a view
+    /// of the same graph never share a time.
+    pub ts: f64,
+    /// The KG session that wrote it; `None` for a person (REST, the graph view) or a
+    /// caller that named no registered session.
+    pub by: Option<String>,
+}
+
+impl WriteStamp {
+    /// Read a stored `_written` value; anything without a number `ts` reads as absent
+    /// (a hand edit or another version may have left something else there).
+    pub fn parse(value: &Value) -> Option<WriteStamp> {
+        let ts = value.get("ts").and_then(Value::as_f64)?;
+        let by = value.get("by").and_then(Value::as_str).map(str::to_string);
+        Some(WriteStamp { ts, by })
+    }
+
+    /// The stored form, `{"ts": <float>, "by": <string or null>}`.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Object::new();
+        obj.insert("ts".into(), float_value(self.ts));
+        obj.insert(
+            "by".into(),
+            self.by.clone().map_or(Value::Null, Value::String),
+        );
+        Value::Object(obj)
+    }
+
+    /// Written by someone other than session `sid`: another session, a person, or a
+    /// caller without a session.
+    pub fn by_other_than(&self, sid: &str) -> bool {
+        self.by.as_deref() != Some(sid)
+    }
 }
 
 /// Python's truthiness, which the reference applies to flags such as `_archived`.
@@ -596,6 +645,12 @@ impl Node {
     /// level's 17,500-character budget.
     pub fn is_active(&self) -> bool {
         self.tier() == Tier::Active
+    }
+
+    /// Who wrote the node's current content and when (`_written`); `None` for a node
+    /// no write has stamped since stamps began (files of older versions, hand edits).
+    pub fn written(&self) -> Option<WriteStamp> {
+        self.get(field::WRITTEN).and_then(WriteStamp::parse)
     }
 }
 

@@ -1,6 +1,6 @@
 //! What the store's calls answer, for the tool texts and the REST handlers to present.
 
-use crate::model::{EdgeKey, Level, Object};
+use crate::model::{EdgeKey, Level, Object, Tier, WriteStamp};
 use indexmap::IndexMap;
 
 /// Result of `put_node`.
@@ -78,4 +78,26 @@ pub struct SyncReport {
     /// Changes in the session's project graph, in the same order; empty for a session
     /// without a project.
     pub project: Vec<SyncItem>,
+}
+
+/// A node whose content someone other than a session wrote after a given time, and
+/// which the session has not been shown since that write
+/// ([`Store::writes_unseen_by`](crate::Store::writes_unseen_by)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnseenWrite {
+    /// The graph it is in: the user graph, or the session's project graph.
+    pub level: Level,
+    /// The node's id.
+    pub id: String,
+    /// Its current gist.
+    pub gist: String,
+    /// Who wrote it and when: another session, or `by: None` for a person (REST, the
+    /// graph view).
+    pub written: WriteStamp,
+    /// Its tier now (an archived or orphaned node may not be worth announcing).
+    pub tier: Tier,
+    /// The session had been shown the node before (it has a view time for it, older
+    /// than the write): the write updated something it knew, rather than creating
+    /// something new to it.
+    pub known: bool,
 }

@@ -17,6 +17,17 @@ pub const LIKES_PER_SESSION: usize = 5;
 /// 24 h idle, and a person runs a few dozen a day.
 pub const MAX_SESSIONS: usize = 1_000;
 
+/// How much of a node a session was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Its gist (and id): the preload, a full read, search hits, prompt recall, and
+    /// what other routes show of it in one line.
+    Seen,
+    /// All of its content, notes and touches too: a node read by id, the session's
+    /// own write of it, a refused write (which shows the node as it stands).
+    Read,
+}
+
 /// One KG session.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionRecord {
@@ -49,6 +60,11 @@ pub struct SessionRecord {
     /// Ids the session endorsed with `kg_useful`, at most 5 and each once; `None`
     /// before the first like.
     pub liked_ids: Option<Vec<String>>,
+    /// View times: node id → when the session was last shown the node's gist
+    /// (`seen_at` in `sessions.json`), and node id → when it was last shown its notes
+    /// and touches too (`read_at`). See [`View`].
+    seen_at: IndexMap<String, f64>,
+    read_at: IndexMap<String, f64>,
     /// Fields written by other versions, kept as they are.
     pub extra: Object,
     /// Position in this process's change log up to which `kg_sync` has reported.
@@ -93,6 +109,39 @@ impl SessionRecord {
         }
     }
 
+    /// Record that the session was shown nodes at `at` (a view time from
+    /// `Store::event_ts`, taken under the locks of the graphs shown): their view
+    /// times move forward to `at` (never back: two replies of one session may be
+    /// recorded out of order). The seen set is the routes' own business (see
+    /// [`SessionRecord::mark_seen`]): a session's own write, say, has a view time but
+    /// leaves recall free to bring the node back later.
+    pub fn record_view<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, view: View, at: f64) {
+        for id in ids {
+            advance(&mut self.seen_at, id, at);
+            if view == View::Read {
+                advance(&mut self.read_at, id, at);
+            }
+        }
+    }
+
+    /// When the session was last shown the gist of node `id`, if ever since view
+    /// times were recorded.
+    pub fn seen_at(&self, id: &str) -> Option<f64> {
+        self.seen_at.get(id).copied()
+    }
+
+    /// When the session was last shown all of node `id` (its notes and touches too), if
+    /// ever since view times were recorded.
+    pub fn read_at(&self, id: &str) -> Option<f64> {
+        self.read_at.get(id).copied()
+    }
+
+    /// Whether the session has seen node `id` since its content was last written
+    /// at `written_ts`: a view time at or after the write.
+    pub fn has_seen_since(&self, id: &str, written_ts: f64) -> bool {
+        self.seen_at(id).is_some_and(|at| at >= written_ts)
+    }
+
     /// The ids the session liked so far (empty before the first like).
     pub fn liked(&self) -> &[String] {
         self.liked_ids.as_deref().unwrap_or(&[])
@@ -118,6 +167,8 @@ impl SessionRecord {
         let full_read_ts = as_ts(take("full_read_ts").as_ref());
         let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
         let liked_ids = take("liked_ids").map(|v| strings(&v));
+        let seen_at = view_times(take("seen_at"));
+        let read_at = view_times(take("read_at"));
         let mut record = SessionRecord {
             start_ts,
             project_path,
@@ -128,6 +179,8 @@ impl SessionRecord {
             full_read_ts,
             last_synced_ts,
             liked_ids,
+            seen_at,
+            read_at,
             extra: obj,
             ..SessionRecord::default()
         };
@@ -165,10 +218,37 @@ impl SessionRecord {
         if let Some(l) = &self.liked_ids {
             obj.insert("liked_ids".into(), string_array(l));
         }
+        for (key, times) in [("seen_at", &self.seen_at), ("read_at", &self.read_at)] {
+            if !times.is_empty() {
+                let times = times.iter().map(|(id, &at)| (id.clone(), float_value(at)));
+                obj.insert(key.into(), Value::Object(times.collect()));
+            }
+        }
         for (k, v) in &self.extra {
             obj.insert(k.clone(), v.clone());
         }
         obj
+    }
+}
+
+/// Move a view time forward to `at`.
+fn advance(times: &mut IndexMap<String, f64>, id: &str, at: f64) {
+    match times.get_mut(id) {
+        Some(t) => *t = t.max(at),
+        None => {
+            times.insert(id.to_string(), at);
+        }
+    }
+}
+
+/// A stored view-time map (`{id: seconds}`); entries that are not numbers are dropped.
+fn view_times(value: Option<Value>) -> IndexMap<String, f64> {
+    match value {
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .filter_map(|(id, at)| at.as_f64().map(|at| (id, at)))
+            .collect(),
+        _ => IndexMap::new(),
     }
 }
 
@@ -428,6 +508,34 @@ mod tests {
         assert_eq!(r.claude_sid.as_deref(), Some("cc-1"));
         assert_eq!(again.to_object(), obj);
         assert!(SessionRegistry::from_object(obj, 10.0 + SESSION_TTL_SECS + 1.0).is_empty());
+    }
+
+    #[test]
+    fn view_times_move_forward_and_survive_a_round_trip() {
+        let mut reg = SessionRegistry::default();
+        let sid = reg.register(None, None, 10.0, 0);
+        let r = reg.lookup_mut(&sid).expect("registered");
+        r.record_view(["a", "b"], View::Seen, 20.0);
+        r.record_view(["a"], View::Read, 30.0);
+        // A reply recorded late does not move a view time back.
+        r.record_view(["a", "b"], View::Read, 25.0);
+        assert!(
+            r.seen_ids().is_empty(),
+            "view times leave the seen set alone"
+        );
+        assert_eq!((r.seen_at("a"), r.read_at("a")), (Some(30.0), Some(30.0)));
+        assert_eq!((r.seen_at("b"), r.read_at("b")), (Some(25.0), Some(25.0)));
+        assert!(r.has_seen_since("a", 30.0) && !r.has_seen_since("a", 30.5));
+        assert_eq!(r.seen_at("c"), None);
+        let obj = reg.to_object();
+        assert_eq!(
+            obj[&sid]["seen_at"],
+            serde_json::json!({"a": 30.0, "b": 25.0})
+        );
+        let again = SessionRegistry::from_object(obj.clone(), 40.0);
+        assert_eq!(again.to_object(), obj);
+        let r = again.lookup(&sid).expect("kept");
+        assert_eq!((r.seen_at("b"), r.read_at("b")), (Some(25.0), Some(25.0)));
     }
 
     #[test]

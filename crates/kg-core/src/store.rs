@@ -20,8 +20,8 @@ use crate::heal::heal;
 use crate::journal::Journal;
 use crate::limits;
 use crate::model::{
-    EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field, float_value,
-    node_version_key, validate_ident,
+    EdgeKey, IdentKind, Level, Node, Object, Tier, Version, WriteStamp, edge_version_key, field,
+    float_value, node_version_key, validate_ident,
 };
 use crate::namespace::{Layout, Namespace, PathError, resolve_path, resolve_project_root};
 use crate::persist::{
@@ -30,9 +30,9 @@ use crate::persist::{
 };
 use crate::plan::Health;
 use crate::render::tier_counts;
-pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
+pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 use crate::search::SearchGraph;
-use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
+use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -339,6 +339,8 @@ pub struct Store {
     unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
     /// What the graphs not in memory look like, for [`Store::catalogue`].
     catalogue: Catalogue,
+    /// The last time [`Store::event_ts`] handed out (`f64` bits).
+    last_event: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -393,6 +395,7 @@ impl Store {
             listeners: RwLock::new(Vec::new()),
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
+            last_event: AtomicU64::new(0),
         };
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
@@ -598,6 +601,41 @@ impl Store {
     /// Run `f` with a graph locked (read access for renderers and search).
     pub fn with_graph<R>(&self, slot: &GraphSlot, f: impl FnOnce(&Graph) -> R) -> R {
         f(&slot.lock().graph)
+    }
+
+    /// A time for a write stamp or a view time: `now`, or just after the last time
+    /// handed out when that is not earlier. Strictly increasing, so, taken while the
+    /// graph is locked, a write's stamp and a view of the same graph never tie, and
+    /// their order is the order in which they held the graph: a view time before a
+    /// write's stamp means the view did not show that write. (Request times alone
+    /// cannot say that: a request that started first may take the lock second.)
+    pub fn event_ts(&self, now: f64) -> f64 {
+        let mut last = self.last_event.load(Ordering::SeqCst);
+        loop {
+            let before = f64::from_bits(last);
+            let next = if now > before { now } else { before.next_up() };
+            match self.last_event.compare_exchange_weak(
+                last,
+                next.to_bits(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return next,
+                Err(actual) => last = actual,
+            }
+        }
+    }
+
+    /// [`Store::with_graphs`], and a view time for what `f` shows of them (see
+    /// [`Store::event_ts`]), taken while they are locked: record it with
+    /// [`Store::record_views`] once the session has been shown the nodes.
+    pub fn with_graphs_viewed<R>(
+        &self,
+        slots: &[Arc<GraphSlot>],
+        now: f64,
+        f: impl FnOnce(&[SearchGraph<'_>], f64) -> R,
+    ) -> R {
+        self.with_graphs(slots, |graphs| f(graphs, self.event_ts(now)))
     }
 
     /// Run `f` with several graphs locked at once — the only place that holds more

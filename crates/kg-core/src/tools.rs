@@ -7,6 +7,7 @@ use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
+use crate::session::View;
 use crate::store::{GraphSlot, Policy, Store, StoreError, Target};
 use crate::wording;
 use serde_json::Value;
@@ -162,6 +163,8 @@ fn read_nodes(
             Err(e) => return Err(e),
         }
     }
+    // Each read recorded its own view time (`Store::read_node`); this keeps the seen
+    // list in the order the ids were asked for.
     store.mark_seen(sid, found);
     Ok(format!("{}\n\nSession: {sid}", blocks.join("\n\n")))
 }
@@ -185,6 +188,7 @@ pub fn session_slots(
 }
 
 /// Render both levels for a session (full read or preload); locks user then project.
+/// Also answers the view time of what it shows (see [`Store::event_ts`]).
 pub fn render_session(
     store: &Store,
     sid: &str,
@@ -192,7 +196,7 @@ pub fn render_session(
     header: Option<&str>,
     preloaded: Option<&HashSet<String>>,
     now: f64,
-) -> crate::render::ReadRender {
+) -> (crate::render::ReadRender, f64) {
     let (user, project) = session_slots(store, sid, now);
     let user_debt = store.level_debt(&user, now).line();
     let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
@@ -211,7 +215,7 @@ pub fn render_session(
     };
     let mut slots = vec![user];
     slots.extend(project);
-    store.with_graphs(&slots, |graphs| {
+    store.with_graphs_viewed(&slots, now, |graphs, viewed_at| {
         let of = |level: Level| graphs.iter().find(|g| g.level == level).map(|g| g.graph);
         let levels = [
             LevelSource {
@@ -225,7 +229,7 @@ pub fn render_session(
                 debt_line: project_debt.as_deref(),
             },
         ];
-        render_read(levels, &opts)
+        (render_read(levels, &opts), viewed_at)
     })
 }
 
@@ -240,7 +244,7 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
         }
         None => (None, true),
     });
-    let rendered = render_session(
+    let (rendered, viewed_at) = render_session(
         store,
         sid,
         ReadKind::FullRead,
@@ -251,6 +255,8 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
             r.mark_seen(rendered.active_ids.iter());
+            // Preloaded anchors show no gist: their view time is the preload's.
+            r.record_view(rendered.shown_ids.iter(), View::Seen, viewed_at);
             r.full_read_ts = Some(now);
         }
     });
@@ -281,18 +287,21 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
     });
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
     let seen_fn = seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool);
-    let result = match store.config().policy {
-        Policy::Reference => store.with_graphs(&slots, |graphs| {
-            search(graphs, &query_terms(query), seen_fn)
+    let (result, viewed_at) = match store.config().policy {
+        Policy::Reference => store.with_graphs_viewed(&slots, now, |graphs, at| {
+            (search(graphs, &query_terms(query), seen_fn), at)
         }),
         Policy::Ours => {
             let words = Query::of(query);
-            store.with_graphs(&slots, |graphs| search_ours(graphs, &words, seen_fn))
+            store.with_graphs_viewed(&slots, now, |graphs, at| {
+                (search_ours(graphs, &words, seen_fn), at)
+            })
         }
     };
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
         store.mark_seen(sid, ids.iter().map(String::as_str));
+        store.record_views(sid, ids.iter().map(String::as_str), View::Seen, viewed_at);
     }
     ToolText::ok(search_text(query, &result, session_id.is_some()))
 }

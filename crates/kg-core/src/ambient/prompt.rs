@@ -454,12 +454,14 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
     };
     // The session registry is a leaf lock, so asking it under the graph locks is safe.
     let is_seen = |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
-    let result = store.with_graphs(&slots, |graphs| search(graphs, &terms, Some(&is_seen)));
+    let (result, viewed_at) = store.with_graphs_viewed(&slots, now, |graphs, at| {
+        (search(graphs, &terms, Some(&is_seen)), at)
+    });
     let nothing = Recalled::Nothing {
         on_topic: result.total > 0,
     };
     let recall = select(&result, terms.len());
-    say(store, sid, recall, nothing)
+    say(store, sid, recall, nothing, viewed_at)
 }
 
 /// The graphs a prompt's recall searches. Loads the session's project graph if needed
@@ -493,10 +495,10 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
     let Some(slots) = recall_slots(store, sid, now) else {
         return off_topic;
     };
-    let found = store.with_graphs(&slots, |graphs| {
+    let (found, viewed_at) = store.with_graphs_viewed(&slots, now, |graphs, at| {
         let ordered: Vec<(Level, &crate::graph::Graph)> =
             graphs.iter().map(|sg| (sg.level, sg.graph)).collect();
-        relevance::recall(&ordered, &query)
+        (relevance::recall(&ordered, &query), at)
     });
     let nothing = Recalled::Nothing {
         on_topic: found.on_topic,
@@ -522,12 +524,19 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
             .collect(),
         edges: found.edges.iter().collect(),
     };
-    say(store, sid, recall, nothing)
+    say(store, sid, recall, nothing, viewed_at)
 }
 
 /// Gate 2 and the rendering: a recall is said when it holds something the session has
-/// not seen; what it says is then marked seen.
-fn say(store: &Store, sid: &str, mut recall: Recall<'_>, nothing: Recalled) -> Recalled {
+/// not seen; what it says is then marked seen, at `viewed_at` (taken while the graphs
+/// were locked).
+fn say(
+    store: &Store,
+    sid: &str,
+    mut recall: Recall<'_>,
+    nothing: Recalled,
+    viewed_at: f64,
+) -> Recalled {
     if !recall
         .hits
         .iter()
@@ -547,7 +556,8 @@ fn say(store: &Store, sid: &str, mut recall: Recall<'_>, nothing: Recalled) -> R
     if fresh.is_empty() {
         return nothing;
     }
-    store.mark_seen(sid, fresh);
+    store.mark_seen(sid, fresh.iter().copied());
+    store.record_views(sid, fresh, crate::session::View::Seen, viewed_at);
     Recalled::Text(text)
 }
 

@@ -254,12 +254,13 @@ impl Store {
             chars_before: crate::inspect::level_budget(&state.graph).chars,
             ..Outcome::default()
         };
+        let stamp = self.write_stamp(target.session, now);
         let g = &mut state.graph;
         for (action, edit) in actions.iter().zip(edits) {
             let id = action.id().to_string();
             match (action, edit) {
                 (Action::PutNode { .. }, Some(edit)) => {
-                    let (created, _) = edit.apply(g, &mut journal, target.session, now);
+                    let (created, _) = edit.apply(g, &mut journal, target.session, &stamp, now);
                     if created {
                         outcome.created.push(id);
                     } else {

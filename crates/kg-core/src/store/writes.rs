@@ -28,7 +28,9 @@ impl Store {
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let mut journal = Journal::default();
-        let (created, snapshot) = edit.apply(&mut state.graph, &mut journal, target.session, now);
+        let stamp = self.write_stamp(target.session, now);
+        let (created, snapshot) =
+            edit.apply(&mut state.graph, &mut journal, target.session, &stamp, now);
         // Compaction joins the same save: one durable write covers the put and the
         // tier moves it caused, and a failed save undoes both.
         let moves = self.maybe_compact(&slot, &mut state, now, Some(&mut journal));
@@ -43,12 +45,30 @@ impl Store {
             now,
         );
         self.record_moves(&slot, moves, "after a write", now);
+        drop(state);
+        // The writer has seen what it wrote, notes and touches included.
+        if let Some(sid) = &stamp.by {
+            self.record_views(sid, [id], View::Read, stamp.ts);
+        }
         Ok(PutNode {
             level: slot.level,
             created,
             submitted_gist_chars: gist.chars().count(),
             node: snapshot,
         })
+    }
+
+    /// The stamp for a write made now by `session`: `by` names it only when it is a
+    /// registered KG session (the graph view tags its writes with a connection id,
+    /// which is not one). Take it with the graph locked (see [`Store::event_ts`]).
+    pub(super) fn write_stamp(&self, session: Option<&str>, now: f64) -> WriteStamp {
+        let by = session
+            .filter(|sid| self.lock_sessions().lookup(sid).is_some())
+            .map(str::to_string);
+        WriteStamp {
+            ts: self.event_ts(now),
+            by,
+        }
     }
 
     /// Create or update an edge (core.md §4.3). Endpoints are not checked.
@@ -200,6 +220,7 @@ impl Store {
         now: f64,
     ) -> Result<NodeRead, StoreError> {
         let mut journal = Journal::default();
+        let viewed_at = self.event_ts(now);
         let read = read_node_in(&mut state.graph, &mut journal, id, session, now);
         let (was_archived, rescued) = (read.promoted, read.rescued);
         if was_archived {
@@ -228,6 +249,9 @@ impl Store {
             .filter(|e| e.touches(id))
             .map(|e| e.as_object().clone())
             .collect();
+        if let Some(sid) = session {
+            self.record_views(sid, [id], View::Read, viewed_at);
+        }
         Ok(NodeRead {
             id: id.to_string(),
             level: slot.level,
@@ -427,10 +451,10 @@ pub(super) fn string_array(items: Vec<String>) -> Value {
 
 /// A node write checked and healed, ready to apply (core.md §4.2).
 pub(super) struct NodeEdit {
-    id: String,
+    pub(super) id: String,
     gist: String,
-    notes: Option<Vec<String>>,
-    touches: Option<Vec<String>>,
+    pub(super) notes: Option<Vec<String>>,
+    pub(super) touches: Option<Vec<String>>,
 }
 
 impl NodeEdit {
@@ -455,19 +479,26 @@ impl NodeEdit {
         })
     }
 
-    /// Create or update the node, active, with a new version. Returns whether it was
-    /// created, and the node as written.
+    /// Create or update the node, active, with a new version; a write that changes
+    /// its content (creates it, or changes its gist, notes or touches) also stamps
+    /// `_written` with `stamp`. Returns whether it was created, and the node as
+    /// written.
     pub(super) fn apply(
         self,
         g: &mut Graph,
         journal: &mut Journal,
         session: Option<&str>,
+        stamp: &WriteStamp,
         now: f64,
     ) -> (bool, Object) {
         let id = self.id.as_str();
         journal.node(g, id);
         let created = !g.nodes.contains_key(id);
         let node = g.node_entry(id);
+        let content = |node: &Node| {
+            [field::GIST, field::NOTES, field::TOUCHES].map(|key| node.get(key).cloned())
+        };
+        let before = content(node);
         node.set(field::GIST, Value::String(self.gist));
         if let Some(notes) = self.notes {
             node.set(field::NOTES, string_array(notes));
@@ -477,6 +508,9 @@ impl NodeEdit {
         }
         if created {
             node.set(field::CREATED_TS, float_value(now));
+        }
+        if created || content(node) != before {
+            node.set(field::WRITTEN, stamp.to_value());
         }
         node.remove(field::ARCHIVED);
         node.remove(field::ORPHANED_TS);

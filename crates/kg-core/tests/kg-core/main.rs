@@ -14,3 +14,4 @@ mod snapshots;
 mod steps;
 mod storage;
 mod trust;
+mod views;
