@@ -57,16 +57,17 @@ mod layering;
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
 pub use model::{
-    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, WriteStamp, edge_version_key,
-    field, float_value, is_artifact_ref, node_version_key, validate_ident,
+    Edge, EdgeKey, IdShape, IdentKind, Level, MAX_ID_WORDS, Node, Object, Tier, Version,
+    WriteStamp, edge_version_key, field, float_value, is_artifact_ref, node_version_key,
+    validate_ident,
 };
 pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
 pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 pub use session::{SessionRecord, SessionRegistry, View};
 pub use store::{
-    Action, DamagedFile, GraphSlot, Outcome, Policy, Store, StoreConfig, StoreError, TakenIn,
-    Target, UNDO_STEPS, Undone, sync_origin, sync_source,
+    Action, DamagedFile, GraphSlot, NotWritten, Outcome, Policy, StaleReason, Store, StoreConfig,
+    StoreError, TakenIn, Target, UNDO_STEPS, Undone, WriteCheck, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 
@@ -80,7 +81,8 @@ pub use tools::{
     kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,
 };
 pub use wording::{
-    Reminder, ReminderFits, preload_header, reminder_pool, server_warming_up, session_start_notice,
+    NOT_WRITTEN, Reminder, ReminderFits, not_written, preload_header, reminder_pool,
+    server_warming_up, session_start_notice,
 };
 
 // What the graph view, the tray and `kg-memory status` show.

@@ -974,6 +974,61 @@ impl IdentKind {
     }
 }
 
+/// The most words a new node id may have (since-0.9.30.md §5): an id names the
+/// subject in three to five; the claim belongs in the gist.
+pub const MAX_ID_WORDS: usize = 6;
+
+/// What the id length rule says about a new id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdShape {
+    /// Its words: the non-empty hyphen-separated parts, an ISO date
+    /// (`YYYY-MM` or `YYYY-MM-DD`) counting as one.
+    pub words: usize,
+    /// It holds an ISO date.
+    pub dated: bool,
+}
+
+impl IdShape {
+    /// Count the words of `id` and find any date in it.
+    pub fn of(id: &str) -> IdShape {
+        let parts: Vec<&str> = id.split('-').collect();
+        let (mut words, mut dated, mut i) = (0, false, 0);
+        while i < parts.len() {
+            let date_len = date_parts(&parts[i..]);
+            if date_len > 0 {
+                dated = true;
+                words += 1;
+                i += date_len;
+                continue;
+            }
+            if !parts[i].is_empty() {
+                words += 1;
+            }
+            i += 1;
+        }
+        IdShape { words, dated }
+    }
+
+    /// Over [`MAX_ID_WORDS`]: refused for a new node or a rename target.
+    pub fn too_long(self) -> bool {
+        self.words > MAX_ID_WORDS
+    }
+}
+
+/// How many hyphen parts at the start of `parts` form an ISO date: 3 for
+/// `YYYY-MM-DD`, 2 for `YYYY-MM`, 0 for none.
+fn date_parts(parts: &[&str]) -> usize {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let in_range = |s: &str, max: u32| s.parse::<u32>().is_ok_and(|v| (1..=max).contains(&v));
+    match parts {
+        [y, m, rest @ ..] if digits(y, 4) && digits(m, 2) && in_range(m, 12) => match rest {
+            [d, ..] if digits(d, 2) && in_range(d, 31) => 3,
+            _ => 2,
+        },
+        _ => 0,
+    }
+}
+
 /// Whether an edge end names a file or folder (an artifact the node is about) rather
 /// than a node: it holds `/` or `~`, which node ids cannot.
 pub fn is_artifact_ref(reference: &str) -> bool {
@@ -1134,6 +1189,24 @@ mod tests {
             validate_ident(IdentKind::NodeId, "bad id!").unwrap_err(),
             "Invalid node id 'bad id!': use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"
         );
+    }
+
+    #[test]
+    fn id_words_count_a_date_as_one() {
+        let shape = |id: &str| {
+            let s = IdShape::of(id);
+            (s.words, s.dated)
+        };
+        assert_eq!(shape("one-two-three-four-five-six"), (6, false));
+        assert_eq!(shape("one-two-three-four-five-six-seven"), (7, false));
+        assert_eq!(shape("release-2026-08-25"), (2, true));
+        assert_eq!(shape("report-2026-08"), (2, true));
+        assert_eq!(shape("a-2026-13-01"), (4, false)); // no month 13
+        assert_eq!(shape("v0.9.10-consistency-audit"), (3, false));
+        assert_eq!(shape("a--b-"), (2, false));
+        assert_eq!(shape("x"), (1, false));
+        assert!(IdShape::of("a-b-c-d-e-f-g").too_long());
+        assert!(!IdShape::of("2026-01-02-a-b-c-d-e").too_long());
     }
 
     #[test]

@@ -101,3 +101,51 @@ pub struct UnseenWrite {
     /// something new to it.
     pub known: bool,
 }
+
+/// Why a write was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StaleReason {
+    /// Someone else wrote the node after this session last saw it, or before it ever
+    /// did (`seen_ts` is `None`).
+    ChangedSinceSeen {
+        /// Who wrote it: another session, or `None` for a person.
+        by: Option<String>,
+        /// When.
+        written_ts: f64,
+        /// When this session last saw it, if ever.
+        seen_ts: Option<f64>,
+    },
+    /// The write replaces a stored list (`notes` or `touches`) this session has not
+    /// read since it was last written.
+    UnreadList {
+        /// `notes` or `touches`.
+        field: &'static str,
+    },
+    /// The write leaves out stored notes (named in [`NotWritten::dropped_notes`]);
+    /// the same write sent again goes through.
+    DropsNotes,
+    /// The node's content is no longer the one the person's editor loaded.
+    ChangedSinceLoaded {
+        /// Who wrote the current content, when known.
+        by: Option<String>,
+        /// When, or `None` for a node without a stamp.
+        written_ts: Option<f64>,
+    },
+}
+
+/// A write refused because it was built on a stale view: nothing was changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotWritten {
+    /// The graph the node is in.
+    pub level: Level,
+    /// The node.
+    pub id: String,
+    /// Why.
+    pub reason: StaleReason,
+    /// The node as it stands (every stored field), for the writer to merge with;
+    /// empty when it does not exist (a create that lost a race).
+    pub node: Object,
+    /// Stored notes the write would have removed, in stored order.
+    pub dropped_notes: Vec<String>,
+}
+

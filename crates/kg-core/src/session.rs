@@ -1,7 +1,7 @@
 //! The session registry: application-level KG sessions that outlive MCP transport
 //! sessions and server restarts (`sessions.json`).
 
-use crate::model::{Object, as_ts, float_value};
+use crate::model::{Level, Object, as_ts, float_value};
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -67,6 +67,10 @@ pub struct SessionRecord {
     read_at: IndexMap<String, f64>,
     /// Fields written by other versions, kept as they are.
     pub extra: Object,
+    /// Notes lists whose removals a refused write showed the session, by node: the
+    /// same write sent again means the removal is intended (since-0.9.30.md §4, rule
+    /// 3). Not persisted: after a restart the agent is asked once more.
+    refused_removals: std::collections::HashMap<(Level, String), Vec<String>>,
     /// Position in this process's change log up to which `kg_sync` has reported.
     /// Not persisted: after a restart the timestamp watermark takes over.
     pub sync_seq: Option<u64>,
@@ -140,6 +144,28 @@ impl SessionRecord {
     /// at `written_ts`: a view time at or after the write.
     pub fn has_seen_since(&self, id: &str, written_ts: f64) -> bool {
         self.seen_at(id).is_some_and(|at| at >= written_ts)
+    }
+
+    /// Remember that a write sending `notes` for node `id` was refused for the stored
+    /// notes it leaves out.
+    pub fn remember_refused_removal(&mut self, level: Level, id: &str, notes: &[String]) {
+        self.refused_removals
+            .insert((level, id.to_string()), notes.to_vec());
+    }
+
+    /// Whether a write sending `notes` for node `id` repeats one refused for the
+    /// notes it leaves out: the removal is then intended.
+    pub fn confirms_removal(&self, level: Level, id: &str, notes: &[String]) -> bool {
+        self.refused_removals
+            .get(&(level, id.to_string()))
+            .is_some_and(|refused| refused.as_slice() == notes)
+    }
+
+    /// Forget a refused removal once a write of the node went through.
+    pub fn settle_removal(&mut self, level: Level, id: &str) {
+        if !self.refused_removals.is_empty() {
+            self.refused_removals.remove(&(level, id.to_string()));
+        }
     }
 
     /// The ids the session liked so far (empty before the first like).

@@ -43,11 +43,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod actions;
 mod graphs;
+mod guard;
 mod incoming;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
+pub use guard::{NotWritten, StaleReason, WriteCheck};
 pub use incoming::{TakenIn, sync_origin, sync_source};
 
 /// Settings the store needs; the binary reads them from the environment.
@@ -180,6 +182,10 @@ pub enum StoreError {
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
     CannotUndo(String),
+    /// A write built on a stale view of the node (since-0.9.30.md §4): nothing was
+    /// changed. The text is the refusal the writer reads, starting `NOT WRITTEN`.
+    #[error("{}", crate::wording::not_written(.0))]
+    NotWritten(Box<NotWritten>),
 }
 
 impl StoreError {
@@ -191,6 +197,7 @@ impl StoreError {
             self,
             StoreError::Invalid(_)
                 | StoreError::NodeNotFound { .. }
+                | StoreError::NotWritten(_)
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
                 | StoreError::Path(PathError::OutsideHome(_) | PathError::Relative(_))

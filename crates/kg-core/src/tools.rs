@@ -8,7 +8,7 @@ use crate::relevance::Query;
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
 use crate::session::View;
-use crate::store::{GraphSlot, Policy, Store, StoreError, Target};
+use crate::store::{GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
 use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -365,24 +365,49 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
         return ToolText::error(&e);
     }
     let target = Target::session(args.level, &args.session_id);
-    answer(
-        store
-            .put_node(
-                target,
-                &args.id,
-                &args.gist,
-                args.notes.clone(),
-                args.touches.clone(),
-                now,
-            )
-            .map(|put| {
-                let mut text = format!("Node '{}' saved to {} graph", args.id, put.level);
-                if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
-                    text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
-                }
-                text
-            }),
-    )
+    let put = store.put_node_checked(
+        target,
+        &args.id,
+        &args.gist,
+        args.notes.clone(),
+        args.touches.clone(),
+        WriteCheck::SessionView,
+        now,
+    );
+    match put {
+        Ok(put) => {
+            let mut text = format!("Node '{}' saved to {} graph", args.id, put.level);
+            if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
+                text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
+            }
+            if put.created
+                && let Some(nudge) = id_nudge(&args.id)
+            {
+                text.push_str("\n\n");
+                text.push_str(&nudge);
+            }
+            ToolText::ok(text)
+        }
+        // A refusal is what the agent must act on, marker first, not an `Error: `.
+        Err(StoreError::NotWritten(refused)) => ToolText {
+            text: wording::not_written(&refused),
+            is_error: true,
+        },
+        Err(e) => ToolText::error(&e),
+    }
+}
+
+/// The note a created id earns under the id length rule: at the word limit, or
+/// holding a date (since-0.9.30.md §5).
+pub fn id_nudge(id: &str) -> Option<String> {
+    let shape = crate::model::IdShape::of(id);
+    if shape.words == crate::model::MAX_ID_WORDS {
+        Some(wording::id_at_most_words(id))
+    } else if shape.dated {
+        Some(wording::id_with_date(id))
+    } else {
+        None
+    }
 }
 
 /// Arguments of `kg_put_edge`.

@@ -72,6 +72,114 @@ pub fn oversized_gist_advice(chars: usize) -> String {
     )
 }
 
+/// The marker a refused write starts with, for an agent to recognise.
+pub const NOT_WRITTEN: &str = "NOT WRITTEN";
+
+/// Who wrote a node, as a refusal names them.
+fn writer(by: Option<&str>) -> String {
+    match by {
+        Some(sid) => format!("session {sid}"),
+        None => "a person (graph view or REST)".to_string(),
+    }
+}
+
+/// The answer to a write refused as built on a stale view (since-0.9.30.md §4): the
+/// marker, the node and level, why, that nothing changed, the node as it stands (the
+/// notes the write would remove marked), and how to proceed.
+pub fn not_written(refused: &crate::results::NotWritten) -> String {
+    use crate::results::StaleReason;
+    use std::fmt::Write;
+    let (id, level) = (&refused.id, refused.level);
+    let reason = match &refused.reason {
+        StaleReason::ChangedSinceSeen {
+            by, seen_ts: None, ..
+        } => format!(
+            "{} wrote this node, and this session has not seen it yet",
+            writer(by.as_deref())
+        ),
+        StaleReason::ChangedSinceSeen { by, .. } => format!(
+            "{} changed this node after this session last saw it",
+            writer(by.as_deref())
+        ),
+        StaleReason::UnreadList { field } => format!(
+            "the write would replace its {field}, which this session has not read since they were last written"
+        ),
+        StaleReason::DropsNotes => format!(
+            "the write leaves out {} of its stored notes (marked below)",
+            refused.dropped_notes.len()
+        ),
+        StaleReason::ChangedSinceLoaded { by, .. } => format!(
+            "{} changed this node after it was loaded for this edit",
+            writer(by.as_deref())
+        ),
+    };
+    let mut text = format!(
+        "{NOT_WRITTEN}: node '{id}' ({level} graph) — {reason}. Nothing was changed."
+    );
+    let node = crate::model::Node::from_object(refused.node.clone());
+    if node.is_empty() {
+        return text;
+    }
+    text.push_str("\n\nThe node as it stands now:\n  gist: ");
+    text.push_str(node.gist());
+    let notes = node.notes();
+    if !notes.is_empty() {
+        text.push_str("\n  notes:");
+        for note in &notes {
+            let _ = write!(text, "\n    - {note}");
+            if refused.dropped_notes.contains(note) {
+                text.push_str("   ← your write would remove this note");
+            }
+        }
+    }
+    let touches = node.touches();
+    if !touches.is_empty() {
+        let _ = write!(text, "\n  touches: {}", touches.join(" · "));
+    }
+    text.push_str("\n\n");
+    text.push_str(match refused.reason {
+        StaleReason::ChangedSinceLoaded { .. } => {
+            "Look at what changed, merge your edit into it, and save again."
+        }
+        StaleReason::DropsNotes => {
+            "If removing those notes is what you mean, send the same kg_put_node again and it \
+             will be written. Otherwise merge them into your notes list and send it in full."
+        }
+        _ => {
+            "This counts as reading the node: merge your change into what stands above, then \
+             call kg_put_node again with the full notes and touches lists."
+        }
+    });
+    text
+}
+
+/// Why a new id (or a rename target) of `words` words is refused.
+pub fn id_too_long(id: &str, words: usize) -> String {
+    format!(
+        "Node id '{id}' has {words} words; ids of new nodes may have at most {max}. Name the \
+         subject in 3–5 words (a date counts as one) and put the claim in the gist.",
+        max = crate::model::MAX_ID_WORDS
+    )
+}
+
+/// Appended to a saved write that created an id of the most words allowed.
+pub fn id_at_most_words(id: &str) -> String {
+    format!(
+        "Note: '{id}' is at the {max}-word limit for ids. An id names the subject; the claim \
+         belongs in the gist. kg_rename_node can shorten it and keeps its edges and history.",
+        max = crate::model::MAX_ID_WORDS
+    )
+}
+
+/// Appended to a saved write that created an id holding a date.
+pub fn id_with_date(id: &str) -> String {
+    format!(
+        "Note: '{id}' holds a date. A date says when, not what: a series of dated nodes \
+         is better kept as one lasting node that is updated. kg_rename_node can rename it \
+         and keeps its edges and history."
+    )
+}
+
 /// Ends a full read that had to leave things out.
 pub fn degradation_note(anchors: usize, edges: usize) -> String {
     format!(

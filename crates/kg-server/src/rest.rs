@@ -18,7 +18,7 @@ use axum::routing::{delete, get, post};
 use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};
-use kg_core::{EdgeKey, StoreError, Target};
+use kg_core::{EdgeKey, StoreError, Target, WriteCheck};
 use kg_core::{GraphSlot, NodeRead};
 use kg_core::{JsonStyle, to_json};
 use kg_core::{Level, float_value};
@@ -63,6 +63,9 @@ pub enum ApiError {
     /// 422 `{"detail": [{"loc", "msg", "type"}, …]}`: every problem with the
     /// request's fields, in the validation-error list shape clients know.
     Fields(Vec<FieldProblem>),
+    /// 409 `{"detail", "level", "id", "node"}`: a write built on a stale view of a
+    /// node; `node` is the node as it stands, for the writer to merge with.
+    NotWritten(Box<kg_core::NotWritten>),
 }
 
 impl ApiError {
@@ -79,6 +82,9 @@ impl ApiError {
 /// The request's fault → 400 (404 for what does not exist), the server's → 500.
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
+        if let StoreError::NotWritten(refused) = e {
+            return ApiError::NotWritten(refused);
+        }
         let status = match &e {
             StoreError::NodeNotFound { .. }
             | StoreError::UnknownSession(_)
@@ -94,6 +100,15 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, detail) = match self {
+            ApiError::NotWritten(refused) => {
+                let body = json!({
+                    "detail": kg_core::not_written(&refused),
+                    "level": refused.level.as_str(),
+                    "id": refused.id,
+                    "node": refused.node,
+                });
+                return json_response(StatusCode::CONFLICT, &body);
+            }
             ApiError::Detail(status, message) => (status, Value::String(message)),
             ApiError::Fields(problems) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -223,6 +238,10 @@ impl Expected for String {
     const MISTYPED: &'static str = "Input should be a valid string";
 }
 
+impl Expected for f64 {
+    const MISTYPED: &'static str = "Input should be a valid number";
+}
+
 impl Expected for Vec<String> {
     const MISTYPED: &'static str = "Input should be a list of strings";
 }
@@ -302,6 +321,9 @@ struct PutNodeBody {
     touches: Field<Vec<String>>,
     session_id: Field<String>,
     project_path: Field<String>,
+    /// The `_written.ts` of the node the writer loaded (`0` for a node without one,
+    /// or a new node): the write is refused (409) when it is no longer the current.
+    written_ts: Field<f64>,
 }
 
 /// `POST /api/edges`.
@@ -626,6 +648,10 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
     let touches = problems.optional("touches", body.touches);
     let session = problems.optional("session_id", body.session_id);
     let project_path = problems.optional("project_path", body.project_path);
+    let check = match problems.optional("written_ts", body.written_ts) {
+        Some(loaded) => WriteCheck::Based(loaded),
+        None => WriteCheck::Unchecked,
+    };
     problems.finish()?;
     state
         .blocking(move |state, now| {
@@ -634,7 +660,9 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
                 .map_err(ApiError::bad_request)?;
             let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
-            let put = state.store.put_node(t, &id, &gist, notes, touches, now)?;
+            let put = state
+                .store
+                .put_node_checked(t, &id, &gist, notes, touches, check, now)?;
             Ok(Answer(payload::value(&NodePutAnswer {
                 node: put.node,
                 level: put.level.into(),

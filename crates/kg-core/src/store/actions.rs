@@ -9,7 +9,7 @@
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
 
-use super::writes::{NodeEdit, archive_node_in, delete_node_in, read_node_in};
+use super::writes::{NodeEdit, archive_node_in, check_new_id, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
 
@@ -44,6 +44,11 @@ pub enum Action {
         notes: Option<Vec<String>>,
         /// New touches, or `None` to keep them.
         touches: Option<Vec<String>>,
+        /// The node's `_written.ts` when the person loaded it (`0` for none, or a
+        /// new node): the step is refused when the node has been written since.
+        /// `None` writes whatever stands.
+        #[serde(default)]
+        written_ts: Option<f64>,
     },
     /// Delete a node and its edges.
     DeleteNode {
@@ -238,7 +243,18 @@ impl Store {
                     gist,
                     notes,
                     touches,
-                } => Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?),
+                    written_ts,
+                } => {
+                    if let Some(loaded) = written_ts {
+                        let node = state.graph.nodes.get(id);
+                        super::guard::judge_based_write(node, *loaded, (slot.level, id))
+                            .map_err(StoreError::NotWritten)?;
+                    }
+                    if !state.graph.nodes.contains_key(id) {
+                        check_new_id(id)?;
+                    }
+                    Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?)
+                }
                 other if !state.graph.nodes.contains_key(other.id()) => {
                     return Err(StoreError::NodeNotFound {
                         id: other.id().to_string(),

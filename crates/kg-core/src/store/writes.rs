@@ -1,6 +1,7 @@
 //! The mutations and single-node reads: write-through, journalled, rolled back when
 //! the save fails.
 
+use super::guard;
 use super::sessions::known_session;
 use super::*;
 
@@ -14,7 +15,7 @@ impl Store {
         }
     }
 
-    /// Create or update a node (core.md §4.2).
+    /// Create or update a node (core.md §4.2), whatever the writer has seen of it.
     pub fn put_node(
         &self,
         target: Target<'_>,
@@ -24,9 +25,30 @@ impl Store {
         touches: Option<Vec<String>>,
         now: f64,
     ) -> Result<PutNode, StoreError> {
+        self.put_node_checked(target, id, gist, notes, touches, WriteCheck::Unchecked, now)
+    }
+
+    /// Create or update a node (core.md §4.2) unless the write is built on a stale
+    /// view of it (`check`, since-0.9.30.md §4): then nothing is written, and the
+    /// error ([`StoreError::NotWritten`]) shows the node as it stands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_node_checked(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        gist: &str,
+        notes: Option<Vec<String>>,
+        touches: Option<Vec<String>>,
+        check: WriteCheck,
+        now: f64,
+    ) -> Result<PutNode, StoreError> {
         let edit = NodeEdit::checked(id, gist, notes, touches)?;
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
+        self.guard(&slot, &state.graph, &edit, target.session, check, now)?;
+        if !state.graph.nodes.contains_key(&edit.id) {
+            check_new_id(&edit.id)?;
+        }
         let mut journal = Journal::default();
         let stamp = self.write_stamp(target.session, now);
         let (created, snapshot) =
@@ -56,6 +78,53 @@ impl Store {
             submitted_gist_chars: gist.chars().count(),
             node: snapshot,
         })
+    }
+
+    /// Refuse a write built on a stale view (see [`WriteCheck`]); called with the
+    /// graph locked, so nothing can change between the judgement and the write. A
+    /// refused agent was shown the whole node: that counts as reading it.
+    fn guard(
+        &self,
+        slot: &GraphSlot,
+        g: &Graph,
+        edit: &NodeEdit,
+        session: Option<&str>,
+        check: WriteCheck,
+        now: f64,
+    ) -> Result<(), StoreError> {
+        let at = (slot.level, edit.id.as_str());
+        let node = g.nodes.get(&edit.id);
+        let judged = match (check, node, session) {
+            (WriteCheck::Unchecked, ..) => return Ok(()),
+            (WriteCheck::Based(loaded), node, _) => guard::judge_based_write(node, loaded, at),
+            (WriteCheck::SessionView, Some(node), Some(sid)) => {
+                let write = guard::Proposed {
+                    notes: edit.notes.as_deref(),
+                    touches: edit.touches.as_deref(),
+                };
+                let policy = self.config.policy;
+                let mut sessions = self.lock_sessions();
+                let Some(record) = sessions.lookup_mut(sid) else {
+                    return Ok(());
+                };
+                let judged = guard::judge_session_write(node, sid, record, &write, at, policy);
+                match &judged {
+                    Ok(()) => record.settle_removal(slot.level, &edit.id),
+                    Err(refused) => {
+                        if refused.reason == StaleReason::DropsNotes
+                            && let Some(sent) = write.notes
+                        {
+                            record.remember_refused_removal(slot.level, &edit.id, sent);
+                        }
+                        record.record_view([edit.id.as_str()], View::Read, self.event_ts(now));
+                    }
+                }
+                judged
+            }
+            // A create, or a write without a session: nothing was seen to be stale.
+            (WriteCheck::SessionView, ..) => Ok(()),
+        };
+        judged.map_err(StoreError::NotWritten)
     }
 
     /// The stamp for a write made now by `session`: `by` names it only when it is a
@@ -412,6 +481,19 @@ impl Store {
     }
 
     // ----- sessions --------------------------------------------------------------------
+}
+
+/// The id length rule for a new node or a rename target (since-0.9.30.md §5); an
+/// existing id is never refused on length.
+pub(super) fn check_new_id(id: &str) -> Result<(), StoreError> {
+    let shape = crate::model::IdShape::of(id);
+    if shape.too_long() {
+        return Err(StoreError::Invalid(crate::wording::id_too_long(
+            id,
+            shape.words,
+        )));
+    }
+    Ok(())
 }
 
 /// How deeply a progress state may nest. The graph file holds a state three levels

@@ -889,10 +889,11 @@ proptest! {
 // ----- properties over a real store ------------------------------------------------------------
 
 /// Ids of fresh nodes that operations create: short, medium and near the 128-char
-/// limit (long ids make anchors expensive, which drives the orphan pass).
+/// limit (long ids make anchors expensive, which drives the orphan pass), in few
+/// words, as the id length rule wants of new ids.
 fn fresh_id(i: usize) -> String {
     let pad = [0, 3, 120, 10, 60, 1, 90, 25][i % 8];
-    let tail: String = "fresh-memory-node".chars().cycle().take(pad).collect();
+    let tail: String = "fresh.memory.node.".chars().cycle().take(pad).collect();
     format!("f{i}{tail}")
 }
 const FRESH: usize = 24;

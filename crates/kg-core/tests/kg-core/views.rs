@@ -90,6 +90,7 @@ fn every_content_write_is_stamped_with_its_writer_and_nothing_else_is() {
         gist: "Retry three times".into(),
         notes: Some(vec!["after a 503".into()]),
         touches: None,
+        written_ts: None,
     };
     store
         .perform(user(Some(&connection)), &[edit], T + 4.0)

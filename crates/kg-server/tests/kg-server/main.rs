@@ -18,6 +18,7 @@ mod root_lock;
 mod router;
 mod server;
 mod stable_paths;
+mod stale;
 mod steps;
 mod sync;
 mod sync_live;
