@@ -63,11 +63,14 @@ pub use model::{
 };
 pub use namespace::{Layout, Namespace, PathError};
 pub use persist::PersistError;
-pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
+pub use results::{
+    Likes, NodeRead, PutNode, Renamed, SkipReason, SkippedGraph, SyncItem, SyncReport, UnseenWrite,
+};
 pub use session::{SessionRecord, SessionRegistry, View};
 pub use store::{
-    Action, DamagedFile, GraphSlot, NotWritten, Outcome, Policy, StaleReason, Store, StoreConfig,
-    StoreError, TakenIn, Target, UNDO_STEPS, Undone, WriteCheck, sync_origin, sync_source,
+    Action, Actor, DamagedFile, GraphSlot, LockedOp, NotWritten, Outcome, Policy, REJECTIONS_KEPT,
+    REJECTIONS_TASK, StaleReason, Store, StoreConfig, StoreError, TakenIn, Target, UNDO_STEPS,
+    Undone, WriteCheck, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 
@@ -78,11 +81,11 @@ pub use ambient::{
 };
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
-    kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,
+    kg_put_edge, kg_put_node, kg_read, kg_rename_node, kg_search, kg_sync, kg_useful,
 };
 pub use wording::{
-    NOT_WRITTEN, Reminder, ReminderFits, not_written, preload_header, reminder_pool,
-    server_warming_up, session_start_notice,
+    LOCK_IS_A_PERSONS, NOT_WRITTEN, Reminder, ReminderFits, not_written, preload_header,
+    reminder_pool, server_warming_up, session_start_notice,
 };
 
 // What the graph view, the tray and `kg-memory status` show.

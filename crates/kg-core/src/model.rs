@@ -97,6 +97,9 @@ pub mod field {
     /// Who wrote the node's current content and when: `{"ts": <seconds>, "by": <KG
     /// session id or null>}` (see [`WriteStamp`](super::WriteStamp)).
     pub const WRITTEN: &str = "_written";
+    /// `true`: a person locked the node (only boolean `true` counts). Agents cannot
+    /// rewrite, rename or delete it, and compaction never archives it.
+    pub const LOCKED: &str = "locked";
 }
 
 /// Who wrote a node's current content, and when (the node field `_written`).
@@ -645,6 +648,11 @@ impl Node {
     /// level's 17,500-character budget.
     pub fn is_active(&self) -> bool {
         self.tier() == Tier::Active
+    }
+
+    /// Whether a person locked the node (`"locked": true`).
+    pub fn is_locked(&self) -> bool {
+        self.get(field::LOCKED) == Some(&Value::Bool(true))
     }
 
     /// Who wrote the node's current content and when (`_written`); `None` for a node

@@ -149,3 +149,50 @@ pub struct NotWritten {
     pub dropped_notes: Vec<String>,
 }
 
+/// What renaming a node did ([`Store::rename_node`](crate::Store::rename_node)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Renamed {
+    /// The graph the node is in.
+    pub level: Level,
+    /// Its old id.
+    pub from: String,
+    /// Its new id.
+    pub to: String,
+    /// Edge ends that named the old id and name the new one now, in every graph.
+    pub edges_rewired: usize,
+    /// Project graphs whose edges naming the old id were left alone, and why.
+    pub skipped: Vec<SkippedGraph>,
+    /// The node as stored after the rename.
+    pub node: Object,
+}
+
+/// A project graph a rename of a user node left alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedGraph {
+    /// The project's storage folder name (`projects/<slug>`).
+    pub graph: String,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// Why a rename left a project graph alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The project has its own node of the old id: its edges name that one.
+    LocalNode,
+    /// The project has its own node of the new id: there the new id means that node.
+    Collision,
+    /// Its file could not be written; its edges still name the old id.
+    Unwritable,
+}
+
+impl SkipReason {
+    /// `local-node` or `collision`, as the REST answer names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::LocalNode => "local-node",
+            SkipReason::Collision => "collision",
+            SkipReason::Unwritable => "unwritable",
+        }
+    }
+}

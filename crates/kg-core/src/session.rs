@@ -146,6 +146,46 @@ impl SessionRecord {
         self.seen_at(id).is_some_and(|at| at >= written_ts)
     }
 
+    /// Node `old` is called `new` now: the ids the session saw, had preloaded or
+    /// liked, its view times and refused removals follow.
+    pub fn rename_id(&mut self, old: &str, new: &str) {
+        let rename = |ids: &mut Vec<String>| {
+            for id in ids.iter_mut().filter(|id| *id == old) {
+                *id = new.to_string();
+            }
+        };
+        if self.seen_set.remove(old) {
+            if self.seen_set.insert(new.to_string()) {
+                rename(&mut self.seen);
+            } else {
+                self.seen.retain(|id| id != old);
+            }
+        }
+        if let Some(ids) = &mut self.preloaded_ids {
+            rename(ids);
+        }
+        if let Some(ids) = &mut self.liked_ids {
+            rename(ids);
+        }
+        for times in [&mut self.seen_at, &mut self.read_at] {
+            if let Some(at) = times.shift_remove(old) {
+                advance(times, new, at);
+            }
+        }
+        let keys: Vec<(Level, String)> = self
+            .refused_removals
+            .keys()
+            .filter(|(_, id)| id == old)
+            .cloned()
+            .collect();
+        for (level, id) in keys {
+            if let Some(notes) = self.refused_removals.remove(&(level, id)) {
+                self.refused_removals
+                    .insert((level, new.to_string()), notes);
+            }
+        }
+    }
+
     /// Remember that a write sending `notes` for node `id` was refused for the stored
     /// notes it leaves out.
     pub fn remember_refused_removal(&mut self, level: Level, id: &str, notes: &[String]) {
@@ -458,6 +498,14 @@ impl SessionRegistry {
             }
         }
         best.map(|(sid, _)| sid)
+    }
+
+    /// Node `old` is called `new` now, in every session (see
+    /// [`SessionRecord::rename_id`]).
+    pub fn rename_id(&mut self, old: &str, new: &str) {
+        for record in self.records.values_mut() {
+            record.rename_id(old, new);
+        }
     }
 
     /// Drop sessions idle longer than the TTL; returns how many went.

@@ -45,12 +45,15 @@ mod actions;
 mod graphs;
 mod guard;
 mod incoming;
+mod locks;
+mod rename;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use guard::{NotWritten, StaleReason, WriteCheck};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use locks::{Actor, LockedOp, REJECTIONS_KEPT, REJECTIONS_TASK};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -186,6 +189,17 @@ pub enum StoreError {
     /// changed. The text is the refusal the writer reads, starting `NOT WRITTEN`.
     #[error("{}", crate::wording::not_written(.0))]
     NotWritten(Box<NotWritten>),
+    /// An agent's rewrite, rename or delete of a node a person locked; the refusal
+    /// is kept in the graph's `rejections` progress entry. Nothing else changed.
+    #[error("{}", crate::wording::locked_refusal(id, *level, op.as_str()))]
+    Locked {
+        /// The node.
+        id: String,
+        /// Its graph.
+        level: Level,
+        /// What the agent tried.
+        op: LockedOp,
+    },
 }
 
 impl StoreError {
@@ -198,6 +212,7 @@ impl StoreError {
             StoreError::Invalid(_)
                 | StoreError::NodeNotFound { .. }
                 | StoreError::NotWritten(_)
+                | StoreError::Locked { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
                 | StoreError::Path(PathError::OutsideHome(_) | PathError::Relative(_))

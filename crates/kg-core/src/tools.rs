@@ -8,7 +8,7 @@ use crate::relevance::Query;
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
 use crate::session::View;
-use crate::store::{GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
+use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
 use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -410,6 +410,38 @@ pub fn id_nudge(id: &str) -> Option<String> {
     }
 }
 
+/// `kg_rename_node`: give a node a new id, its edges (in every graph), history and
+/// fields following it. `level` limits the lookup to one graph; without it the user
+/// graph is tried first, then the session's project graph.
+pub fn kg_rename_node(
+    store: &Store,
+    session_id: &str,
+    old_id: &str,
+    new_id: &str,
+    level: Option<Level>,
+    now: f64,
+) -> ToolText {
+    let renamed = admit(store, session_id, &[], now).and_then(|()| {
+        let target = level.map(|level| Target::session(level, session_id));
+        store.rename_node(target, Some(session_id), old_id, new_id, Actor::Agent, now)
+    });
+    answer(renamed.map(|r| {
+        let mut text = wording::renamed(&r.from, &r.to, r.level, r.edges_rewired);
+        for skipped in &r.skipped {
+            text.push('\n');
+            text.push_str(&wording::rename_skipped(
+                &skipped.graph,
+                skipped.reason.as_str(),
+            ));
+        }
+        if let Some(nudge) = id_nudge(new_id) {
+            text.push_str("\n\n");
+            text.push_str(&nudge);
+        }
+        text
+    }))
+}
+
 /// Arguments of `kg_put_edge`.
 #[derive(Debug, Clone)]
 pub struct PutEdgeArgs {
@@ -467,7 +499,7 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
 pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
-            .and_then(|()| store.delete_node(None, Some(session_id), id, now))
+            .and_then(|()| store.delete_node_by(None, Some(session_id), id, Actor::Agent, now))
             .map(|(level, n)| {
                 format!("Deleted node '{id}' and {n} connected edges from {level} graph")
             }),

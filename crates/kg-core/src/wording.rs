@@ -113,9 +113,8 @@ pub fn not_written(refused: &crate::results::NotWritten) -> String {
             writer(by.as_deref())
         ),
     };
-    let mut text = format!(
-        "{NOT_WRITTEN}: node '{id}' ({level} graph) — {reason}. Nothing was changed."
-    );
+    let mut text =
+        format!("{NOT_WRITTEN}: node '{id}' ({level} graph) — {reason}. Nothing was changed.");
     let node = crate::model::Node::from_object(refused.node.clone());
     if node.is_empty() {
         return text;
@@ -177,6 +176,84 @@ pub fn id_with_date(id: &str) -> String {
         "Note: '{id}' holds a date. A date says when, not what: a series of dated nodes \
          is better kept as one lasting node that is updated. kg_rename_node can rename it \
          and keeps its edges and history."
+    )
+}
+
+/// An agent's `op` (rewrite, delete, rename) of a locked node, refused.
+pub fn locked_refusal(id: &str, level: crate::model::Level, op: &str) -> String {
+    format!(
+        "Node '{id}' ({level} graph) is locked: a person locked it, so an agent may not \
+         {op} it. Nothing was changed. Reading it, searching it and edges to or from it \
+         still work; if it needs to change, ask the person, who can edit or unlock it in \
+         the graph view (or over REST)."
+    )
+}
+
+/// Why an agent cannot set `fields.locked`.
+pub const LOCK_IS_A_PERSONS: &str = "a node's lock is set and cleared only by a person (the \
+     graph view, or REST); kg_put_node takes no `locked` field. Leave it out and write the node \
+     as usual.";
+
+/// A rename done.
+pub fn renamed(old: &str, new: &str, level: crate::model::Level, edge_ends: usize) -> String {
+    format!(
+        "Renamed '{old}' → '{new}' in the {level} graph; {edge_ends} edge reference(s) now \
+         name '{new}'. Its history, endorsements and tier came along."
+    )
+}
+
+/// A project graph a rename of a user node left alone (`reason` as the REST answer
+/// names it).
+pub fn rename_skipped(slug: &str, reason: &str) -> String {
+    let why = match reason {
+        "local-node" => "it has its own node of the old id, which its edges name",
+        "collision" => "it has its own node of the new id, which that name means there",
+        _ => "its file could not be written, so its edges still name the old id",
+    };
+    format!("- projects/{slug} left alone ({reason}): {why}; check it by hand.")
+}
+
+/// A rename onto the id the node already has.
+pub fn rename_onto_itself(id: &str) -> String {
+    format!("Node '{id}' is already called '{id}': nothing to rename.")
+}
+
+/// A rename onto an id another node of the graph has.
+pub fn rename_target_exists(old: &str, new: &str, level: crate::model::Level) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': the {level} graph already has a node '{new}'. Pick \
+         a free id, or, if the two are one concept, merge them on purpose: fold one node's \
+         content into the other with kg_put_node, then delete it."
+    )
+}
+
+/// A project-node rename that would make the project's edges to a user node reach the
+/// renamed node instead.
+pub fn rename_captures_user_node(old: &str, new: &str, edges: usize) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': {edges} edge(s) of this project name the user \
+         node '{new}', and after the rename they would reach this project node instead. \
+         Pick another id."
+    )
+}
+
+/// A user-node rename that would make projects' edges reach their own node of the new
+/// id.
+pub fn rename_captured_by_projects(old: &str, new: &str, slugs: &[String]) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': {} project graph(s) ({}) have edges to '{old}' \
+         and a node '{new}' of their own, so those edges would reach their own node after \
+         the rename. Pick another id, or rename the project node first.",
+        slugs.len(),
+        slugs.join(", ")
+    )
+}
+
+/// A user-node rename refused because a project graph file cannot be checked.
+pub fn rename_unreadable_project(slug: &str, cause: &str) -> String {
+    format!(
+        "Cannot rename: the project graph projects/{slug}/graph.json cannot be read ({cause}), \
+         so its edges to the node cannot be moved. Repair or move that file, then rename again."
     )
 }
 

@@ -1,4 +1,4 @@
-//! The nine memory tools over MCP (rmcp), stateless: every POST is answered on its
+//! The ten memory tools over MCP (rmcp), stateless: every POST is answered on its
 //! own, sessions are the application-level KG session ids inside the arguments.
 //!
 //! Arguments are checked against each tool's JSON Schema here, with the messages
@@ -185,6 +185,19 @@ fn specs() -> &'static [ToolSpec] {
                     json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
                            "notes": strings(), "touches": strings()}),
                     &["session_id", "level", "id", "gist"],
+                ),
+            },
+            ToolSpec {
+                name: "kg_rename_node",
+                description: "Give a node a new id. Its edges follow in every graph (cross-level edges of \
+                    projects not loaded included), and so do its creation time, endorsements, tier and \
+                    history: the only way to change an id without losing them (put + delete loses them). \
+                    new_id names the subject in 3-5 kebab-case words; the claim belongs in the gist. \
+                    Refused when new_id exists or would make an edge reach a different node. level \
+                    limits the lookup (user first, then project, when omitted).",
+                schema: object(
+                    json!({"session_id": string(), "old_id": string(), "new_id": string(), "level": level()}),
+                    &["session_id", "old_id", "new_id"],
                 ),
             },
             ToolSpec {
@@ -394,6 +407,24 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             text(args, "session_id").as_deref(),
             now,
         ),
+        "kg_put_node"
+            if args
+                .get("fields")
+                .is_some_and(|f| f.get("locked").is_some()) =>
+        {
+            ToolText {
+                text: format!("Error: {}", kg_core::LOCK_IS_A_PERSONS),
+                is_error: true,
+            }
+        }
+        "kg_rename_node" => kg_core::kg_rename_node(
+            store,
+            &sid(),
+            &need("old_id"),
+            &need("new_id"),
+            level_arg(args),
+            now,
+        ),
         "kg_put_node" => kg_core::kg_put_node(
             store,
             &PutNodeArgs {
@@ -510,7 +541,7 @@ mod tests {
     }
 
     #[test]
-    fn nine_tools_in_the_spec_order() {
+    fn ten_tools_in_the_spec_order() {
         let names: Vec<_> = specs().iter().map(|s| s.name).collect();
         assert_eq!(
             names,
@@ -518,6 +549,7 @@ mod tests {
                 "kg_read",
                 "kg_search",
                 "kg_put_node",
+                "kg_rename_node",
                 "kg_put_edge",
                 "kg_delete_node",
                 "kg_delete_edge",

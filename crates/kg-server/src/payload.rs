@@ -581,6 +581,34 @@ pub struct NodePutAnswer {
     pub level: LevelName,
 }
 
+/// `POST /api/nodes/rename`.
+#[derive(Debug, Serialize, TS)]
+pub struct NodeRenameAnswer {
+    pub renamed: Renaming,
+    pub level: LevelName,
+    /// Edge ends that named the old id and name the new one now, in every graph.
+    pub edges_rewired: usize,
+    /// Project graphs whose edges were left alone, and why (`local-node`,
+    /// `collision`, `unwritable`).
+    pub skipped_graphs: Vec<SkippedGraphAnswer>,
+    #[ts(type = "StoredNode")]
+    pub node: Object,
+}
+
+/// The old and the new id of a rename.
+#[derive(Debug, Serialize, TS)]
+pub struct Renaming {
+    pub from: String,
+    pub to: String,
+}
+
+/// A project graph a rename left alone.
+#[derive(Debug, Serialize, TS)]
+pub struct SkippedGraphAnswer {
+    pub graph: String,
+    pub reason: &'static str,
+}
+
 /// `DELETE /api/nodes/{level}/{id}`.
 #[derive(Debug, Serialize, TS)]
 pub struct NodeDeleteAnswer {
@@ -657,6 +685,7 @@ pub enum Author {
 #[serde(rename_all = "snake_case")]
 pub enum ActivityKind {
     NodeUpdated,
+    NodeRenamed,
     EdgeUpdated,
     NodeDeleted,
     EdgeDeleted,
@@ -691,6 +720,17 @@ pub enum LiveMessage<'a> {
     Resync { missed: u64 },
     NodeUpdated {
         level: LevelName,
+        #[ts(type = "StoredNode")]
+        node: &'a Object,
+        source_session: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        project_path: Option<&'a str>,
+    },
+    /// A node got a new id (`node.id`); its edges followed.
+    NodeRenamed {
+        level: LevelName,
+        old_id: &'a str,
         #[ts(type = "StoredNode")]
         node: &'a Object,
         source_session: Option<&'a str>,
@@ -806,6 +846,13 @@ impl<'a> LiveMessage<'a> {
         match &change.kind {
             ChangeKind::NodeUpdated { node } => LiveMessage::NodeUpdated {
                 level,
+                node,
+                source_session,
+                project_path,
+            },
+            ChangeKind::NodeRenamed { old_id, node } => LiveMessage::NodeRenamed {
+                level,
+                old_id,
                 node,
                 source_session,
                 project_path,

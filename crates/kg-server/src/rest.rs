@@ -324,6 +324,20 @@ struct PutNodeBody {
     /// The `_written.ts` of the node the writer loaded (`0` for a node without one,
     /// or a new node): the write is refused (409) when it is no longer the current.
     written_ts: Field<f64>,
+    /// `{"locked": true}` locks the node, `{"locked": null}` (or `false`) unlocks it.
+    #[serde(deserialize_with = "present")]
+    fields: Option<Value>,
+}
+
+/// `POST /api/nodes/rename`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RenameBody {
+    old_id: Field<String>,
+    new_id: Field<String>,
+    level: Field<String>,
+    session_id: Field<String>,
+    project_path: Field<String>,
 }
 
 /// `POST /api/edges`.
@@ -376,6 +390,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/prompt_context", post(prompt_context))
         .route("/api/tool_event", post(tool_event))
         .route("/api/nodes", post(put_node))
+        .route("/api/nodes/rename", post(rename_node))
         .route(
             "/api/nodes/{level}/{id}",
             get(read_node).delete(delete_node),
@@ -648,6 +663,22 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
     let touches = problems.optional("touches", body.touches);
     let session = problems.optional("session_id", body.session_id);
     let project_path = problems.optional("project_path", body.project_path);
+    let lock = match body.fields {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(fields)) => match fields.get("locked") {
+            None => None,
+            Some(Value::Bool(locked)) => Some(*locked),
+            Some(Value::Null) => Some(false),
+            Some(_) => {
+                problems.push("fields", "locked must be true, false or null");
+                None
+            }
+        },
+        Some(_) => {
+            problems.push("fields", "Input should be an object");
+            None
+        }
+    };
     let check = match problems.optional("written_ts", body.written_ts) {
         Some(loaded) => WriteCheck::Based(loaded),
         None => WriteCheck::Unchecked,
@@ -660,12 +691,58 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
                 .map_err(ApiError::bad_request)?;
             let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
-            let put = state
+            let mut put = state
                 .store
                 .put_node_checked(t, &id, &gist, notes, touches, check, now)?;
+            if let Some(locked) = lock {
+                put.node = state.store.set_locked(t, &id, locked, now)?;
+            }
             Ok(Answer(payload::value(&NodePutAnswer {
                 node: put.node,
                 level: put.level.into(),
+            })))
+        })
+        .await
+}
+
+/// `POST /api/nodes/rename {old_id, new_id, level?, session_id?, project_path?}`: a
+/// person's rename (a locked node too).
+async fn rename_node(State(state): Shared, JsonBody(body): JsonBody<RenameBody>) -> ApiResult {
+    let mut problems = Problems::default();
+    let old_id = problems.required("old_id", body.old_id);
+    let new_id = problems.required("new_id", body.new_id);
+    let level = problems.optional("level", body.level);
+    let session = problems.optional("session_id", body.session_id);
+    let project_path = problems.optional("project_path", body.project_path);
+    problems.finish()?;
+    state
+        .blocking(move |state, now| {
+            let level = level.as_deref().map(parse_level).transpose()?;
+            let t = level.map(|level| target(level, session.as_deref(), project_path.as_deref()));
+            let r = state.store.rename_node(
+                t,
+                session.as_deref(),
+                &old_id,
+                &new_id,
+                kg_core::Actor::Person,
+                now,
+            )?;
+            Ok(Answer(payload::value(&payload::NodeRenameAnswer {
+                renamed: payload::Renaming {
+                    from: r.from,
+                    to: r.to,
+                },
+                level: r.level.into(),
+                edges_rewired: r.edges_rewired,
+                skipped_graphs: r
+                    .skipped
+                    .iter()
+                    .map(|s| payload::SkippedGraphAnswer {
+                        graph: s.graph.clone(),
+                        reason: s.reason.as_str(),
+                    })
+                    .collect(),
+                node: r.node,
             })))
         })
         .await

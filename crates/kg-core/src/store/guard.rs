@@ -151,9 +151,16 @@ mod tests {
             notes,
             touches: None,
         };
-        judge_session_write(node, "aaaa0001", record, &write, (Level::User, "n"), Policy::Ours)
-            .err()
-            .map(|e| e.reason)
+        judge_session_write(
+            node,
+            "aaaa0001",
+            record,
+            &write,
+            (Level::User, "n"),
+            Policy::Ours,
+        )
+        .err()
+        .map(|e| e.reason)
     }
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -173,8 +180,14 @@ mod tests {
             notes: None,
             touches: None,
         };
-        let reference =
-            judge_session_write(&n, "aaaa0001", &record, &write, (Level::User, "n"), Policy::Reference);
+        let reference = judge_session_write(
+            &n,
+            "aaaa0001",
+            &record,
+            &write,
+            (Level::User, "n"),
+            Policy::Reference,
+        );
         assert!(reference.is_ok());
         record.record_view(["n"], View::Seen, 99.0);
         assert!(matches!(
@@ -231,7 +244,10 @@ mod tests {
         record.remember_refused_removal(Level::User, "n", &fewer);
         assert_eq!(judge(&n, &record, Some(&fewer)), None);
         let other = strings(&["n2"]);
-        assert_eq!(judge(&n, &record, Some(&other)), Some(StaleReason::DropsNotes));
+        assert_eq!(
+            judge(&n, &record, Some(&other)),
+            Some(StaleReason::DropsNotes)
+        );
         // Keeping every stored note, or sending none, never counts as dropping.
         let more = strings(&["n1", "n2", "n3"]);
         assert_eq!(judge(&n, &record, Some(&more)), None);

@@ -8,7 +8,7 @@ use super::*;
 impl Store {
     /// How "not found" names the two levels looked in: "either graph" in our words,
     /// "both graph" in the reference's (a pinned output).
-    fn both_levels_name(&self) -> &'static str {
+    pub(super) fn both_levels_name(&self) -> &'static str {
         match self.config.policy {
             crate::store::Policy::Ours => "either",
             crate::store::Policy::Reference => "both",
@@ -45,6 +45,12 @@ impl Store {
         let edit = NodeEdit::checked(id, gist, notes, touches)?;
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
+        if check == WriteCheck::SessionView
+            && state.graph.nodes.get(&edit.id).is_some_and(Node::is_locked)
+        {
+            let op = super::locks::LockedOp::Rewrite;
+            return Err(self.refuse_locked(&slot, &mut state, op, &edit.id, target.session, now));
+        }
         self.guard(&slot, &state.graph, &edit, target.session, check, now)?;
         if !state.graph.nodes.contains_key(&edit.id) {
             check_new_id(&edit.id)?;
@@ -184,13 +190,26 @@ impl Store {
         Ok((slot.level, snapshot))
     }
 
-    /// Delete a node and its edges in that graph. `level = None` looks in the user
-    /// graph first, then the session's project graph.
+    /// Delete a node and its edges in that graph, as a person does (a locked node
+    /// too). `level = None` looks in the user graph first, then the session's project
+    /// graph.
     pub fn delete_node(
         &self,
         level: Option<Target<'_>>,
         session: Option<&str>,
         id: &str,
+        now: f64,
+    ) -> Result<(Level, usize), StoreError> {
+        self.delete_node_by(level, session, id, super::locks::Actor::Person, now)
+    }
+
+    /// [`Store::delete_node`] for `actor`: an agent may not delete a locked node.
+    pub fn delete_node_by(
+        &self,
+        level: Option<Target<'_>>,
+        session: Option<&str>,
+        id: &str,
+        actor: super::locks::Actor,
         now: f64,
     ) -> Result<(Level, usize), StoreError> {
         let (slots, level_name) = match level {
@@ -199,8 +218,12 @@ impl Store {
         };
         for slot in slots {
             let mut state = slot.lock();
-            if !state.graph.nodes.contains_key(id) {
+            let Some(node) = state.graph.nodes.get(id) else {
                 continue;
+            };
+            if actor == super::locks::Actor::Agent && node.is_locked() {
+                let op = super::locks::LockedOp::Delete;
+                return Err(self.refuse_locked(&slot, &mut state, op, id, session, now));
             }
             let mut journal = Journal::default();
             let removed = delete_node_in(&mut state.graph, &mut journal, id);

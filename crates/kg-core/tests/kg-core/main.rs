@@ -10,6 +10,7 @@ mod invariants;
 mod lossless;
 mod ours_golden;
 mod paths;
+mod rename;
 mod snapshots;
 mod steps;
 mod storage;
