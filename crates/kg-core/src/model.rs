@@ -266,6 +266,8 @@ pub struct NodeMeta {
     gist_at: Option<usize>,
     pub gist_chars: usize,
     pub useful_ts: Box<[f64]>,
+    /// A person locked the node (`"locked": true`).
+    pub locked: bool,
 }
 
 impl NodeMeta {
@@ -306,6 +308,7 @@ impl NodeMeta {
         let (mut created_ts, mut last_read_ts) = (None, None);
         let (mut gist, mut gist_at) = ("", None);
         let mut useful_ts = Box::default();
+        let mut locked = false;
         for (at, (key, value)) in fields.enumerate() {
             match key {
                 field::ARCHIVED => (archived_flag, has_archived_key) = (truthy(value), true),
@@ -322,6 +325,7 @@ impl NodeMeta {
                         useful_ts = items.iter().filter_map(Value::as_f64).collect();
                     }
                 }
+                field::LOCKED => locked = *value == Value::Bool(true),
                 _ => {}
             }
         }
@@ -334,6 +338,7 @@ impl NodeMeta {
             gist_at,
             gist_chars: char_len(gist),
             useful_ts,
+            locked,
         }
     }
 }
@@ -652,7 +657,7 @@ impl Node {
 
     /// Whether a person locked the node (`"locked": true`).
     pub fn is_locked(&self) -> bool {
-        self.get(field::LOCKED) == Some(&Value::Bool(true))
+        self.meta().locked
     }
 
     /// Who wrote the node's current content and when (`_written`); `None` for a node

@@ -6,7 +6,7 @@
 
 use crate::graph::Graph;
 use crate::model::{Level, Tier};
-use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LevelIndex, Mode, Plan};
+use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LOCKED_TAIL, LevelIndex, Mode, Plan};
 use crate::score::{NodeScore, RawSignals, score_all};
 use crate::structure::Dir;
 use crate::structure::IdList;
@@ -330,7 +330,12 @@ impl<'g> Block<'g> {
         for entry in self.entries.iter().filter(|e| !e.removed) {
             let id = self.id(entry);
             if entry.full_gist {
-                line(&["  ", id, ": ", index.gist(entry.node)]);
+                let lock = if index.locked[entry.node] {
+                    LOCKED_TAIL
+                } else {
+                    ""
+                };
+                line(&["  ", id, lock, ": ", index.gist(entry.node)]);
             } else {
                 line(&["  ", id, PRELOADED_TAIL]);
             }

@@ -7,6 +7,7 @@ mod flood;
 mod golden;
 mod incoming;
 mod invariants;
+mod locks;
 mod lossless;
 mod ours_golden;
 mod paths;
