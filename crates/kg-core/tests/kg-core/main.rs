@@ -3,6 +3,7 @@
 mod ambient;
 mod compaction;
 mod crash;
+mod drop_in;
 mod flood;
 mod golden;
 mod incoming;
