@@ -48,7 +48,7 @@ export type ActivityEntry = {
 /**
  * What kind of change an activity entry is: the `type` of the matching `/ws` message.
  */
-export type ActivityKind = "node_updated" | "edge_updated" | "node_deleted" | "edge_deleted" | "node_recalled" | "tiers_moved" | "node_liked" | "progress_saved" | "step_undone" | "debt_changed" | "quarantined";
+export type ActivityKind = "node_updated" | "node_renamed" | "edge_updated" | "node_deleted" | "edge_deleted" | "node_recalled" | "tiers_moved" | "node_liked" | "progress_saved" | "step_undone" | "debt_changed" | "quarantined";
 
 export type ArtifactRow = {
   path: string,
@@ -365,6 +365,14 @@ export type LiveMessage =
   | {
     "type": "node_updated",
     level: LevelName,
+    node: StoredNode,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
+    "type": "node_renamed",
+    level: LevelName,
+    old_id: string,
     node: StoredNode,
     source_session: string | null,
     project_path?: string,
