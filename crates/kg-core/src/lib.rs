@@ -76,8 +76,8 @@ pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadStats, PromptReply, USER_PROMPT_SUBMIT,
-    hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadHeader, PreloadStats, PromptReply,
+    USER_PROMPT_SUBMIT, hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
 };
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,

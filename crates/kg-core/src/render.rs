@@ -7,6 +7,7 @@
 use crate::graph::Graph;
 use crate::model::{Level, Tier};
 use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LOCKED_TAIL, LevelIndex, Mode, Plan};
+pub use crate::results::LeftOut;
 use crate::score::{NodeScore, RawSignals, score_all};
 use crate::structure::Dir;
 use crate::structure::IdList;
@@ -55,6 +56,8 @@ pub struct ReadOptions<'a> {
 /// The result of a two-level render.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadRender {
+    /// What the budget left out.
+    pub left_out: LeftOut,
     /// Prefix (dedup note or preload header), a blank line, then the body.
     pub text: String,
     /// Where the body starts in `text`.
@@ -536,6 +539,11 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
             .map_or(0, |b| b.active_count)
     };
     ReadRender {
+        left_out: LeftOut {
+            gists: blocks.iter().map(|b| b.hidden_active).sum(),
+            edges: hidden_edges,
+            anchors: hidden_anchors,
+        },
         shown_ids,
         active_ids,
         user_active: count(Level::User),

@@ -196,3 +196,21 @@ impl SkipReason {
         }
     }
 }
+
+/// What a render's budget left out, over both levels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Active gists not shown (the preload only).
+    pub gists: usize,
+    /// Edge citations not shown.
+    pub edges: usize,
+    /// Archived anchors not shown.
+    pub anchors: usize,
+}
+
+impl LeftOut {
+    /// Nothing was left out: the render holds every active gist, edge and anchor.
+    pub fn is_nothing(&self) -> bool {
+        *self == LeftOut::default()
+    }
+}

@@ -54,6 +54,9 @@ pub struct SessionRecord {
     /// When the session last did a full `kg_read`, in seconds since the Unix epoch.
     /// Until the first, every prompt gets the full-read nudge instead of recall.
     pub full_read_ts: Option<f64>,
+    /// The session-start preload held every active node and said so (our policy): no
+    /// full read is owed.
+    pub preload_complete: bool,
     /// When `kg_sync` last reported to the session, in seconds since the Unix epoch;
     /// after a restart it reports the changes made since.
     pub last_synced_ts: Option<f64>,
@@ -208,6 +211,12 @@ impl SessionRecord {
         }
     }
 
+    /// Whether the session still owes a full read: it made none, and its preload did
+    /// not hold everything.
+    pub fn needs_full_read(&self) -> bool {
+        self.full_read_ts.is_none() && !self.preload_complete
+    }
+
     /// The ids the session liked so far (empty before the first like).
     pub fn liked(&self) -> &[String] {
         self.liked_ids.as_deref().unwrap_or(&[])
@@ -231,6 +240,7 @@ impl SessionRecord {
         let seen_value = take("seen_ids");
         let preloaded_ids = take("preloaded_ids").map(|v| strings(&v));
         let full_read_ts = as_ts(take("full_read_ts").as_ref());
+        let preload_complete = take("preload_complete") == Some(Value::Bool(true));
         let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
         let liked_ids = take("liked_ids").map(|v| strings(&v));
         let seen_at = view_times(take("seen_at"));
@@ -243,6 +253,7 @@ impl SessionRecord {
             claude_sid,
             preloaded_ids,
             full_read_ts,
+            preload_complete,
             last_synced_ts,
             liked_ids,
             seen_at,
@@ -277,6 +288,9 @@ impl SessionRecord {
         }
         if let Some(t) = self.full_read_ts {
             obj.insert("full_read_ts".into(), float_value(t));
+        }
+        if self.preload_complete {
+            obj.insert("preload_complete".into(), Value::Bool(true));
         }
         if let Some(t) = self.last_synced_ts {
             obj.insert("last_synced_ts".into(), float_value(t));

@@ -586,7 +586,7 @@ mod tests {
             source: Some("startup".into()),
             transcript_path: None,
         };
-        session_bootstrap(store, &request, &crate::wording::preload_header, T)
+        session_bootstrap(store, &request, crate::ambient::PreloadHeader::Standard, T)
             .expect("bootstrap")
             .session_id
     }

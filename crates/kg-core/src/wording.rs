@@ -21,6 +21,44 @@ pub fn preload_header(sid: &str) -> String {
     )
 }
 
+/// Header of the session-start preload under our policy: it says whether the preload
+/// holds every active node (then no full read is needed) or names what it left out.
+/// Charged to the preload budget like the reference's.
+pub fn preload_header_ours(sid: &str, left_out: &crate::results::LeftOut) -> String {
+    if left_out.is_nothing() {
+        return format!(
+            "KG MEMORY PRELOADED — complete: every active node of both graphs is below, with \
+             its edges and archived anchors, so no full read is needed. session_id: {sid} (pass \
+             it to every kg_* call). Announce \"{RECALL_PHRASE}\" now. \
+             kg_read(session_id, ids=[...]) reads nodes in depth (notes, touches, edges); \
+             kg_search looks up anything, archived nodes included. Subagents never receive \
+             this preload, so a dispatch prompt must carry the gists or kg_* instructions the \
+             subagent needs."
+        );
+    }
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (left_out.gists, "active gist(s)"),
+        (left_out.edges, "edge(s)"),
+        (left_out.anchors, "archived anchor(s)"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    format!(
+        "KG MEMORY PRELOADED — PARTIAL: to fit the budget this preload left out {}, which \
+         the '…N more' lines below count. session_id: {sid} (pass it to every kg_* call). \
+         REQUIRED before any substantive work: one kg_read(session_id) call (follow its parts \
+         with more=true if it says it continues), which renders what was left out and repeats \
+         nothing shown; only AFTER that full read announce \"{RECALL_PHRASE}\". \
+         kg_read(session_id, ids=[...]) reads nodes in depth; kg_search looks up anything, \
+         archived nodes included. Subagents never receive this preload, so a dispatch prompt \
+         must carry the gists or kg_* instructions the subagent needs.",
+        parts.join(", ")
+    )
+}
+
 /// The whole answer to a resumed session: nothing is rendered again.
 pub fn resume_note(sid: &str) -> String {
     format!(

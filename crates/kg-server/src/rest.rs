@@ -539,17 +539,22 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
     };
     state
         .blocking(move |state, now| {
-            let b = session_bootstrap(&state.store, &request, &kg_core::preload_header, now)
-                .map_err(|e| match e {
-                    e @ StoreError::Path(_) => ApiError::from(e),
-                    e => {
-                        log::error!("bootstrap failed: {e}");
-                        ApiError::new(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            format!("bootstrap failed: {e}"),
-                        )
-                    }
-                })?;
+            let b = session_bootstrap(
+                &state.store,
+                &request,
+                kg_core::PreloadHeader::Standard,
+                now,
+            )
+            .map_err(|e| match e {
+                e @ StoreError::Path(_) => ApiError::from(e),
+                e => {
+                    log::error!("bootstrap failed: {e}");
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("bootstrap failed: {e}"),
+                    )
+                }
+            })?;
             Ok(Answer(json!({
                 "session_id": b.session_id,
                 "reused": b.reused,

@@ -399,7 +399,7 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
     let Some(sid) = resolve_session(store, field("session_id"), field("cwd")) else {
         return silence;
     };
-    let Some(full_read) = store.with_sessions(|s| s.lookup(&sid).map(|r| r.full_read_ts.is_some()))
+    let Some(full_read) = store.with_sessions(|s| s.lookup(&sid).map(|r| !r.needs_full_read()))
     else {
         return silence;
     };

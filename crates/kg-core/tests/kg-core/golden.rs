@@ -272,7 +272,12 @@ impl Replay {
                     }
                     None => kg_core::wording::preload_header(sid),
                 };
-                let boot = match session_bootstrap(&self.store, &request, &header, now) {
+                let boot = match session_bootstrap(
+                    &self.store,
+                    &request,
+                    kg_core::PreloadHeader::Fixed(&header),
+                    now,
+                ) {
                     Ok(b) => b,
                     Err(e) => return Outcome::failed(format!("bootstrap failed: {e}")),
                 };

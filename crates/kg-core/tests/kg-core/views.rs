@@ -185,8 +185,8 @@ fn every_route_that_shows_a_node_records_when() {
         source: Some("startup".into()),
         transcript_path: None,
     };
-    let boot =
-        session_bootstrap(&store, &request, &kg_core::preload_header, T + 10.0).expect("bootstrap");
+    let boot = session_bootstrap(&store, &request, kg_core::PreloadHeader::Standard, T + 10.0)
+        .expect("bootstrap");
     let sid = boot.session_id;
     let (seen, read) = views(&store, &sid, "zephyr-widget-css");
     assert!(seen.is_some_and(|at| at >= T + 10.0), "{seen:?}");
