@@ -66,7 +66,7 @@ pub use persist::PersistError;
 pub use results::{
     Likes, NodeRead, PutNode, Renamed, SkipReason, SkippedGraph, SyncItem, SyncReport, UnseenWrite,
 };
-pub use session::{SessionRecord, SessionRegistry, View};
+pub use session::{Page, Pages, SessionRecord, SessionRegistry, View};
 pub use store::{
     Action, Actor, DamagedFile, GraphSlot, LockedOp, NotWritten, Outcome, Policy, REJECTIONS_KEPT,
     REJECTIONS_TASK, StaleReason, Store, StoreConfig, StoreError, TakenIn, Target, UNDO_STEPS,
@@ -79,6 +79,7 @@ pub use ambient::{
     Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadHeader, PreloadStats, PromptReply,
     USER_PROMPT_SUBMIT, hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
 };
+pub use tools::pages::{Client, Unit};
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
     kg_put_edge, kg_put_node, kg_read, kg_rename_node, kg_search, kg_sync, kg_useful,

@@ -17,6 +17,79 @@ pub const LIKES_PER_SESSION: usize = 5;
 /// 24 h idle, and a person runs a few dozen a day.
 pub const MAX_SESSIONS: usize = 1_000;
 
+/// A `kg_read` reply too long for the client, split into parts the session fetches
+/// with `kg_read(more=true)` (since-0.9.30.md §6). Persisted, so the parts survive a
+/// restart; any other `kg_read` replaces them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pages {
+    /// Every part, footer included, first to last.
+    pub parts: Vec<Page>,
+    /// The part `more=true` returns next (1 after the first was given).
+    pub next: usize,
+    /// The view time of the read the parts come from.
+    pub viewed_at: f64,
+}
+
+/// One part of a split reply and what delivering it tells the session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    /// What the session reads.
+    pub text: String,
+    /// Ids the part shows on a line of their own: seen once it is delivered.
+    pub seen: Vec<String>,
+    /// Of those, the ones whose gist it shows (their view time is recorded).
+    pub gists: Vec<String>,
+    /// Delivering this part completes a full read (the last part of one).
+    pub completes_full_read: bool,
+}
+
+impl Pages {
+    fn to_value(&self) -> Value {
+        let parts: Vec<Value> = self
+            .parts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "text": p.text,
+                    "seen": p.seen,
+                    "gists": p.gists,
+                    "completes_full_read": p.completes_full_read,
+                })
+            })
+            .collect();
+        serde_json::json!({"parts": parts, "next": self.next, "total": self.parts.len(),
+                           "viewed_at": self.viewed_at})
+    }
+
+    fn from_value(value: &Value) -> Option<Pages> {
+        let parts = value
+            .get("parts")?
+            .as_array()?
+            .iter()
+            .map(|p| Page {
+                text: p
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                seen: p.get("seen").map(strings).unwrap_or_default(),
+                gists: p.get("gists").map(strings).unwrap_or_default(),
+                completes_full_read: p.get("completes_full_read") == Some(&Value::Bool(true)),
+            })
+            .collect();
+        let next = value.get("next").and_then(Value::as_u64)? as usize;
+        let viewed_at = value
+            .get("viewed_at")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        Some(Pages {
+            parts,
+            next,
+            viewed_at,
+        })
+    }
+}
+
 /// How much of a node a session was shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
@@ -54,6 +127,8 @@ pub struct SessionRecord {
     /// When the session last did a full `kg_read`, in seconds since the Unix epoch.
     /// Until the first, every prompt gets the full-read nudge instead of recall.
     pub full_read_ts: Option<f64>,
+    /// The parts of a split `kg_read` reply still to be fetched, if any.
+    pub pages: Option<Pages>,
     /// The session-start preload held every active node and said so (our policy): no
     /// full read is owed.
     pub preload_complete: bool,
@@ -241,6 +316,7 @@ impl SessionRecord {
         let preloaded_ids = take("preloaded_ids").map(|v| strings(&v));
         let full_read_ts = as_ts(take("full_read_ts").as_ref());
         let preload_complete = take("preload_complete") == Some(Value::Bool(true));
+        let pages = take("pages").as_ref().and_then(Pages::from_value);
         let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
         let liked_ids = take("liked_ids").map(|v| strings(&v));
         let seen_at = view_times(take("seen_at"));
@@ -254,6 +330,7 @@ impl SessionRecord {
             preloaded_ids,
             full_read_ts,
             preload_complete,
+            pages,
             last_synced_ts,
             liked_ids,
             seen_at,
@@ -291,6 +368,9 @@ impl SessionRecord {
         }
         if self.preload_complete {
             obj.insert("preload_complete".into(), Value::Bool(true));
+        }
+        if let Some(pages) = &self.pages {
+            obj.insert("pages".into(), pages.to_value());
         }
         if let Some(t) = self.last_synced_ts {
             obj.insert("last_synced_ts".into(), float_value(t));

@@ -7,7 +7,7 @@ use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
 use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
-use crate::session::View;
+use crate::session::{Page, Pages, View};
 use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
 use crate::wording;
 use serde_json::Value;
@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
+pub mod pages;
 pub mod text;
 
 /// A tool's answer.
@@ -73,10 +74,18 @@ pub struct ReadArgs {
     /// Limits id lookups to one graph; without it the user graph is tried first, then the
     /// project graph.
     pub level: Option<Level>,
+    /// Fetch the next part of the session's last read that did not fit in one reply.
+    pub more: bool,
+    /// Who reads: replies longer than it keeps whole come in parts.
+    pub client: pages::Client,
 }
 
-/// `kg_read`: the whole memory, or nodes in full.
+/// `kg_read`: the whole memory, or nodes in full; a reply longer than the client keeps
+/// whole comes in parts, the rest fetched with `more`.
 pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
+    if args.more {
+        return next_part(store, args.session_id.as_deref().unwrap_or_default(), now);
+    }
     let reusable = args
         .session_id
         .as_deref()
@@ -112,9 +121,124 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .clone()
         .filter(|ids| !ids.is_empty())
         .or_else(|| args.id.clone().map(|id| vec![id]));
-    match ids {
-        Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
-        None => answer(Ok(full_read(store, &sid, now))),
+    let read = match ids {
+        Some(ids) => read_nodes(store, &sid, &ids, args.level, now).map(|text| (text, None)),
+        None => Ok(full_read(store, &sid, now)).map(|(text, effects)| (text, Some(effects))),
+    };
+    match read {
+        Ok((text, effects)) => ToolText::ok(deliver(store, &sid, text, effects, args.client, now)),
+        Err(e) => ToolText::error(&e),
+    }
+}
+
+/// What a full read tells the session, applied as its parts are delivered.
+struct FullReadEffects {
+    /// Every rendered active node: seen.
+    active: Vec<String>,
+    /// The ones whose gist is shown: their view time is recorded.
+    gists: Vec<String>,
+    viewed_at: f64,
+}
+
+/// Hand the session a reply: whole, or its first part, the others kept for
+/// `kg_read(more=true)`. A full read's effects follow delivery: an id is seen with the
+/// part that shows its line, and the read completes with the last part.
+fn deliver(
+    store: &Store,
+    sid: &str,
+    text: String,
+    effects: Option<FullReadEffects>,
+    client: pages::Client,
+    now: f64,
+) -> String {
+    let unit = client.unit();
+    let parts = pages::split_parts(&text, unit, client.reply_limit());
+    let total = parts.len();
+    let viewed_at = effects.as_ref().map_or(now, |e| e.viewed_at);
+    let mut assigned: HashSet<String> = HashSet::new();
+    let mut built: Vec<Page> = Vec::with_capacity(total);
+    for (i, part) in pages::with_footers(parts, sid).into_iter().enumerate() {
+        let last = i + 1 == total;
+        let mut page = Page {
+            text: part,
+            completes_full_read: last && effects.is_some(),
+            ..Page::default()
+        };
+        if let Some(e) = &effects {
+            let seen: Vec<String> = if last {
+                e.active
+                    .iter()
+                    .filter(|id| !assigned.contains(*id))
+                    .cloned()
+                    .collect()
+            } else {
+                pages::ids_shown_in(&page.text, &e.active)
+                    .into_iter()
+                    .filter(|id| !assigned.contains(id))
+                    .collect()
+            };
+            page.gists = seen
+                .iter()
+                .filter(|id| e.gists.contains(id))
+                .cloned()
+                .collect();
+            assigned.extend(seen.iter().cloned());
+            page.seen = seen;
+        }
+        built.push(page);
+    }
+    let first = built.first().cloned().unwrap_or_default();
+    store.with_sessions(|sessions| {
+        if let Some(r) = sessions.lookup_mut(sid) {
+            apply_page(r, &first, viewed_at, now);
+            r.pages = (total > 1).then(|| Pages {
+                parts: built,
+                next: 1,
+                viewed_at,
+            });
+        }
+    });
+    if total > 1 {
+        store.save_sessions();
+    }
+    first.text
+}
+
+fn apply_page(r: &mut crate::session::SessionRecord, page: &Page, viewed_at: f64, now: f64) {
+    r.mark_seen(page.seen.iter().map(String::as_str));
+    r.record_view(page.gists.iter().map(String::as_str), View::Seen, viewed_at);
+    if page.completes_full_read {
+        r.full_read_ts = Some(now);
+    }
+}
+
+/// `kg_read(session_id, more=true)`: the next part of the session's last split read.
+fn next_part(store: &Store, sid: &str, now: f64) -> ToolText {
+    if let Err(e) = store.count_op(sid, now) {
+        return ToolText::error(&e);
+    }
+    if sid.is_empty() {
+        return ToolText::error(&StoreError::SessionRequired);
+    }
+    let part = store.with_sessions(|sessions| {
+        let r = sessions.lookup_mut(sid)?;
+        let pages = r.pages.as_mut()?;
+        let page = pages.parts.get(pages.next)?.clone();
+        pages.next += 1;
+        let viewed_at = pages.viewed_at;
+        if pages.next >= pages.parts.len() {
+            r.pages = None;
+        }
+        apply_page(r, &page, viewed_at, now);
+        Some(page.text)
+    });
+    store.save_sessions();
+    match part {
+        Some(text) => ToolText::ok(text),
+        None => ToolText {
+            text: format!("Error: {}", wording::NOTHING_MORE),
+            is_error: true,
+        },
     }
 }
 
@@ -233,7 +357,7 @@ pub fn render_session(
     })
 }
 
-fn full_read(store: &Store, sid: &str, now: f64) -> String {
+fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
     let (preloaded, first) = store.with_sessions(|sessions| match sessions.lookup(sid) {
         Some(r) => {
             let preloaded: Option<HashSet<String>> = r
@@ -252,20 +376,18 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
         preloaded.as_ref(),
         now,
     );
-    store.with_sessions(|sessions| {
-        if let Some(r) = sessions.lookup_mut(sid) {
-            r.mark_seen(rendered.active_ids.iter());
-            // Preloaded anchors show no gist: their view time is the preload's.
-            r.record_view(rendered.shown_ids.iter(), View::Seen, viewed_at);
-            r.full_read_ts = Some(now);
-        }
-    });
+    // Preloaded anchors show no gist: their view time stays the preload's.
+    let effects = FullReadEffects {
+        active: rendered.active_ids.iter().map(str::to_string).collect(),
+        gists: rendered.shown_ids.iter().map(str::to_string).collect(),
+        viewed_at,
+    };
     let mut text = rendered.text;
     if first {
         text.push_str("\n\n");
         text.push_str(&wording::first_read_close());
     }
-    text
+    (text, effects)
 }
 
 /// `kg_search`.

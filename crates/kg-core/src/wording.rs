@@ -59,6 +59,19 @@ pub fn preload_header_ours(sid: &str, left_out: &crate::results::LeftOut) -> Str
     )
 }
 
+/// Ends each part of a split `kg_read` reply but the last.
+pub fn part_footer(part: usize, total: usize, sid: &str) -> String {
+    format!(
+        "[part {part} of {total} — the reply continues. Call kg_read(session_id='{sid}', more=true) \
+         for part {}; the read is complete only after part {total}.]",
+        part + 1
+    )
+}
+
+/// `kg_read(more=true)` with no part waiting.
+pub const NOTHING_MORE: &str = "there is no further part to read: the last kg_read was \
+     complete, or a newer kg_read replaced it. Call kg_read(session_id) for a full read.";
+
 /// The whole answer to a resumed session: nothing is rendered again.
 pub fn resume_note(sid: &str) -> String {
     format!(

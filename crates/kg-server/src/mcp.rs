@@ -160,9 +160,12 @@ fn specs() -> &'static [ToolSpec] {
                     it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
                     With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
                     or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
-                    to active. level limits id lookups to one graph.",
+                    to active. level limits id lookups to one graph. A reply longer than your client \
+                    keeps whole comes in parts: each says so, and kg_read(session_id, more=true) \
+                    returns the next.",
                 schema: object(
-                    json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level()}),
+                    json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level(),
+                           "more": {"type": "boolean"}}),
                     &[],
                 ),
             },
@@ -372,7 +375,13 @@ fn level_arg(args: &Map<String, Value>) -> Option<Level> {
 
 /// One tool call as a client makes it: arguments checked against the tool's schema,
 /// then run against the store.
-pub fn call(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+pub fn call(
+    state: &AppState,
+    name: &str,
+    args: &Map<String, Value>,
+    client: kg_core::Client,
+    now: f64,
+) -> ToolText {
     if let Some(spec) = specs().iter().find(|s| s.name == name)
         && let Err(message) = validate(&spec.schema, args)
     {
@@ -381,11 +390,17 @@ pub fn call(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             is_error: true,
         };
     }
-    dispatch(state, name, args, now)
+    dispatch(state, name, args, client, now)
 }
 
 /// Run one validated tool call against the store.
-fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+fn dispatch(
+    state: &AppState,
+    name: &str,
+    args: &Map<String, Value>,
+    client: kg_core::Client,
+    now: f64,
+) -> ToolText {
     let store = &state.store;
     let sid = || text(args, "session_id").unwrap_or_default();
     let need = |key: &str| text(args, key).unwrap_or_default();
@@ -398,6 +413,8 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
                 id: text(args, "id"),
                 ids: list(args, "ids"),
                 level: level_arg(args),
+                more: args.get("more") == Some(&Value::Bool(true)),
+                client,
             },
             now,
         ),
@@ -512,13 +529,20 @@ impl rmcp::ServerHandler for KgMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
+        // The reply's size limit is the client's: Codex counts bytes, others UTF-16.
+        let agent = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(header::USER_AGENT))
+            .and_then(|v| v.to_str().ok());
+        let client = kg_core::Client::from_user_agent(agent);
         let answer = self
             .state
-            .blocking(move |state, now| call(state, &name, &args, now))
+            .blocking(move |state, now| call(state, &name, &args, client, now))
             .await;
         Ok(result(answer).into())
     }

@@ -13,6 +13,7 @@ mod hostile;
 mod http;
 mod import;
 mod load;
+mod paging;
 mod rename_lock;
 mod rmcp_client;
 mod root_lock;
