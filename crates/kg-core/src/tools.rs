@@ -191,7 +191,7 @@ fn deliver(
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
             apply_page(r, &first, viewed_at, now);
-            r.pages = (total > 1).then(|| Pages {
+            r.pages = (total > 1).then_some(Pages {
                 parts: built,
                 next: 1,
                 viewed_at,
