@@ -185,6 +185,7 @@ impl Replay {
                     id: text(args, "id").map(String::from),
                     ids: strings(args.get("ids")),
                     level: text(args, "level").and_then(|l| Level::parse(l).ok()),
+                    ..ReadArgs::default()
                 },
                 now,
             ),
