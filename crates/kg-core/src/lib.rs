@@ -69,8 +69,8 @@ pub use results::{
 pub use session::{Page, Pages, SessionRecord, SessionRegistry, View};
 pub use store::{
     Action, Actor, DamagedFile, GraphSlot, LockedOp, NotWritten, Outcome, Policy, REJECTIONS_KEPT,
-    REJECTIONS_TASK, StaleReason, Store, StoreConfig, StoreError, TakenIn, Target, UNDO_STEPS,
-    Undone, WriteCheck, sync_origin, sync_source,
+    REJECTIONS_TASK, ReadBudgets, StaleReason, Store, StoreConfig, StoreError, TakenIn, Target,
+    UNDO_STEPS, Undone, WriteCheck, sync_origin, sync_source,
 };
 pub use tracked::Tracked;
 

@@ -72,6 +72,9 @@ pub struct StoreConfig {
     /// Folders besides home under which project folders may lie
     /// (`KG_PROJECT_ROOTS`); resolved, like home.
     pub project_roots: Vec<PathBuf>,
+    /// How much a full read and the session-start preload may show
+    /// (`KG_READ_BUDGET`, `KG_PRELOAD_BUDGET`).
+    pub budgets: ReadBudgets,
     /// The storage root syncs with other machines through git. A project graph file
     /// then keeps the project path it records (the first machine's) instead of this
     /// machine's: each machine finds its own folder through its own path map, and a
@@ -123,6 +126,28 @@ impl StoreConfig {
             policy: Policy::Ours,
             project_roots: Vec::new(),
             synced: false,
+            budgets: ReadBudgets::default(),
+        }
+    }
+}
+
+/// The size targets of the two whole-memory renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBudgets {
+    /// A full `kg_read`, in characters: a target (active gists are never dropped;
+    /// what does not fit one reply comes in parts).
+    pub read: usize,
+    /// The session-start preload, header included: in UTF-16 code units under our
+    /// policy (what Claude Code counts in a hook's context), in characters under the
+    /// reference's.
+    pub preload: usize,
+}
+
+impl Default for ReadBudgets {
+    fn default() -> ReadBudgets {
+        ReadBudgets {
+            read: crate::render::READ_BUDGET,
+            preload: crate::render::PRELOAD_BUDGET,
         }
     }
 }

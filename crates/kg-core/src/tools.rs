@@ -5,7 +5,7 @@
 
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
-use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
+use crate::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
 use crate::session::{Page, Pages, View};
 use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
@@ -325,12 +325,21 @@ pub fn render_session(
     let user_debt = store.level_debt(&user, now).line();
     let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
     let empty = crate::graph::Graph::default();
-    let opts = ReadOptions {
+    let budgets = store.config().budgets;
+    let budget = match kind {
+        ReadKind::FullRead => budgets.read,
+        ReadKind::Preload => budgets.preload,
+    };
+    // Ours measures the preload as Claude Code does, in UTF-16 code units; the render
+    // counts characters, so a text over the budget in that unit is rendered again
+    // with the excess taken off.
+    let unit = match (kind, store.config().policy) {
+        (ReadKind::Preload, Policy::Ours) => pages::Unit::Utf16,
+        _ => pages::Unit::Chars,
+    };
+    let mut opts = ReadOptions {
         kind,
-        budget: match kind {
-            ReadKind::FullRead => READ_BUDGET,
-            ReadKind::Preload => crate::render::PRELOAD_BUDGET,
-        },
+        budget,
         preloaded,
         header,
         session_id: Some(sid),
@@ -353,7 +362,16 @@ pub fn render_session(
                 debt_line: project_debt.as_deref(),
             },
         ];
-        (render_read(levels, &opts), viewed_at)
+        let mut rendered = render_read(levels, &opts);
+        for _ in 0..8 {
+            let size = unit.len(&rendered.text);
+            if size <= budget || opts.budget == 0 {
+                break;
+            }
+            opts.budget = opts.budget.saturating_sub(size - budget);
+            rendered = render_read(levels, &opts);
+        }
+        (rendered, viewed_at)
     })
 }
 
