@@ -13,10 +13,11 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningSe
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 10] = [
     "kg_read",
     "kg_search",
     "kg_put_node",
+    "kg_rename_node",
     "kg_put_edge",
     "kg_delete_node",
     "kg_delete_edge",
@@ -89,7 +90,7 @@ async fn scenario(offer: Option<ProtocolVersion>, version: ProtocolVersion) {
     assert!(info.capabilities.prompts.is_none());
     assert!(info.instructions.is_none(), "no instructions");
 
-    // tools/list: nine tools, in the documented order, each with an object schema.
+    // tools/list: ten tools, in the documented order, each with an object schema.
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, TOOLS);

@@ -603,6 +603,7 @@ async fn mcp_is_served_at_the_root() {
             "kg_read",
             "kg_search",
             "kg_put_node",
+            "kg_rename_node",
             "kg_put_edge",
             "kg_delete_node",
             "kg_delete_edge",
