@@ -515,6 +515,11 @@ pub struct StepAnswer {
     pub archived: Vec<String>,
     pub deleted: Vec<String>,
     pub edges_deleted: usize,
+    /// Nodes the step locked, and unlocked.
+    pub locked: Vec<String>,
+    pub unlocked: Vec<String>,
+    /// The rename the step was, if it was one.
+    pub renamed: Option<StepRename>,
     /// What the maintenance passes at the end of the step moved.
     pub rebalanced: StepMoves,
     /// Steps that can be undone on this level now.
@@ -522,6 +527,16 @@ pub struct StepAnswer {
     /// The level's rendered size before and after the step, in characters.
     pub chars_before: usize,
     pub chars_after: usize,
+}
+
+/// A rename done (or checked) by a step.
+#[derive(Debug, Serialize, TS)]
+pub struct StepRename {
+    pub from: String,
+    pub to: String,
+    /// Edge ends that named the old id and name the new one now, in every graph (0
+    /// for a dry run).
+    pub edges_rewired: usize,
 }
 
 /// Nodes the maintenance passes moved between tiers.
@@ -549,6 +564,16 @@ impl StepAnswer {
             archived: outcome.archived.clone(),
             deleted: outcome.deleted.clone(),
             edges_deleted: outcome.edges_deleted,
+            locked: outcome.locked.clone(),
+            unlocked: outcome.unlocked.clone(),
+            renamed: outcome
+                .renamed
+                .as_ref()
+                .map(|(from, to, edges)| StepRename {
+                    from: from.clone(),
+                    to: to.clone(),
+                    edges_rewired: *edges,
+                }),
             rebalanced: StepMoves {
                 archived: moves.archived.clone(),
                 restored: moves.restored.clone(),

@@ -606,6 +606,15 @@ export type StepAnswer = {
   deleted: Array<string>,
   edges_deleted: number,
   /**
+   * Nodes the step locked, and unlocked.
+   */
+  locked: Array<string>,
+  unlocked: Array<string>,
+  /**
+   * The rename the step was, if it was one.
+   */
+  renamed: StepRename | null,
+  /**
    * What the maintenance passes at the end of the step moved.
    */
   rebalanced: StepMoves,
@@ -636,6 +645,19 @@ export type StepMoves = {
    * Archived nodes that stopped rendering at all.
    */
   orphaned: Array<string>,
+};
+
+/**
+ * A rename done (or checked) by a step.
+ */
+export type StepRename = {
+  from: string,
+  to: string,
+  /**
+   * Edge ends that named the old id and name the new one now, in every graph (0
+   * for a dry run).
+   */
+  edges_rewired: number,
 };
 
 /**

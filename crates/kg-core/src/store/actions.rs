@@ -9,6 +9,7 @@
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
 
+use super::locks::Actor;
 use super::writes::{NodeEdit, archive_node_in, check_new_id, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
@@ -55,6 +56,22 @@ pub enum Action {
         /// The node.
         id: String,
     },
+    /// Lock the node (agents may then not rewrite, rename or delete it, and
+    /// compaction never archives it), or unlock it.
+    Lock {
+        /// The node.
+        id: String,
+        /// `true` locks, `false` unlocks.
+        locked: bool,
+    },
+    /// Give the node a new id; its edges in every graph follow ([`Store::rename_node`]).
+    /// A step of its own; undo renames it back.
+    Rename {
+        /// The node.
+        id: String,
+        /// Its new id.
+        new_id: String,
+    },
 }
 
 impl Action {
@@ -64,7 +81,9 @@ impl Action {
             Action::Promote { id }
             | Action::Archive { id }
             | Action::PutNode { id, .. }
-            | Action::DeleteNode { id } => id,
+            | Action::DeleteNode { id }
+            | Action::Lock { id, .. }
+            | Action::Rename { id, .. } => id,
         }
     }
 }
@@ -86,6 +105,13 @@ pub struct Outcome {
     pub deleted: Vec<String>,
     /// Edges deleted with those nodes.
     pub edges_deleted: usize,
+    /// Nodes the step locked.
+    pub locked: Vec<String>,
+    /// Nodes the step unlocked.
+    pub unlocked: Vec<String>,
+    /// The rename the step made (old id, new id, edge references moved), if it was
+    /// one.
+    pub renamed: Option<(String, String, usize)>,
     /// What the maintenance passes at the end of the step moved: nodes archived to
     /// bring the level under its budget, restored by refill, or orphaned.
     pub rebalanced: TierMoves,
@@ -112,6 +138,9 @@ pub(super) struct UndoStep {
     journal: Journal,
     /// The entries as the step left them: undo refuses when any changed since.
     after: Vec<Entry>,
+    /// A rename step (old id, new id): undone by renaming back, which moves the edges
+    /// of the other graphs back too.
+    renamed: Option<(String, String)>,
 }
 
 impl Store {
@@ -122,6 +151,9 @@ impl Store {
         actions: &[Action],
         now: f64,
     ) -> Result<Outcome, StoreError> {
+        if let Some((old, new)) = lone_rename(actions)? {
+            return self.rename_step(target, old, new, true, now);
+        }
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let (dirty, stall_logged) = (state.dirty, state.stall_logged);
@@ -140,6 +172,9 @@ impl Store {
         actions: &[Action],
         now: f64,
     ) -> Result<Outcome, StoreError> {
+        if let Some((old, new)) = lone_rename(actions)? {
+            return self.rename_step(target, old, new, false, now);
+        }
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let (mut outcome, journal) = self.apply_step(&slot, &mut state, actions, target, now)?;
@@ -148,7 +183,11 @@ impl Store {
         if state.history.len() == UNDO_STEPS {
             state.history.pop_front();
         }
-        state.history.push_back(UndoStep { journal, after });
+        state.history.push_back(UndoStep {
+            journal,
+            after,
+            renamed: None,
+        });
         outcome.undo_steps = state.history.len();
         self.announce(&slot, &state.graph, &outcome, target.session, now);
         Ok(outcome)
@@ -165,6 +204,34 @@ impl Store {
                 slot.level.as_str()
             )));
         };
+        if let Some((old, new)) = step.renamed {
+            let left = state.history.len();
+            drop(state);
+            let back = Target {
+                session: None,
+                ..target
+            };
+            self.rename_node(Some(back), None, &new, &old, Actor::Person, now)
+                .map_err(|e| {
+                    StoreError::CannotUndo(format!(
+                        "Cannot undo the rename of {old} to {new}: {e} Nothing was changed."
+                    ))
+                })?;
+            let undone = Undone {
+                nodes: vec![old],
+                undo_steps: left,
+            };
+            self.record(
+                slot.level,
+                slot.project_root(),
+                None,
+                ChangeKind::StepUndone {
+                    nodes: undone.nodes.clone(),
+                },
+                now,
+            );
+            return Ok(undone);
+        }
         let now_entries = step.journal.current_entries(&state.graph);
         let changed: Vec<String> = now_entries
             .iter()
@@ -304,7 +371,16 @@ impl Store {
                         outcome.deleted.push(id);
                     }
                 }
-                (Action::PutNode { .. }, None) => {}
+                (Action::Lock { locked, .. }, _) => {
+                    if super::locks::set_lock_in(g, &mut journal, &id, *locked) {
+                        if *locked {
+                            outcome.locked.push(id);
+                        } else {
+                            outcome.unlocked.push(id);
+                        }
+                    }
+                }
+                (Action::PutNode { .. }, None) | (Action::Rename { .. }, _) => {}
             }
         }
         // Archiving by hand only frees room; the passes would refill it at once, maybe
@@ -314,6 +390,69 @@ impl Store {
         }
         outcome.chars_after = crate::inspect::level_budget(&state.graph).chars;
         Ok((outcome, journal))
+    }
+
+    /// A rename from the graph view: checked (a dry run) or done, and kept for undo.
+    fn rename_step(
+        &self,
+        target: Target<'_>,
+        old: &str,
+        new: &str,
+        dry_run: bool,
+        now: f64,
+    ) -> Result<Outcome, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let chars_before = {
+            let state = slot.lock();
+            crate::inspect::level_budget(&state.graph).chars
+        };
+        let renamed = if dry_run {
+            validate_ident(IdentKind::NodeId, new).map_err(StoreError::Invalid)?;
+            check_new_id(new)?;
+            let state = slot.lock();
+            if old == new {
+                return Err(StoreError::Invalid(crate::wording::rename_onto_itself(old)));
+            }
+            if !state.graph.nodes.contains_key(old) {
+                return Err(StoreError::NodeNotFound {
+                    id: old.to_string(),
+                    level: slot.level.as_str().to_string(),
+                });
+            }
+            if state.graph.nodes.contains_key(new) {
+                return Err(StoreError::Invalid(crate::wording::rename_target_exists(
+                    old, new, slot.level,
+                )));
+            }
+            (old.to_string(), new.to_string(), 0)
+        } else {
+            let r = self.rename_node(Some(target), target.session, old, new, Actor::Person, now)?;
+            (r.from, r.to, r.edges_rewired)
+        };
+        let mut state = slot.lock();
+        if !dry_run {
+            if state.history.len() == UNDO_STEPS {
+                state.history.pop_front();
+            }
+            state.history.push_back(UndoStep {
+                journal: Journal::default(),
+                after: Vec::new(),
+                renamed: Some((old.to_string(), new.to_string())),
+            });
+        }
+        let chars_after = crate::inspect::level_budget(&state.graph).chars;
+        Ok(Outcome {
+            renamed: Some(renamed),
+            undo_steps: state.history.len(),
+            chars_before,
+            chars_after: if dry_run {
+                // The id's line changes by the difference of the two ids' lengths.
+                (chars_before + new.chars().count()).saturating_sub(old.chars().count())
+            } else {
+                chars_after
+            },
+            ..Outcome::default()
+        })
     }
 
     /// Record a committed step in the change log, as the tools' own writes are.
@@ -326,7 +465,8 @@ impl Store {
         now: f64,
     ) {
         let record = |kind| self.record(slot.level, slot.project_root(), session, kind, now);
-        for id in outcome.created.iter().chain(&outcome.updated) {
+        let written = outcome.created.iter().chain(&outcome.updated);
+        for id in written.chain(&outcome.locked).chain(&outcome.unlocked) {
             if let Some(node) = g.nodes.get(id) {
                 record(ChangeKind::NodeUpdated {
                     node: node.to_object(),
@@ -353,5 +493,16 @@ impl Store {
         }
         let why = "the level re-balanced after a step in the graph view";
         self.record_moves(slot, outcome.rebalanced.clone(), why, now);
+    }
+}
+
+/// The rename a step is, when it is one: a rename must be the step's only action.
+fn lone_rename(actions: &[Action]) -> Result<Option<(&str, &str)>, StoreError> {
+    match actions {
+        [Action::Rename { id, new_id }] => Ok(Some((id, new_id))),
+        _ if actions.iter().any(|a| matches!(a, Action::Rename { .. })) => Err(
+            StoreError::Invalid("A rename is a step of its own: send it alone.".to_string()),
+        ),
+        _ => Ok(None),
     }
 }

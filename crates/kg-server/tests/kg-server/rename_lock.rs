@@ -252,3 +252,102 @@ fn a_locked_node_refuses_agents_and_keeps_working_for_everything_else() {
     let (status, _) = server.json("GET", "/api/nodes/user/no-such-node", None);
     assert_eq!(status, 404);
 }
+
+#[test]
+fn the_views_steps_lock_rename_and_undo() {
+    let mut server = Server::fresh();
+    let (a, cwd) = session(&mut server, "shop");
+    ok(
+        &mut server,
+        "kg_put_node",
+        json!({"session_id": a, "level": "user", "id": "prefer-small-commits", "gist": "Small commits"}),
+    );
+    ok(
+        &mut server,
+        "kg_put_node",
+        json!({"session_id": a, "level": "user", "id": "review-checklist", "gist": "Review checklist"}),
+    );
+    ok(
+        &mut server,
+        "kg_put_node",
+        json!({"session_id": a, "level": "project", "id": "release-steps", "gist": "Release steps"}),
+    );
+    ok(
+        &mut server,
+        "kg_put_edge",
+        json!({"session_id": a, "level": "project", "from": "release-steps", "to": "prefer-small-commits", "rel": "instance-of"}),
+    );
+    let step = |actions: Value, dry_run: bool| json!({"level": "user", "dry_run": dry_run, "actions": actions});
+    let node =
+        |server: &Server, id: &str| server.json("GET", &format!("/api/nodes/user/{id}"), None);
+
+    // Bulk lock, then undo.
+    let lock = json!([{"kind": "lock", "id": "prefer-small-commits", "locked": true},
+                      {"kind": "lock", "id": "review-checklist", "locked": true}]);
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(lock, false)));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["locked"],
+        json!(["prefer-small-commits", "review-checklist"])
+    );
+    // (A node read stamps the node, which undo would refuse to overwrite: read after.)
+    let (status, answer) = server.json("POST", "/api/view/undo", Some(&json!({"level": "user"})));
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        node(&server, "review-checklist").1["node"]
+            .get("locked")
+            .is_none()
+    );
+
+    // A lock of a missing node: 404, nothing written.
+    let missing = json!([{"kind": "lock", "id": "no-such-node", "locked": true}]);
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(missing, false)));
+    assert_eq!(status, 404, "{answer}");
+
+    // Rename: previewed, done (the project's edge follows), undone (it comes back).
+    let rename = json!([{"kind": "rename", "id": "prefer-small-commits", "new_id": "small-commits-preference"}]);
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(rename.clone(), true)));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["renamed"]["to"], "small-commits-preference");
+    assert_eq!(answer["undo_steps"], 0, "a dry run renames nothing");
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(rename, false)));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["renamed"],
+        json!({"from": "prefer-small-commits", "to": "small-commits-preference", "edges_rewired": 1})
+    );
+    let read = ok(
+        &mut server,
+        "kg_read",
+        json!({"session_id": a, "ids": ["release-steps"]}),
+    );
+    assert!(
+        read.contains("--instance-of--> small-commits-preference"),
+        "{read}"
+    );
+    let (status, answer) = server.json("POST", "/api/view/undo", Some(&json!({"level": "user"})));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["nodes"], json!(["prefer-small-commits"]));
+    assert_eq!(node(&server, "prefer-small-commits").0, 200);
+    assert_eq!(node(&server, "small-commits-preference").0, 404);
+    let read = ok(
+        &mut server,
+        "kg_read",
+        json!({"session_id": a, "ids": ["release-steps"]}),
+    );
+    assert!(
+        read.contains("--instance-of--> prefer-small-commits"),
+        "{read}"
+    );
+
+    // A rename goes alone; a rename onto an existing id is refused.
+    let mixed = json!([{"kind": "rename", "id": "review-checklist", "new_id": "review-list"},
+                       {"kind": "archive", "id": "review-checklist"}]);
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(mixed, false)));
+    assert_eq!(status, 400, "{answer}");
+    let onto =
+        json!([{"kind": "rename", "id": "review-checklist", "new_id": "prefer-small-commits"}]);
+    let (status, answer) = server.json("POST", "/api/view/step", Some(&step(onto, true)));
+    assert_eq!(status, 400, "{answer}");
+    let _ = cwd;
+}
