@@ -65,7 +65,7 @@ function announce(m: Change, level: LevelName): string[] {
         keys.push(k(String(m.node.id)));
         // A panel open on the old id follows the node to its new one.
         if (state.picked === k(m.old_id)) state.picked = k(String(m.node.id));
-        say(`Renamed ${m.old_id} to ${m.node.id} (by ${who})`);
+        if (!ownStepJustNow()) say(`Renamed ${m.old_id} to ${m.node.id} (by ${who})`);
       }
       break;
     case 'edge_updated':
