@@ -537,6 +537,9 @@ pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u6
         "preloaded"
     };
     match stats {
+        Some((user, project, shown)) if shown >= user + project => format!(
+            "KG memory {verb} (session {sid}): {user} user + {project} project active nodes, every gist inline."
+        ),
         Some((user, project, shown)) => format!(
             "KG memory {verb} (session {sid}): {user} user + {project} project active nodes, {shown} gists inline; kg_read renders the rest."
         ),
