@@ -99,9 +99,13 @@ fn a_rename_moves_cross_level_edges_and_reaches_the_view() {
     assert_eq!(answer["edges_rewired"], 1);
     assert_eq!(answer["level"], "project");
     let before = std::fs::read_to_string(server.storage.join("user.json")).expect("file");
+    let huge = "x".repeat(100_000);
     for (old, new, status_wanted) in [
         ("small-commits-preference", "small-commits-preference", 400),
         ("small-commits-preference", "", 400),
+        ("small-commits-preference", huge.as_str(), 400),
+        ("small-commits-preference", "../../etc/passwd", 400),
+        ("small-commits-preference", "bad id!", 400),
         (
             "small-commits-preference",
             "one-two-three-four-five-six-seven",
