@@ -4,8 +4,10 @@
 #   make test  set up and run every test
 # and, for memory quality (issue 21):
 #   make eval  score prompt recall and kg_search on the labelled memories of
-#              tests/recall-eval/, reference policy beside ours
-#              (EVAL_ARGS="--verbose" lists every miss, "--json" for machines)
+#              tests/recall-eval/, reference policy beside ours, clean and live
+#              sessions, with the reference 0.17's recorded runs beside them and
+#              issue 37's targets judged (EVAL_ARGS="--verbose" lists every miss,
+#              "--json" for machines; EVAL_RUNS= leaves 0.17 out)
 # and, to install it like any desktop app (issue 22):
 #   make package  the .deb and the AppImage in target/package/ (scripts/package.sh)
 .PHONY: run test build eval package
@@ -28,8 +30,9 @@ build:
 	cargo build --release -p kg-server -p kg-memory-app
 
 # Release build: the latencies it prints are the product's, not a debug build's.
+EVAL_RUNS ?= tests/recall-eval/runs/kg-memory-0.17.0.json
 eval:
-	@cargo run --release -q -p recall-eval -- $(EVAL_ARGS)
+	@cargo run --release -q -p recall-eval -- $(if $(EVAL_RUNS),--runs $(EVAL_RUNS)) $(EVAL_ARGS)
 
 package:
 	./scripts/package.sh

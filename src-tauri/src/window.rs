@@ -1,6 +1,8 @@
 //! The graph window: the page the server serves at `/ui`, loaded from the server's own
-//! URL so the app and a browser show the same page on the same origin. Closing it only
-//! hides it; its size and position are remembered. Without a server (the port is taken,
+//! URL so the app and a browser show the same page on the same origin. Closing it
+//! destroys it, webview and all, so the app gives back the few hundred megabytes a
+//! web process holds (the app lives on in the tray; the next open builds a new window
+//! in well under a second); its size and position are remembered. Without a server (the port is taken,
 //! the storage root is unusable) it shows a page saying what is wrong instead of a page
 //! that never loads.
 
@@ -126,18 +128,36 @@ fn build(app: &AppHandle, url: WebviewUrl) -> tauri::Result<WebviewWindow> {
     }
     let window = builder.build()?;
     let handle = app.clone();
-    let hide = window.clone();
     window.on_window_event(move |event| match event {
-        WindowEvent::CloseRequested { api, .. } => {
-            // Closing hides: the app lives in the tray.
-            api.prevent_close();
+        // Closing destroys the window and its webview (not just hides them): WebKit's
+        // web process is most of what the app holds while the window is open, and it
+        // exits with its last view. The app stays in the tray (main.rs keeps it
+        // running with no window); opening the view again builds a new window.
+        WindowEvent::CloseRequested { .. } => {
             save_geometry(&handle);
-            let _ = hide.hide();
+            log::info!("graph window closed: its webview is destroyed");
         }
+        WindowEvent::Destroyed => give_back_freed_memory(),
         WindowEvent::Moved(_) | WindowEvent::Resized(_) => save_geometry(&handle),
         _ => {}
     });
     Ok(window)
+}
+
+/// Hand the heap the closed window's webview freed back to the system. glibc keeps
+/// freed memory in its arenas for reuse, so without this the app would go on holding
+/// much of what the window took while it was open. WebKit frees some of it only after
+/// the window is gone, hence the short wait.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        // SAFETY: malloc_trim only releases free memory of the allocator's own arenas;
+        // it is thread-safe and touches nothing that is in use.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    });
 }
 
 // ----- the error page ------------------------------------------------------------------

@@ -418,6 +418,25 @@ test("an invalid id is refused with the server's message shown inline", async ()
   assert.deepEqual(page.errors, []);
 });
 
+test('a text that looks like a credential is refused, and a person can allow it as no secret', async () => {
+  const page = await open();
+  await page.click('#new-node');
+  await page.fill('#new-id', 'fixture-db-url');
+  await page.fill('#new-gist', 'Tests reach postgres://app:Fx7kQ2vLm9Rt@localhost/test_fixture');
+  await page.click('#new-create');
+  const error = page.locator('#new-error');
+  await error.filter({ hasText: 'looks like a credential' }).waitFor();
+  const said = await error.innerText();
+  assert.match(said, /the gist holds what looks like a credential \(password in a URL\)/);
+  assert.doesNotMatch(said, /Fx7kQ2vLm9Rt/);
+  await shot(page, 'ui-credential-refused.png', page.locator('#dialog'));
+  page.errors.splice(0, page.errors.length, ...page.errors.filter((e) => !/status of 400/.test(e)));
+  await page.getByRole('button', { name: 'It is no secret: allow it and save' }).click();
+  await page.locator('#panel h2', { hasText: 'fixture-db-url' }).waitFor();
+  assert.match(readGraph(server.storage).nodes['fixture-db-url'].gist, /postgres:\/\/app:/);
+  assert.deepEqual(page.errors, []);
+});
+
 test('search uses the server ranking; / focuses it, Enter opens the hit, Esc closes panels', async () => {
   const page = await open(`#project=${encodeURIComponent(projectDir)}&both=1`);
   await page.keyboard.press('/');

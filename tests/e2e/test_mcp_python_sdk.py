@@ -1,4 +1,4 @@
-"""The nine MCP tools, driven through the official Python `mcp` SDK's streamable HTTP client
+"""The MCP tools, driven through the official Python `mcp` SDK's streamable HTTP client
 against a real `kg-memory serve` (one fresh server per test).
 
 Exact texts are asserted where interfaces.md §3 and core.md §7.10–7.11 pin them; for our own
@@ -28,6 +28,7 @@ TOOL_NAMES = [
     "kg_useful",
     "kg_sync",
     "kg_progress",
+    "kg_fix_touch",
 ]
 
 REQUIRED = {
@@ -40,6 +41,7 @@ REQUIRED = {
     "kg_useful": ["session_id", "ids"],
     "kg_sync": ["session_id"],
     "kg_progress": ["session_id", "task_id"],
+    "kg_fix_touch": ["session_id"],
 }
 
 NODE_ID_TAIL = ": use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"

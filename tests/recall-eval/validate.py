@@ -15,7 +15,9 @@ Checks, per memory listed in manifest.json:
     node that a refill would promote (the project graph is over its budget by design, see README.md);
   * prompts: fields, unique ids and texts, kinds and their shares, labelled ids exist, off-topic
     prompts have no labels, plus per-kind shape checks (paraphrases share no content word with the
-    first relevant node's id, gist, notes and touches; multi-hop answers are neighbours of another labelled node;
+    first relevant node's id, gist, notes and touches, also under the Snowball English and Porter stemmers
+    when `snowballstemmer` is installed; multi-hop answers are neighbours of another labelled node;
+    multi-topic labels fall into at least two groups not joined by an edge; at most 3 labels a prompt;
     file-path prompts name a file that a labelled node touches; short prompts are short);
   * kg_search queries: >= 40, unique, every labelled id exists, paraphrased queries share no content
     word with their first relevant node.
@@ -38,9 +40,10 @@ REL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 ENDPOINT = re.compile(r"[A-Za-z0-9~/][A-Za-z0-9._~/-]{0,255}\Z")
 NODE_KEYS = ["id", "gist", "notes", "touches", "_created_ts", "_last_read_ts", "_useful_ts", "_archived", "_orphaned_ts"]
 KINDS = {  # target share of each kind and the allowed deviation
-    "on-topic": 0.35, "paraphrase": 0.20, "multi-hop": 0.10, "file-path": 0.10,
-    "off-topic": 0.15, "short": 0.05, "mixed-language": 0.05,
+    "on-topic": 0.22, "paraphrase": 0.22, "multi-hop": 0.14, "file-path": 0.12,
+    "off-topic": 0.14, "short": 0.035, "mixed-language": 0.035, "multi-topic": 0.08,
 }
+MAX_LABELS = 3  # recall@5 can reach 1 only when a prompt has at most this many labels
 SHARE_TOLERANCE = 0.04
 REQUIRED_RELS = {"depends-on", "calls", "caused-by", "fixed-by", "supersedes", "part-of", "configured-by",
                  "lives-in", "applies"}
@@ -350,6 +353,37 @@ def content_terms(text):
     return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
 
 
+try:  # the README's second lexical check; the standard library has no stemmer
+    import snowballstemmer
+    SNOWBALL = [snowballstemmer.stemmer("english"), snowballstemmer.stemmer("porter")]
+except ImportError:
+    SNOWBALL = []
+
+
+def shared_terms(text, node_text):
+    """Content words `text` shares with a node: light stemming, plus Snowball and Porter when installed."""
+    shared = content_terms(text) & content_terms(node_text)
+    for stemmer in SNOWBALL:
+        def stems(t):
+            return {stemmer.stemWord(w) for w in words(t) if w not in STOPWORDS and len(w) > 1}
+        shared |= {f"{s} ({stemmer.__class__.__name__})" for s in stems(text) & stems(node_text)}
+    return shared
+
+
+def label_groups(labels, adjacency):
+    """How many groups the labels form when only edges between labels join them."""
+    groups, left = 0, set(labels)
+    while left:
+        groups += 1
+        todo = [left.pop()]
+        while todo:
+            for nb in adjacency.get(todo.pop(), ()):
+                if nb in left:
+                    left.discard(nb)
+                    todo.append(nb)
+    return groups
+
+
 PATH_TOKEN = re.compile(r"[\w.~-]*/[\w./~\[\]()-]*|[\w-]+\.(?:rs|ts|tsx|js|py|c|h|toml|yml|yaml|json|md|conf|dts|sql|tf|ods)\b")
 
 
@@ -402,8 +436,10 @@ def check_prompts(name, path, ids, node_text, adjacency, touches_of, states, err
             fail(errors, w, "off-topic prompts have no relevant ids")
         if kind not in ("off-topic", "short") and not relevant:
             fail(errors, w, f"{kind} prompt without relevant ids")
+        if len(relevant) > MAX_LABELS:
+            fail(errors, w, f"{len(relevant)} relevant ids (at most {MAX_LABELS})")
         if kind == "paraphrase":
-            shared = content_terms(prompt) & content_terms(node_text[relevant[0]])
+            shared = shared_terms(prompt, node_text[relevant[0]])
             if shared:
                 overlaps.append(f"{pid} shares {sorted(shared)} with {relevant[0]}")
         elif kind == "multi-hop":
@@ -411,6 +447,11 @@ def check_prompts(name, path, ids, node_text, adjacency, touches_of, states, err
                 fail(errors, w, "multi-hop prompts label the answer-bearing neighbour and the match")
             elif not any(other in adjacency.get(relevant[0], ()) for other in relevant[1:]):
                 fail(errors, w, f"the first relevant id {relevant[0]} is no neighbour of another labelled id")
+        elif kind == "multi-topic":
+            if len(relevant) < 2:
+                fail(errors, w, "multi-topic prompts label a node of each topic they name")
+            elif label_groups(relevant, adjacency) < 2:
+                fail(errors, w, "the labels of a multi-topic prompt are all joined by edges: one topic, not several")
         elif kind == "file-path":
             tokens = [t.strip("'\"`()[],:") for t in PATH_TOKEN.findall(prompt)]
             tokens = [t for t in tokens if t]
@@ -440,6 +481,8 @@ def check_prompts(name, path, ids, node_text, adjacency, touches_of, states, err
         share = len(by_kind[kind]) / total if total else 0
         if len(by_kind[kind]) < 5 or abs(share - target) > SHARE_TOLERANCE:
             fail(errors, where, f"kind {kind}: {len(by_kind[kind])} prompts, share {share:.2f} (target {target:.2f})")
+    if not SNOWBALL:
+        stats.append(f"{name}: snowballstemmer is not installed, so paraphrases were checked with the light stemmer only")
     for msg in overlaps:
         fail(errors, where, f"paraphrase overlap: {msg}")
     label_counts = [len(r["relevant"]) for recs in by_kind.values() for r in recs if r["relevant"]]
@@ -488,7 +531,7 @@ def check_searches(name, path, ids, node_text, errors, stats):
             if rid not in ids:
                 fail(errors, w, f"labelled id {rid!r} is not a node of {name}")
         if rec["kind"] == "paraphrase" and rel[0] in ids:
-            shared = content_terms(rec["query"]) & content_terms(node_text[rel[0]])
+            shared = shared_terms(rec["query"], node_text[rel[0]])
             if shared:
                 fail(errors, w, f"paraphrase query shares {sorted(shared)} with {rel[0]}")
     if len(seen_q) < 40:

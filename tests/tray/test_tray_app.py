@@ -27,6 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from conftest import free_port, make_temp_root, write_clock  # noqa: E402
 
+sys.path.insert(0, str(REPO / "tests" / "tray"))
+from x11 import close_window  # noqa: E402
+
 APP = Path(os.environ.get("KG_MEMORY_APP_BIN") or REPO / "target" / "debug" / "kg-memory-app")
 ARTIFACTS = REPO / "artifacts"
 DAY = 86_400.0
@@ -361,6 +364,54 @@ def test_the_graph_window_draws_topic_colours_every_time_it_opens(desktop, root)
         finally:
             assert app.stop() == 0, app.log.read_text()
     assert not failures, f"{len(failures)} of {openings} openings drew the graph wrong:\n" + "\n".join(failures)
+
+
+def web_processes(pid: int) -> list[int]:
+    """WebKit's web processes among the app's descendants (the page of its window)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found = []
+    for child in parents:
+        p = child
+        while p in parents and p != pid:
+            p = parents[p]
+        if p == pid and child != pid:
+            try:
+                if Path(f"/proc/{child}/comm").read_text().startswith("WebKitWebProces"):
+                    found.append(child)
+            except OSError:
+                pass
+    return found
+
+
+def test_closing_the_graph_window_ends_its_web_process_and_it_opens_again(desktop, root):
+    """Closing the window (as a window manager asks, WM_DELETE_WINDOW) destroys it with
+    its webview, so WebKit's web process, most of the memory the open window takes,
+    exits; the app stays in the tray, and opening the view again draws a fresh page."""
+    storage = root / "storage"
+    storage.mkdir(parents=True, exist_ok=True)
+    sizes = seed_topics(storage)
+    app = App(root, free_port()).start()
+    try:
+        assert colour_problems(app.open_window(), sizes) == []
+        assert web_processes(app.proc.pid), "no web process while the window is open"
+        assert close_window() == 1, "the graph window is not on the display"
+        deadline = time.monotonic() + 20
+        while web_processes(app.proc.pid):
+            assert time.monotonic() < deadline, f"the web process outlived the window: {web_processes(app.proc.pid)}"
+            time.sleep(0.2)
+        app.wait_log("graph window closed")
+        assert app.proc.poll() is None, "closing the window ended the app"
+        assert app.health()["status"] == "ok"
+        assert colour_problems(app.open_window(), sizes) == []
+        screenshot("tray-window-reopened.png")
+    finally:
+        assert app.stop() == 0, app.log.read_text()
 
 
 def test_debt_high_notifies_once_and_changes_the_badge(desktop, root):

@@ -76,7 +76,8 @@ export type StepAction =
   | { kind: 'promote' | 'archive' | 'delete_node'; id: string }
   | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[]; written_ts?: number }
   | { kind: 'lock'; id: string; locked: boolean }
-  | { kind: 'rename'; id: string; new_id: string };
+  | { kind: 'rename'; id: string; new_id: string }
+  | { kind: 'retouch'; id: string; from: string; to: string };
 
 /** Where a write goes: the level, the project on screen, the view's live session. */
 export interface Address {
@@ -138,6 +139,8 @@ export const api = {
   sync: () => request<SyncAnswer>('GET', '/api/sync'),
   /** Commit, fetch, merge and push now; refused with the reason (502, 409) otherwise. */
   syncNow: () => request<SyncNowAnswer>('POST', '/api/sync/now', {}),
+  /** A person says the text behind a credential refusal is no secret (see secrets.ts). */
+  allowSecret: (finding: string) => request<{ allowed: string }>('POST', '/api/secrets/allow', { finding }),
   activity: (levels: LevelName[], projectPath: string | null) =>
     request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */

@@ -1,7 +1,8 @@
 // The modal dialogs: a yes/no confirmation, and "New node".
 
+import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph } from './app';
-import { api, ApiError, type StepAction } from './api';
+import { api, type StepAction } from './api';
 import { $, h, lines, toast } from './dom';
 import { nodeKey } from './graph';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
@@ -54,7 +55,7 @@ export function createDialog(): void {
   id.addEventListener('input', check);
   level.addEventListener('change', check);
   check();
-  create.addEventListener('click', async () => {
+  const submit = async (): Promise<void> => {
     error.textContent = '';
     const lv = level.value as LevelName;
     const nodeId = id.value.trim();
@@ -71,10 +72,11 @@ export function createDialog(): void {
       if (movedKeys(done).length) showMoves(describeStep(`Created ${nodeId}.`, done));
       else toast(`Created ${nodeId}`);
     } catch (e) {
-      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      showRefusal(error, e, () => void submit());
       id.focus();
     }
-  });
+  };
+  create.addEventListener('click', () => void submit());
   dialog.replaceChildren(
     h('h2', { text: 'New node' }),
     h(

@@ -5,6 +5,7 @@
 import { actions, graph, scanLimit } from './app';
 import { $, fmt, h } from './dom';
 import { nodeKey } from './graph';
+import { staleTouchParts } from './stale';
 import { onScreen, state } from './state';
 import type { DebtItem, LevelData, LevelDebt, LevelName } from './types';
 
@@ -71,7 +72,13 @@ export function setProjection(level: LevelName | null, delta: number): void {
 function debtBadge(d: LevelDebt): HTMLElement {
   const num = (x: number | undefined, digits = 2) => (x === undefined ? '?' : x.toFixed(digits));
   const conflicts = d.merge_conflicts ?? 0;
-  const merged = conflicts ? `merged with conflicts: ${conflicts}` : '';
+  const held = d.held_back ?? 0;
+  const merged = [
+    conflicts ? `merged with conflicts: ${conflicts}` : '',
+    held ? `held back from sync: ${held} (kg-memory sync status lists them)` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return h(
     'span',
     {
@@ -80,7 +87,7 @@ function debtBadge(d: LevelDebt): HTMLElement {
       'aria-label': `Maintenance debt ${d.level}, score ${d.score}${merged ? `, ${merged}` : ''}`,
     },
     // In short: the badge shares a narrow card; the label and the factors say it in full.
-    `DEBT ${d.level} ${d.score}${conflicts ? ` · conflicts: ${conflicts}` : ''}`,
+    `DEBT ${d.level} ${d.score}${conflicts ? ` · conflicts: ${conflicts}` : ''}${held ? ` · held back: ${held}` : ''}`,
     h(
       'span',
       { class: 'factors', role: 'tooltip' },
@@ -96,7 +103,9 @@ function debtBadge(d: LevelDebt): HTMLElement {
         h('dd', { text: `${num(d.activity)} = min(1, ${d.active_days_7d} active days of 7 / 4)` }),
         h('dt', { text: 'deficit' }),
         h('dd', {
-          text: `${num(d.deficit, 3)} = (${d.oversized_gists} oversized + 0.5 × ${d.unconnected_active} unconnected) / ${d.active_nodes} active`,
+          text: `${num(d.deficit, 3)} = (${d.oversized_gists} oversized + 0.5 × ${d.unconnected_active} unconnected${
+            d.dangling_nodes ? ` + 0.5 × ${d.dangling_nodes} with stale touches (${d.dangling_touches ?? 0} touches name files that are gone)` : ''
+          }) / ${d.active_nodes} active`,
         }),
         ...(conflicts
           ? [
@@ -177,14 +186,20 @@ function debtList(level: LevelName, title: string, items: DebtItem[], conflicts:
         'A merge kept the newer gist and put the other one in a note: settle the gist, then remove the note',
       ),
     ),
-    items.map((it) =>
-      debtEntry(
+    items.map((it) => {
+      if (it.kind === 'stale_touch') {
+        const entry = debtEntry(level, it.id, 'stale touch', 'A touch of this node names a file that is gone');
+        entry.classList.add('stale-touch');
+        entry.append(h('div', { class: 'fix' }, staleTouchParts(level, it)));
+        return entry;
+      }
+      return debtEntry(
         level,
         it.id,
         it.kind === 'oversized' ? `oversized (${it.gist_chars})` : 'unconnected',
         it.kind === 'oversized' ? `Gist over the ${scanLimit(level) ?? ''}-character scan limit: shorten it, move detail to notes` : 'No edge touches this active node: connect it',
-      ),
-    ),
+      );
+    }),
   );
 }
 
@@ -212,7 +227,7 @@ function levelCard(level: LevelName, l: LevelData): HTMLElement {
       : [
           h('div', { class: 'badges' }, debtBadge(l.debt), healthBadge(l)),
           h('h3', { class: 'small muted', text: `What the debt consists of (${owed})` }),
-          owed ? debtList(level, title, items, conflicts) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes, no merge conflicts.' }),
+          owed ? debtList(level, title, items, conflicts) : h('p', { class: 'small muted', text: 'No oversized gists, no unconnected active nodes, no stale touches, no merge conflicts.' }),
         ]),
   );
 }

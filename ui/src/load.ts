@@ -48,7 +48,9 @@ export function scheduleGraphs(): void {
 }
 
 const debtText = (d: Debt | null): string =>
-  d ? `DEBT ${d.level} ${d.score}${d.merge_conflicts ? ` · merged with conflicts: ${d.merge_conflicts}` : ''}` : 'DEBT ?';
+  d
+    ? `DEBT ${d.level} ${d.score}${d.merge_conflicts ? ` · merged with conflicts: ${d.merge_conflicts}` : ''}${d.held_back ? ` · held back from sync: ${d.held_back}` : ''}`
+    : 'DEBT ?';
 
 export function renderSelector(): void {
   const select = $<HTMLSelectElement>('graph-select');

@@ -2,6 +2,7 @@
 // touches, with the budget they cost), why it is in its tier, its edges, its times,
 // and deleting it.
 
+import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph, tierMark } from './app';
 import { api, ApiError } from './api';
 import { confirmDialog } from './dialogs';
@@ -9,6 +10,7 @@ import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
 import type { EdgeInfo, NodeInfo } from './graph';
 import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
+import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
 import { writtenTs, type LevelName, type StepAnswer, type StoredNode, type TierWhy } from './types';
 import { nodeKey } from './graph';
@@ -235,7 +237,7 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
       else toast(`Saved ${info.id}`);
       renderPanel(true);
     } catch (e) {
-      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      showRefusal(error, e, () => saveBtn.click());
       saveBtn.disabled = false;
     }
   });
@@ -256,6 +258,7 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     h('div', { class: 'row' }, clearButton(notesBox, 'notes', update)),
     h('h3', {}, h('label', { for: 'touches', text: 'Touches (files)' })),
     touchesBox,
+    staleNote(info),
     h('div', { class: 'row' }, clearButton(touchesBox, 'touches', update)),
     error,
     h('div', { class: 'row' }, saveBtn, revertBtn),
@@ -362,6 +365,17 @@ function renameNode(info: NodeInfo): void {
   dialog.onclose = null;
   dialog.showModal();
   input.select();
+}
+
+/** The node's touches whose file is gone, each with git's new path and its fix. */
+function staleNote(info: NodeInfo): HTMLElement | null {
+  const stale = staleTouchesOf(info.level, info.id);
+  if (!stale.length) return null;
+  return h(
+    'ul',
+    { class: 'stale-touches', 'aria-label': 'Touches whose file is gone' },
+    stale.map((item) => h('li', {}, staleTouchParts(info.level, item))),
+  );
 }
 
 // ----- why it is in its tier ---------------------------------------------------------------------

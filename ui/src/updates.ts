@@ -101,6 +101,9 @@ function announce(m: Change, level: LevelName): string[] {
 
 export function onLive(m: LiveMessage): void {
   if (m.type === 'resync') {
+    // The server dropped changes this page had not taken yet: what is on screen may
+    // be out of date, so read every level again, and say why the picture redraws.
+    toast(`The view fell ${m.missed} change(s) behind the memory; it read the graph again.`, 'live');
     scheduleRefresh([]);
     return;
   }

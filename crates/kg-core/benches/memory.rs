@@ -1,5 +1,5 @@
 //! The bounded-memory hot paths: rendering a full read, one maintenance pass, search,
-//! and the graph view's dry run of a step.
+//! the graph view's dry run of a step, and the stale-touch check of DEBT.
 //! Run: `cargo bench -p kg-core --bench memory` (results in BENCHMARKS.md).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -244,5 +244,44 @@ fn dry_run(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, render, maintenance, searching, recall, dry_run);
+/// DEBT's stale-touch check on a 2,000-node project graph with two path touches per
+/// node (4,000 entries, 2,000 distinct files, half of them gone): one `stat` per file.
+fn stale_touches(c: &mut Criterion) {
+    use kg_core::model::{Node, field};
+    use kg_core::stale_touches::{find_stale, path_touches};
+    let dir = tempfile::tempdir().expect("project");
+    let root = dir.path();
+    let mut g = Graph::default();
+    for i in 0..2_000 {
+        let file = format!("src/mod{}/file{i}.rs", i % 40);
+        if i % 2 == 0 {
+            let path = root.join(&file);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "").expect("file");
+        }
+        let mut node = Node::new(&format!("n{i}"));
+        node.set(field::GIST, serde_json::Value::String("g".into()));
+        node.set(
+            field::TOUCHES,
+            serde_json::json!([format!("{file}:10-20 (parse)"), file, "the parser"]),
+        );
+        g.nodes.insert(format!("n{i}"), node);
+    }
+    c.bench_function("debt/stale_touches_2000_nodes", |b| {
+        b.iter(|| {
+            let entries = path_touches(black_box(&g));
+            black_box(find_stale(&entries, root, Some(root)).len())
+        })
+    });
+}
+
+criterion_group!(
+    benches,
+    render,
+    maintenance,
+    searching,
+    recall,
+    dry_run,
+    stale_touches
+);
 criterion_main!(benches);

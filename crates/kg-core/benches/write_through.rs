@@ -131,5 +131,26 @@ fn write_through(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, write_through);
+/// What the credential scan (issue 36) adds to every write, without the disk: a gist
+/// and three notes that name keys, tokens and passwords (so the generic rules run), and
+/// a plain one.
+fn credential_scan(c: &mut Criterion) {
+    let mut group = c.benchmark_group("credential_scan");
+    let texts = [
+        "Rotate the API key every 90 days; the token and the password live in Vault at secret/prod/api",
+        "auth: the access token is refreshed with /oauth/token before it expires after 15 minutes",
+        "The staging password policy asks for 12 characters; keys are per environment",
+        "Deploys happen on Tuesdays; the release checklist is in docs/release.md",
+    ];
+    group.bench_function("gist_and_three_notes", |b| {
+        b.iter(|| {
+            for text in &texts {
+                assert!(kg_core::secrets::find(std::hint::black_box(text), &|_| false).is_none());
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, write_through, credential_scan);
 criterion_main!(benches);

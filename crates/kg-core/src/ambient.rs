@@ -3,13 +3,19 @@
 //! `ambient/prompt.rs`) and capture nudges after tool use (§7.4, in
 //! `ambient/tool_event.rs`). Every decision is made here; the hooks only relay.
 
+mod file_recall;
 mod prompt;
 mod tool_event;
 
+pub use file_recall::{FileRecall, FileTouch, file_recall};
 pub use prompt::{PromptReply, prompt_context, prompt_reply};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
+#[cfg(feature = "internals")]
+pub use file_recall::{
+    FILE_RECALL_BUDGET, FILE_RECALL_MAX_NODES, FILE_RECALL_WINDOW_SECS, FILE_RECALLS_PER_WINDOW,
+};
 #[cfg(feature = "internals")]
 pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
@@ -95,6 +101,11 @@ pub struct Bootstrap {
     pub reused: bool,
     /// Header + body (or the continuity note of a resume).
     pub context: String,
+    /// When the session's folder could belong to more than one project: which one it
+    /// uses and which other folder could have been it, for the person (`context` ends
+    /// with the model's version). Only for a new session, never under the reference
+    /// policy.
+    pub project_notice: Option<String>,
     /// The body alone (empty on resume).
     pub text: String,
     /// `None` on resume (nothing rendered).
@@ -110,29 +121,10 @@ pub const TRANSCRIPT_TAIL_BYTES: u64 = 64 << 20;
 /// is not a readable regular file: devices (`/dev/zero` never ends) and FIFOs (a read
 /// blocks until someone writes) are not transcripts.
 fn read_transcript(path: &str) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO without a writer would block; regular files ignore the flag.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let mut file = options.open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let start = meta.len().saturating_sub(TRANSCRIPT_TAIL_BYTES);
-    if start > 0 {
-        file.seek(SeekFrom::Start(start)).ok()?;
-    }
-    let mut bytes = Vec::new();
-    file.take(TRANSCRIPT_TAIL_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if start == 0 {
+    let (bytes, whole) =
+        crate::stranger::read_regular_tail(std::path::Path::new(path), TRANSCRIPT_TAIL_BYTES)
+            .ok()?;
+    if whole {
         return String::from_utf8(bytes).ok();
     }
     // The cut may split a line (or a character): start at the next full line.
@@ -174,11 +166,12 @@ pub fn session_bootstrap(
 ) -> Result<Bootstrap, StoreError> {
     // A folder outside the allowed ones has no project graph, but the user graph is
     // still the person's memory: preload it, and say why the project part is missing.
-    let root = match store.resolve_root(&request.project_path) {
-        Ok(root) => Some(root),
+    let choice = match store.project_of(&request.project_path) {
+        Ok(choice) => Some(choice),
         Err(StoreError::Path(crate::namespace::PathError::OutsideHome(_))) => None,
         Err(e) => return Err(e),
     };
+    let root = choice.as_ref().map(|c| c.root.clone());
     let source = request.source.as_deref().unwrap_or("");
     // An id that cannot be Claude Code's is not bound (it would be stored and shown).
     let claude = request
@@ -195,9 +188,11 @@ pub fn session_bootstrap(
         && matches!(source, "resume" | "compact")
         && let Some(path) = request.transcript_path.as_deref()
         && let Some(candidate) = read_transcript(path).and_then(|t| recover_from_transcript(&t))
-        && store
-            .session(&candidate)
-            .is_some_and(|r| r.project_path == root)
+        && store.session(&candidate).is_some_and(|r| {
+            // Its project, or (registered before projects were found from subfolders)
+            // the folder itself.
+            r.project_path == root || r.project_path == choice.as_ref().map(|c| c.folder.clone())
+        })
     {
         if let Some(c) = claude {
             store.bind_claude(&candidate, c);
@@ -206,13 +201,14 @@ pub fn session_bootstrap(
     }
     let (sid, was_reused) = match reused {
         Some(sid) => (sid, true),
-        None => (store.register_session(root.as_deref(), claude, now)?, false),
+        None => (store.register_in(root.clone(), claude, now), false),
     };
     if was_reused && source == "resume" {
         return Ok(Bootstrap {
             context: wording::resume_note(&sid),
             session_id: sid,
             reused: true,
+            project_notice: None,
             text: String::new(),
             stats: None,
         });
@@ -265,10 +261,18 @@ pub fn session_bootstrap(
         context.push_str("\n\n");
         context.push_str(&wording::no_project_memory(&request.project_path));
     }
+    // Said once, at the start of a new session: a continued one was told already.
+    let choice = choice.filter(|_| !was_reused);
+    if let Some(note) = choice.as_ref().and_then(|c| c.note()) {
+        context.push_str("\n\n");
+        context.push_str(&note);
+    }
+    let project_notice = choice.and_then(|c| c.notice());
     Ok(Bootstrap {
         session_id: sid,
         reused: was_reused,
         context,
+        project_notice,
         text: body,
         stats: Some(PreloadStats {
             user_active: rendered.user_active,

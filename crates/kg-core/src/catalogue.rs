@@ -14,10 +14,16 @@ use crate::persist::{FileStamp, parse_graph};
 use crate::plan::Health;
 use crate::pyfmt::round_to;
 use crate::render::tier_counts;
+use crate::stale_touches::{StaleTouch, TouchEntry, find_stale, path_touches, stale_counts};
 use crate::tool_events::ToolEvents;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long the stale touches found for a graph file are trusted while the file does
+/// not change (the files its touches name come and go unseen).
+const STALE_RECHECK: Duration = Duration::from_secs(10);
 
 /// Active, archived and orphaned node counts.
 pub type TierCounts = (usize, usize, usize);
@@ -43,6 +49,9 @@ pub struct CatalogueEntry {
     pub file_debt: Option<Debt>,
     /// The HEALTH line.
     pub health: String,
+    /// The file's stale touches (what `file_debt` counts), when they were looked for
+    /// (our policy): path-shaped touches of active nodes whose file is gone.
+    pub stale_touches: Arc<Vec<StaleTouch>>,
 }
 
 /// A graph the caller holds in memory, described by the caller.
@@ -60,6 +69,26 @@ pub struct InMemory {
 #[derive(Debug, Default)]
 pub struct Catalogue {
     files: Mutex<HashMap<PathBuf, FileFigures>>,
+    /// The stale touches last found for each graph file: when, for which file and
+    /// project root, and what.
+    stale: Mutex<HashMap<PathBuf, StaleFound>>,
+}
+
+#[derive(Debug, Clone)]
+struct StaleFound {
+    at: Instant,
+    graph_stamp: FileStamp,
+    root: Option<String>,
+    touches: Arc<Vec<StaleTouch>>,
+}
+
+/// Whether, and how, a listing looks for stale touches (our policy does).
+#[derive(Debug, Clone, Copy)]
+pub struct StaleCheck<'a> {
+    /// The home folder `~` stands for.
+    pub home: &'a Path,
+    /// Look again now, whatever was found lately (a person or an agent asked).
+    pub fresh: bool,
 }
 
 /// What the catalogue knows of one graph file, valid while both stamps hold.
@@ -70,6 +99,8 @@ struct FileFigures {
     project_path: Option<String>,
     counts: TierCounts,
     debt_inputs: DebtInputs,
+    /// The path-shaped touches of active nodes, for the stale check.
+    touches: Arc<Vec<TouchEntry>>,
     /// The project's tool-event stamps (none for the user graph).
     activity: Vec<f64>,
     health: String,
@@ -86,17 +117,22 @@ impl Catalogue {
     /// graph, then project folders in name order. A file that cannot be read or
     /// parsed is left out. (A running store lists its own: `Store::catalogue`.)
     pub fn on_disk(&self, layout: &Layout, now: f64) -> Vec<CatalogueEntry> {
-        self.list(layout, Vec::new(), now)
+        self.list(layout, Vec::new(), None, now)
     }
 
     /// Every graph of the root under `layout`: the user graph, then project folders in
     /// name order, then projects in `in_memory` that have no file yet. A graph in
     /// `in_memory` is described from there; a file that cannot be read or parsed is
     /// left out unless its graph is in memory.
+    ///
+    /// With `stale`, each graph file's stale touches are looked for (and counted in its
+    /// file debt): a project's relative touches against this machine's folder for it
+    /// (the store's, this machine's path map, else the one the file records).
     pub(crate) fn list(
         &self,
         layout: &Layout,
         in_memory: Vec<InMemory>,
+        stale: Option<StaleCheck<'_>>,
         now: f64,
     ) -> Vec<CatalogueEntry> {
         let mut in_memory: HashMap<(Level, String), InMemory> = in_memory
@@ -104,26 +140,90 @@ impl Catalogue {
             .map(|g| ((g.level, g.name.clone()), g))
             .collect();
         let mut entries = Vec::new();
-        let user_file = self.figures(&layout.user_graph(), None);
+        let user_path = layout.user_graph();
+        let user_file = self.figures(&user_path, None);
+        let user_stale = stale.and_then(|check| {
+            let file = user_file.as_ref()?;
+            Some(self.stale_of(&user_path, file, None, check))
+        });
         entries.extend(entry(
             "user",
             Level::User,
             in_memory.remove(&(Level::User, "user".to_string())),
             user_file,
+            user_stale,
             now,
         ));
+        let local_roots = match stale {
+            Some(_) => layout.local_roots(),
+            None => HashMap::new(),
+        };
         for dir in project_folders(layout) {
-            let file = self.figures(&layout.project_graph(&dir), Some(&layout.tool_events(&dir)));
+            let path = layout.project_graph(&dir);
+            let file = self.figures(&path, Some(&layout.tool_events(&dir)));
             let memory = in_memory.remove(&(Level::Project, dir.clone()));
-            entries.extend(entry(&dir, Level::Project, memory, file, now));
+            let file_stale = stale.and_then(|check| {
+                let file = file.as_ref()?;
+                let root = memory
+                    .as_ref()
+                    .and_then(|m| m.project_path.clone())
+                    .or_else(|| local_roots.get(&dir).cloned())
+                    .or_else(|| file.project_path.clone());
+                // A project that records no folder has no folder to look in.
+                let root = root?;
+                Some(self.stale_of(&path, file, Some(root), check))
+            });
+            entries.extend(entry(&dir, Level::Project, memory, file, file_stale, now));
         }
         let mut unsaved: Vec<InMemory> = in_memory.into_values().collect();
         unsaved.sort_by(|a, b| (a.level, &a.name).cmp(&(b.level, &b.name)));
         for graph in unsaved {
             let name = graph.name.clone();
-            entries.extend(entry(&name, graph.level, Some(graph), None, now));
+            entries.extend(entry(&name, graph.level, Some(graph), None, None, now));
         }
         entries
+    }
+
+    /// The stale touches of the graph file at `path` (figures `file`), its relative
+    /// touches under `root`: found again when the file changed, the root is another,
+    /// or the last look is older than [`STALE_RECHECK`].
+    fn stale_of(
+        &self,
+        path: &Path,
+        file: &FileFigures,
+        root: Option<String>,
+        check: StaleCheck<'_>,
+    ) -> Arc<Vec<StaleTouch>> {
+        if let Some(known) = self
+            .stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+            .filter(|k| {
+                !check.fresh
+                    && k.graph_stamp == file.graph_stamp
+                    && k.root == root
+                    && k.at.elapsed() < STALE_RECHECK
+            })
+        {
+            return known.touches.clone();
+        }
+        // Looked for without holding the cache: the stats take their time.
+        let touches = Arc::new(find_stale(
+            &file.touches,
+            check.home,
+            root.as_deref().map(Path::new),
+        ));
+        self.stale.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            path.to_path_buf(),
+            StaleFound {
+                at: Instant::now(),
+                graph_stamp: file.graph_stamp,
+                root,
+                touches: touches.clone(),
+            },
+        );
+        touches
     }
 
     /// The figures of the graph file at `path` (with the tool events at `events`),
@@ -173,6 +273,7 @@ fn read_figures(
         project_path: file.project_path,
         counts: tier_counts(&file.graph),
         debt_inputs: DebtInputs::of(&file.graph, true),
+        touches: Arc::new(path_touches(&file.graph)),
         activity,
         health: Health::of_graph(&file.graph).line,
     })
@@ -184,9 +285,14 @@ fn entry(
     level: Level,
     memory: Option<InMemory>,
     file: Option<FileFigures>,
+    stale: Option<Arc<Vec<StaleTouch>>>,
     now: f64,
 ) -> Option<CatalogueEntry> {
-    let file_debt = file.as_ref().map(|f| f.debt(now));
+    let stale = stale.unwrap_or_default();
+    let (entries, nodes) = stale_counts(&stale);
+    let file_debt = file
+        .as_ref()
+        .map(|f| f.debt(now).with_stale_touches(entries, nodes));
     Some(match (memory, file) {
         (Some(m), _) => CatalogueEntry {
             name: m.name,
@@ -197,6 +303,7 @@ fn entry(
             debt: m.debt,
             file_debt,
             health: m.health,
+            stale_touches: stale,
         },
         (None, Some(f)) => CatalogueEntry {
             name: name.to_string(),
@@ -207,6 +314,7 @@ fn entry(
             debt: file_debt.clone()?,
             file_debt,
             health: f.health,
+            stale_touches: stale,
         },
         (None, None) => return None,
     })
@@ -280,7 +388,7 @@ mod tests {
             memory("zeta", Level::Project, 7),
             memory("beta", Level::Project, 5),
         ];
-        let entries = catalogue.list(&layout, in_memory, 1.0);
+        let entries = catalogue.list(&layout, in_memory, None, 1.0);
         let names: Vec<(&str, bool)> = entries
             .iter()
             .map(|e| (e.name.as_str(), e.loaded))
@@ -316,7 +424,7 @@ mod tests {
         let path = layout.project_graph("alpha");
         write_graph(&path, &["a1"]);
         let catalogue = Catalogue::default();
-        let counts = |c: &Catalogue| c.list(&layout, Vec::new(), 1.0)[0].counts;
+        let counts = |c: &Catalogue| c.list(&layout, Vec::new(), None, 1.0)[0].counts;
         assert_eq!(counts(&catalogue), (1, 0, 0));
         // Same stamp, other content: the kept figures are used (nothing re-read).
         let stamp = FileStamp::of(&path).expect("stamp");
@@ -348,6 +456,7 @@ mod tests {
                 memory("a", Level::Project, 1),
                 memory("b", Level::Project, 1),
             ],
+            None,
             1.0,
         );
         entries[0].debt.score = 0.301;

@@ -159,14 +159,125 @@ impl Change {
     }
 }
 
-/// How many changes stay in memory; a reader further behind falls back to timestamps.
+/// Most changes the log holds.
 pub const LOG_CAPACITY: usize = 20_000;
+/// Most bytes the log's entries may take, roughly (see [`Change::weight`]); the oldest
+/// go first, but never the newest [`LOG_FLOOR`].
+pub const LOG_BYTES: usize = 4 << 20;
+/// Changes the log always keeps, whatever their size: a session that synced, or a
+/// view that read its level, within the last this many changes is answered from the
+/// log. One further behind is answered in full and told so.
+pub const LOG_FLOOR: usize = 1_000;
 
-/// A bounded, sequence-numbered log.
+impl Change {
+    /// The change as the log keeps it. Its readers (`kg_sync`, the activity panel)
+    /// need which node or edge changed, not its contents: a node with 50 long notes
+    /// written 3,000 times would otherwise keep 3,000 copies of itself in memory.
+    /// Listeners still get the whole change when it happens.
+    fn thinned(&self) -> Change {
+        let keep = |object: &Object, keys: &[&str]| -> Object {
+            keys.iter()
+                .filter_map(|&k| object.get(k).map(|v| (k.to_string(), v.clone())))
+                .collect()
+        };
+        let kind = match &self.kind {
+            ChangeKind::NodeUpdated { node } => ChangeKind::NodeUpdated {
+                node: keep(node, &["id"]),
+            },
+            ChangeKind::NodeRecalled { node, rescued } => ChangeKind::NodeRecalled {
+                node: keep(node, &["id"]),
+                rescued: rescued.clone(),
+            },
+            ChangeKind::EdgeUpdated { edge } => ChangeKind::EdgeUpdated {
+                edge: keep(edge, &["from", "to", "rel"]),
+            },
+            ChangeKind::NodeRenamed { old_id, node } => ChangeKind::NodeRenamed {
+                old_id: old_id.clone(),
+                node: keep(node, &["id"]),
+            },
+            other => other.clone(),
+        };
+        Change {
+            kind,
+            project_path: self.project_path.clone(),
+            source_session: self.source_session.clone(),
+            ..*self
+        }
+    }
+
+    /// Roughly the bytes the change takes in memory: its texts and a fixed share for
+    /// the entry and each allocation.
+    fn weight(&self) -> usize {
+        const ENTRY: usize = std::mem::size_of::<Change>() + 32;
+        const TEXT: usize = 32;
+        let text = |s: &str| TEXT + s.len();
+        let texts = |list: &[String]| list.iter().map(|s| text(s)).sum::<usize>();
+        let object = |o: &Object| -> usize {
+            o.iter()
+                .map(|(k, v)| text(k) + TEXT + v.to_string().len())
+                .sum()
+        };
+        let kind = match &self.kind {
+            ChangeKind::NodeUpdated { node } => object(node),
+            ChangeKind::EdgeUpdated { edge } => object(edge),
+            ChangeKind::NodeRecalled { node, rescued } => object(node) + texts(rescued),
+            ChangeKind::NodeRenamed { old_id, node } => text(old_id) + object(node),
+            ChangeKind::NodeDeleted { id } => text(id),
+            ChangeKind::StepUndone { nodes } => texts(nodes),
+            ChangeKind::EdgeDeleted { key } => text(key.from()) + text(key.to()) + text(key.rel()),
+            ChangeKind::TiersMoved(moves) => {
+                texts(&moves.archived)
+                    + texts(&moves.restored)
+                    + texts(&moves.orphaned)
+                    + texts(&moves.deleted)
+                    + text(&moves.reason)
+            }
+            ChangeKind::NodeLiked { id } => text(id),
+            ChangeKind::ProgressSaved { task_id } => text(task_id),
+            ChangeKind::Quarantined {
+                path,
+                moved_to,
+                cause,
+                ..
+            } => text(&path.to_string_lossy()) + text(&moved_to.to_string_lossy()) + text(cause),
+            ChangeKind::DebtChanged { from, to, .. } => from.as_deref().map_or(0, text) + text(to),
+        };
+        ENTRY
+            + self.project_path.as_deref().map_or(0, text)
+            + self.source_session.as_deref().map_or(0, text)
+            + kind
+    }
+}
+
+/// How much a [`ChangeLog`] keeps: at most `capacity` changes, and no more than about
+/// `bytes` of them once it holds more than `floor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBounds {
+    pub capacity: usize,
+    pub bytes: usize,
+    pub floor: usize,
+}
+
+impl Default for LogBounds {
+    fn default() -> LogBounds {
+        LogBounds {
+            capacity: LOG_CAPACITY,
+            bytes: LOG_BYTES,
+            floor: LOG_FLOOR,
+        }
+    }
+}
+
+/// A sequence-numbered log bounded in count ([`LOG_CAPACITY`]) and in memory
+/// ([`LOG_BYTES`], above a floor of [`LOG_FLOOR`] changes).
 #[derive(Debug, Default)]
 pub struct ChangeLog {
-    entries: VecDeque<Change>,
+    /// Each change as the log keeps it ([`Change::thinned`]), with its weight.
+    entries: VecDeque<(Change, usize)>,
     next_seq: u64,
+    /// The sum of the entries' weights.
+    bytes: usize,
+    bounds: LogBounds,
 }
 
 impl ChangeLog {
@@ -176,28 +287,74 @@ impl ChangeLog {
         self.next_seq
     }
 
+    /// Number `change` and keep it (thinned); the oldest changes go when the log is
+    /// over its bounds. Returns the whole change, numbered, for the listeners.
     pub fn append(&mut self, mut change: Change) -> Change {
         change.seq = self.next_seq;
         self.next_seq += 1;
-        if self.entries.len() == LOG_CAPACITY {
-            self.entries.pop_front();
-        }
-        self.entries.push_back(change.clone());
+        let kept = change.thinned();
+        let weight = kept.weight();
+        self.bytes += weight;
+        self.entries.push_back((kept, weight));
+        self.trim();
         change
+    }
+
+    /// Drop the oldest changes until the log is within its bounds.
+    fn trim(&mut self) {
+        let b = self.bounds;
+        while self.entries.len() > b.capacity
+            || (self.bytes > b.bytes && self.entries.len() > b.floor)
+        {
+            if let Some((_, w)) = self.entries.pop_front() {
+                self.bytes -= w;
+            }
+        }
+    }
+
+    /// Keep within other bounds from now on (tests reach a log's end this way
+    /// without writing 20,000 changes).
+    #[cfg(any(test, feature = "internals"))]
+    pub fn set_bounds(&mut self, bounds: LogBounds) {
+        self.bounds = bounds;
+        self.trim();
     }
 
     /// The changes still held, newest first.
     pub fn newest_first(&self) -> impl Iterator<Item = &Change> {
-        self.entries.iter().rev()
+        self.entries.iter().rev().map(|(c, _)| c)
+    }
+
+    /// The sequence number of the oldest change still held (`head()` when none is).
+    pub fn oldest(&self) -> u64 {
+        self.entries.front().map_or(self.next_seq, |(c, _)| c.seq)
     }
 
     /// Changes with `seq >= from`, or `None` when some of them were already dropped.
     pub fn since(&self, from: u64) -> Option<impl Iterator<Item = &Change>> {
-        let oldest = self.entries.front().map_or(self.next_seq, |c| c.seq);
-        if from < oldest {
+        if from < self.oldest() {
             return None;
         }
-        Some(self.entries.iter().filter(move |c| c.seq >= from))
+        let skip = (from - self.oldest()) as usize;
+        Some(self.entries.iter().skip(skip).map(|(c, _)| c))
+    }
+
+    /// Roughly the bytes the log's entries take.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Changes held.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no change is held.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 }
 
@@ -228,5 +385,77 @@ mod tests {
             .map(|it| it.map(|c| c.seq).collect())
             .unwrap_or_default();
         assert_eq!(tail, [LOG_CAPACITY as u64 + 3, LOG_CAPACITY as u64 + 4]);
+    }
+
+    fn big_node(id: &str) -> Change {
+        let notes: Vec<serde_json::Value> = (0..50)
+            .map(|i| serde_json::Value::String(format!("{i}").repeat(2_000)))
+            .collect();
+        let mut node = Object::new();
+        node.insert("id".into(), id.into());
+        node.insert("gist".into(), "a node with long notes".into());
+        node.insert("notes".into(), notes.into());
+        Change {
+            kind: ChangeKind::NodeUpdated { node },
+            ..change("unused")
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_which_node_changed_not_its_contents() {
+        let mut log = ChangeLog::default();
+        let told = log.append(big_node("heavy"));
+        // Listeners get the whole change …
+        let ChangeKind::NodeUpdated { node } = &told.kind else {
+            panic!("{told:?}")
+        };
+        assert_eq!(node.len(), 3);
+        // … the log keeps what its readers use: the id, hence the version key.
+        let kept = log
+            .since(0)
+            .and_then(|mut it| it.next().cloned())
+            .expect("kept");
+        assert_eq!(kept.version_key().as_deref(), Some("node:heavy"));
+        let ChangeKind::NodeUpdated { node } = &kept.kind else {
+            panic!("{kept:?}")
+        };
+        assert_eq!(node.keys().collect::<Vec<_>>(), ["id"]);
+        assert!(log.bytes() < 1_000, "{} bytes", log.bytes());
+    }
+
+    #[test]
+    fn heavy_changes_go_first_but_never_the_newest_floor() {
+        let mut log = ChangeLog::default();
+        let rescued: Vec<String> = (0..200).map(|i| format!("neighbour-{i:05}")).collect();
+        let heavy = |i: usize| Change {
+            kind: ChangeKind::TiersMoved(TierMoves {
+                archived: rescued.clone(),
+                reason: format!("pass {i}"),
+                ..TierMoves::default()
+            }),
+            ..change("unused")
+        };
+        for i in 0..LOG_FLOOR * 2 {
+            log.append(heavy(i));
+        }
+        // Each weighs ~10 KB: the byte bound holds the log to its floor.
+        assert_eq!(log.len(), LOG_FLOOR);
+        assert_eq!(log.oldest(), LOG_FLOOR as u64);
+        assert!(log.since(LOG_FLOOR as u64 - 1).is_none());
+        assert_eq!(
+            log.since(LOG_FLOOR as u64).map(Iterator::count),
+            Some(LOG_FLOOR)
+        );
+        // Light changes fill the log again, up to its byte bound, the heavy ones
+        // leaving first.
+        for i in 0..LOG_CAPACITY {
+            log.append(change(&i.to_string()));
+        }
+        assert!(log.len() > 10 * LOG_FLOOR, "{} changes", log.len());
+        assert!(log.bytes() <= LOG_BYTES, "{} bytes", log.bytes());
+        assert!(
+            log.newest_first()
+                .all(|c| matches!(c.kind, ChangeKind::NodeDeleted { .. }))
+        );
     }
 }

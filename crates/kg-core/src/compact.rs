@@ -750,21 +750,55 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
     orphaned
 }
 
+/// Most nodes one maintenance pass deletes for good in one graph: a clock that jumped
+/// past every orphan's grace at once (and was not caught) still cannot empty the
+/// orphan drawer in one tick; the rest go in later passes.
+pub const MAX_DELETES_PER_PASS: usize = 20;
+
 /// Permanent deletion (core.md §6.6, tick only): orphans past the orphan grace go,
-/// with every edge of this graph touching them. Returns the deleted ids.
+/// longest orphaned first and at most [`MAX_DELETES_PER_PASS`], with every edge of
+/// this graph touching them. Returns the deleted ids.
 pub fn prune_orphans(graph: &mut Graph, orphan_grace_days: f64, now: f64) -> Vec<String> {
     let limit = orphan_grace_days * DAY_SECS;
-    let doomed: Vec<String> = graph
+    let mut due: Vec<(f64, &String)> = graph
         .nodes
         .iter()
-        .filter(|(_, n)| n.orphaned_ts().is_some_and(|ts| now - ts > limit))
-        .map(|(id, _)| id.clone())
+        .filter_map(|(id, n)| {
+            n.orphaned_ts()
+                .filter(|ts| now - ts > limit)
+                .map(|ts| (ts, id))
+        })
+        .collect();
+    due.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let doomed: Vec<String> = due
+        .into_iter()
+        .take(MAX_DELETES_PER_PASS)
+        .map(|(_, id)| id.clone())
         .collect();
     for id in &doomed {
         log::info!("deleting orphan {id}: not recalled within {orphan_grace_days} days");
         graph.remove_node(id);
     }
     doomed
+}
+
+/// The newest credible stamp a graph holds (writes, reads, endorsements, creations,
+/// tier moves): what its files say the time was when it was last used. `None` for a
+/// graph without stamps.
+pub fn newest_stamp(graph: &Graph, now: f64) -> Option<f64> {
+    let credible = |ts: f64| crate::score::credible_ts(ts, now);
+    let nodes = graph.nodes.values().flat_map(|n| {
+        [Some(n.created_ts()), n.last_read_ts(), n.orphaned_ts()]
+            .into_iter()
+            .flatten()
+            .chain(n.useful_ts().iter().copied())
+    });
+    let versions = graph.versions.values().map(|v| v.ts());
+    nodes
+        .chain(versions)
+        .filter(|ts| *ts > 0.0)
+        .filter_map(credible)
+        .max_by(f64::total_cmp)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! they wait for a person or an agent, not for the score.
 
 use crate::graph::Graph;
-use crate::model::{Node, Object, as_ts, field};
+use crate::model::{Object, as_ts};
 use crate::pyfmt::{float_repr, g_format, round_to};
 use crate::score::{DAY_SECS, credible_ts};
 use crate::wording;
@@ -15,11 +15,7 @@ use std::collections::BTreeSet;
 
 /// Gists longer than this scan badly and stall the compactor.
 pub const GIST_SCAN_LIMIT: usize = 300;
-/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
-/// two different gists were written for one node: the newer is kept, the other goes
-/// into such a note with its origin). A node holding such a note has a conflict
-/// nobody has resolved yet; removing the note resolves it.
-pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+pub use crate::wording::CONFLICT_NOTE_PREFIX;
 
 /// Days after which a graph counts as fully stale.
 pub const STALE_DAYS: f64 = 14.0;
@@ -85,6 +81,15 @@ pub struct Debt {
     /// settled. The same under both policies: the reference never writes such notes,
     /// so none of its outputs change.
     pub merge_conflicts: usize,
+    /// Path-shaped `touches` entries of active nodes whose file is gone (see
+    /// `stale_touches`). Counted under our policy only; 0 under the reference's.
+    pub stale_touches: usize,
+    /// The active nodes holding them: what the deficit weighs.
+    pub stale_nodes: usize,
+    /// Items a sync held back from this graph (content from a remote that broke a
+    /// write rule; see `Store::hold_back`): waiting for a person, so, like merge
+    /// conflicts, they raise the level to at least MED and leave the score alone.
+    pub held_back: usize,
 }
 
 impl Debt {
@@ -99,18 +104,36 @@ impl Debt {
     }
 
     /// `oversized / n + 0.5 × unconnected / n` over the `n` active nodes, plus
-    /// `0.5 × burst / n` when a burst was archived, before the score caps it at 1.
+    /// `0.5 × burst / n` when a burst was archived and `0.5 × stale_nodes / n` when
+    /// touches are stale, before the score caps it at 1.
     pub fn deficit(&self) -> f64 {
         if self.active_nodes == 0 {
             return 0.0;
         }
         let n = self.active_nodes as f64;
-        let deficit = (self.oversized as f64 + 0.5 * self.unconnected as f64) / n;
-        if self.burst == 0 {
-            // Evaluated exactly as the reference does (its DEBT has no burst).
-            return deficit;
+        let mut deficit = (self.oversized as f64 + 0.5 * self.unconnected as f64) / n;
+        // Each addition only when present: without them the sum is evaluated exactly
+        // as the reference does (its DEBT has neither).
+        if self.burst > 0 {
+            deficit += 0.5 * self.burst as f64 / n;
         }
-        deficit + 0.5 * self.burst as f64 / n
+        if self.stale_nodes > 0 {
+            deficit += 0.5 * self.stale_nodes as f64 / n;
+        }
+        deficit
+    }
+
+    /// This debt with stale touches counted (`entries` stale entries on `nodes` active
+    /// nodes): a pointer to a file that is gone misleads whoever follows it, wear for
+    /// a maintenance pass like an unconnected node.
+    pub fn with_stale_touches(mut self, entries: usize, nodes: usize) -> Debt {
+        if entries == 0 {
+            return self;
+        }
+        self.stale_touches = entries;
+        self.stale_nodes = nodes;
+        self.rescore();
+        self
     }
 
     /// This debt with `burst` archived new nodes counted (see [`Debt::burst`]): a
@@ -121,6 +144,16 @@ impl Debt {
             return self;
         }
         self.burst = burst;
+        self.rescore();
+        self
+    }
+
+    /// This debt with `items` held back from sync counted (see [`Debt::held_back`]).
+    pub fn with_held_back(mut self, items: usize) -> Debt {
+        if items == 0 {
+            return self;
+        }
+        self.held_back = items;
         self.rescore();
         self
     }
@@ -137,7 +170,7 @@ impl Debt {
         } else {
             DebtLevel::Low
         };
-        if self.merge_conflicts > 0 {
+        if self.merge_conflicts > 0 || self.held_back > 0 {
             self.level = self.level.max(DebtLevel::Med);
         }
     }
@@ -163,6 +196,14 @@ impl Debt {
         if self.merge_conflicts > 0 {
             obj.insert("merge_conflicts".into(), Value::from(self.merge_conflicts));
         }
+        // Named as the reference's later versions name them.
+        if self.stale_touches > 0 {
+            obj.insert("dangling_touches".into(), Value::from(self.stale_touches));
+            obj.insert("dangling_nodes".into(), Value::from(self.stale_nodes));
+        }
+        if self.held_back > 0 {
+            obj.insert("held_back".into(), Value::from(self.held_back));
+        }
         obj
     }
 
@@ -180,12 +221,20 @@ impl Debt {
         } else {
             String::new()
         };
-        let conflicts = match self.conflicts_clause() {
+        let stale = if self.stale_touches > 0 {
+            wording::debt_stale_touches(self.stale_touches)
+        } else {
+            String::new()
+        };
+        let mut conflicts = match self.conflicts_clause() {
             Some(clause) => format!(", {clause}"),
             None => String::new(),
         };
+        if self.held_back > 0 {
+            conflicts.push_str(&format!(", {}", wording::debt_held_back(self.held_back)));
+        }
         let mut line = format!(
-            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{conflicts}, {untended}, active {}/7d",
+            "DEBT: {} ({}) — {} oversized gist(s), {} unconnected{burst}{stale}{conflicts}, {untended}, active {}/7d",
             self.level.as_str(),
             float_repr(round_to(self.score, 2)),
             self.oversized,
@@ -218,6 +267,13 @@ impl Debt {
             wording::merged_with_conflicts(self.merge_conflicts)
         } else if self.burst > 0 && self.burst >= self.oversized && self.burst >= self.unconnected {
             wording::debt_burst(self.burst)
+                .trim_start_matches(", ")
+                .to_string()
+        } else if self.stale_nodes > 0
+            && self.stale_nodes > self.unconnected
+            && self.stale_nodes > self.oversized * 2
+        {
+            wording::debt_stale_touches(self.stale_touches)
                 .trim_start_matches(", ")
                 .to_string()
         } else if self.oversized > 0 && self.oversized * 2 >= self.unconnected {
@@ -346,6 +402,9 @@ impl DebtInputs {
             active_days_7d: activity_days(reads.chain(extra_activity), now),
             burst: 0,
             merge_conflicts: self.merge_conflicts,
+            stale_touches: 0,
+            stale_nodes: 0,
+            held_back: 0,
         };
         debt.rescore();
         debt
@@ -353,23 +412,10 @@ impl DebtInputs {
 }
 
 /// How many merge-conflict notes ([`CONFLICT_NOTE_PREFIX`]) a graph's nodes hold, in
-/// any tier: merge conflicts nobody has resolved yet.
+/// any tier: merge conflicts nobody has resolved yet. Each node counts its own once
+/// per change of its fields (every `kg_read` asks).
 pub fn unresolved_conflicts(graph: &Graph) -> usize {
-    graph.nodes.values().map(conflict_notes).sum()
-}
-
-/// The notes of `node` that start with [`CONFLICT_NOTE_PREFIX`], read as
-/// [`Node::notes`] reads them but without copying them (every `kg_read` counts them).
-fn conflict_notes(node: &Node) -> usize {
-    let is_conflict = |note: &str| note.starts_with(CONFLICT_NOTE_PREFIX);
-    match node.get(field::NOTES) {
-        Some(Value::Array(notes)) => notes
-            .iter()
-            .filter(|note| note.as_str().is_some_and(is_conflict))
-            .count(),
-        Some(Value::String(note)) => usize::from(is_conflict(note)),
-        _ => 0,
-    }
+    graph.nodes.values().map(|n| n.meta().conflict_notes).sum()
 }
 
 /// A level's debt as `kg_read`, the catalogue and the graph view show it: with the
@@ -523,6 +569,9 @@ mod tests {
             active_days_7d: 1,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
+            held_back: 0,
         };
         assert_eq!(
             d.line(),
@@ -548,6 +597,9 @@ mod tests {
             active_days_7d: 4,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
+            held_back: 0,
         };
         let plain = {
             let mut d = d.clone();

@@ -128,14 +128,18 @@ pub enum DebtKind {
     Oversized,
     /// An active node that is no endpoint of any edge.
     Unconnected,
+    /// A path-shaped touch of an active node whose file is gone (our policy).
+    StaleTouch,
 }
 
 impl DebtKind {
-    /// The kind as the graph view's payload spells it: `oversized` or `unconnected`.
+    /// The kind as the graph view's payload spells it: `oversized`, `unconnected` or
+    /// `stale_touch`.
     pub fn as_str(self) -> &'static str {
         match self {
             DebtKind::Oversized => "oversized",
             DebtKind::Unconnected => "unconnected",
+            DebtKind::StaleTouch => "stale_touch",
         }
     }
 }
@@ -149,6 +153,8 @@ pub struct DebtItem {
     pub id: String,
     /// Its gist's length in characters (what an oversized item is judged by).
     pub gist_chars: usize,
+    /// The stale entry, as stored, for a [`DebtKind::StaleTouch`] item.
+    pub touch: Option<String>,
 }
 
 /// Everything the view shows about one level.
@@ -256,6 +262,16 @@ pub fn debt_factors(
     }
 }
 
+impl DebtFactors {
+    /// These factors with `items` held back from sync counted (see
+    /// [`Debt::held_back`]): the level and the line change, the factors do not.
+    pub fn with_held_back(mut self, items: usize) -> DebtFactors {
+        self.debt = self.debt.with_held_back(items);
+        self.line = self.debt.line();
+        self
+    }
+}
+
 /// The items the maintenance debt counts, oversized gists first (longest first), then
 /// unconnected nodes in node order. Uses the debt's own predicates.
 pub fn debt_items(graph: &Graph) -> Vec<DebtItem> {
@@ -276,6 +292,7 @@ pub fn debt_items(graph: &Graph) -> Vec<DebtItem> {
                 kind: DebtKind::Oversized,
                 id: id.clone(),
                 gist_chars,
+                touch: None,
             });
         }
         if !endpoints.contains(id.as_str()) {
@@ -283,6 +300,7 @@ pub fn debt_items(graph: &Graph) -> Vec<DebtItem> {
                 kind: DebtKind::Unconnected,
                 id: id.clone(),
                 gist_chars,
+                touch: None,
             });
         }
     }
@@ -475,6 +493,32 @@ fn outlook(state: BudgetState, grace_days: f64, stand: &GraceStand, share: &Shar
         String::new()
     };
     format!("over the budget: the next write or tick archives the lowest-scored{among}{last}")
+}
+
+impl LevelInspection {
+    /// This inspection with the level's stale touches (see `stale_touches`) counted in
+    /// its DEBT, as the store counts them, and listed after the other debt items.
+    pub fn with_stale_touches(mut self, stale: &[crate::stale_touches::StaleTouch]) -> Self {
+        if stale.is_empty() {
+            return self;
+        }
+        let (entries, nodes) = crate::stale_touches::stale_counts(stale);
+        let debt = self.debt.debt.clone().with_stale_touches(entries, nodes);
+        self.debt = DebtFactors {
+            staleness: debt.staleness(),
+            activity: debt.activity(),
+            deficit: debt.deficit(),
+            line: debt.line(),
+            debt,
+        };
+        self.debt_items.extend(stale.iter().map(|s| DebtItem {
+            kind: DebtKind::StaleTouch,
+            id: s.id.clone(),
+            gist_chars: 0,
+            touch: Some(s.touch.clone()),
+        }));
+        self
+    }
 }
 
 /// Inspect a level: budget, tier explanations, live edges, HEALTH, DEBT, debt items.

@@ -32,20 +32,27 @@ modules!(
     limits,
     model,
     namespace,
+    near_duplicate,
     neighbourhood,
     persist,
     plan,
     pyfmt,
+    recall_log,
     relevance,
     render,
     results,
     score,
     search,
+    secrets,
     session,
+    stale_touches,
     store,
+    stranger,
     structure,
     tool_events,
     tools,
+    touch_index,
+    touch_path,
     tracked,
     wording,
 );
@@ -61,25 +68,34 @@ pub use model::{
     WriteStamp, edge_version_key, field, float_value, is_artifact_ref, node_version_key,
     validate_ident,
 };
-pub use namespace::{Layout, Namespace, PathError};
+pub use namespace::{Alternative, AlternativeKind, Layout, Namespace, PathError};
 pub use persist::PersistError;
 pub use results::{
     Likes, NodeRead, PutNode, Renamed, SkipReason, SkippedGraph, SyncItem, SyncReport, UnseenWrite,
 };
 pub use session::{Page, Pages, SessionRecord, SessionRegistry, View};
 pub use store::{
-    Action, Actor, DamagedFile, GraphSlot, LockedOp, NotWritten, Outcome, Policy, REJECTIONS_KEPT,
-    REJECTIONS_TASK, ReadBudgets, StaleReason, Store, StoreConfig, StoreError, TakenIn, Target,
-    UNDO_STEPS, Undone, WriteCheck, sync_origin, sync_source,
+    Action, Actor, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, LockedOp,
+    MAX_HELD_BACK, NotWritten, Outcome, Policy, ProjectChoice, REJECTIONS_KEPT, REJECTIONS_TASK,
+    ReadBudgets, StaleReason, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
+    TakenIn, Target, UNDO_STEPS, Undone, WriteCheck, held_back_file, screen_incoming, sync_origin,
+    sync_source,
 };
+
+// Files the memory does not own (a project's `.git`, transcripts, imports), opened as
+// strangers: regular files only, never blocking, read up to a cap.
+pub use stranger::{open_regular, read_regular, read_regular_tail, read_regular_text};
 pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, POST_TOOL_USE, PreloadHeader, PreloadStats, PromptReply,
-    USER_PROMPT_SUBMIT, hook_response, prompt_context, prompt_reply, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
+    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
+    session_bootstrap, tool_event,
 };
+pub use stale_touches::{Renames, renamed_path};
 pub use tools::pages::{Client, Unit};
+pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
     kg_put_edge, kg_put_node, kg_read, kg_rename_node, kg_search, kg_sync, kg_useful,
@@ -97,13 +113,20 @@ pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,
     TierWhy, inspect_level, level_budget,
 };
-pub use limits::{MAX_GIST_CHARS, MAX_NOTE_CHARS, MAX_NOTES};
+pub use limits::{
+    MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_PATH_BYTES, MAX_QUERY_CHARS,
+    MAX_TOUCHES, query as check_query, stored_chars,
+};
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
 };
 pub use plan::Health;
-pub use score::NodeScore;
+pub use recall_log::{
+    Decision as RecallDecision, FileNode as RecallFileNode, Trigger as RecallTrigger,
+    Weighed as RecallWeighed,
+};
+pub use score::{CLOCK_SKEW_SECS, NodeScore};
 pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
 
 // Python-compatible text, so our files and answers match the reference byte for byte.

@@ -26,23 +26,84 @@ pub const MAX_PROGRESS_BYTES: usize = 64 * 1024;
 pub const MAX_PATH_BYTES: usize = 4_096;
 /// Longest Claude Code session id accepted (theirs are 36-character UUIDs).
 pub const MAX_CLAUDE_SESSION_ID: usize = 128;
+/// Longest search query accepted: a search is a few words, and every term is matched
+/// against every node, so a megabyte query would hold a graph's lock for seconds.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// How much of a prompt recall reads: its start says what it is about, and the rest
+/// (a pasted log) would only cost time.
+pub const MAX_RECALL_CHARS: usize = 16_000;
+
+/// A search query, refused when longer than [`MAX_QUERY_CHARS`].
+pub fn query(text: &str) -> Result<&str, String> {
+    let chars = text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(format!(
+            "The query is {chars} characters; the limit is {MAX_QUERY_CHARS}. Search with a few words that name the subject."
+        ));
+    }
+    Ok(text)
+}
+
+/// The start of `text`, at most `most` characters (cut at a character boundary).
+pub fn head(text: &str, most: usize) -> &str {
+    match text.char_indices().nth(most) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
+}
+
 /// How much of a client-supplied path, id or text a log line repeats.
 const LOG_CHARS: usize = 200;
+/// Largest graph file, in bytes as saved. Every field of a node is bounded, but a
+/// graph of many maximal nodes would still make each write rewrite tens of
+/// megabytes; a write that would take a graph past this is refused, and a synced
+/// graph file larger than this is not taken in. A large real memory (thousands of
+/// nodes with notes) is well under a megabyte.
+pub const MAX_GRAPH_BYTES: usize = 8 * 1024 * 1024;
+
+/// The size of `text` as a graph file stores it, in characters: a printable character
+/// counts one, a control character the escape it is stored as (`\n` two, `\u001b`
+/// six). A limit counted this way holds on disk too: two thousand escape characters
+/// are twelve thousand bytes, not two thousand. (Letters outside ASCII, stored as
+/// `\uXXXX` too, count one: they are text a person reads; the graph bound holds them.)
+pub fn stored_chars(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '\u{8}' | '\u{c}' | '\n' | '\r' | '\t' => 2,
+            c if c < ' ' => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// "N characters", adding the stored size when control characters make it larger.
+fn size_words(text: &str) -> (usize, String) {
+    let stored = stored_chars(text);
+    let chars = text.chars().count();
+    let words = if stored == chars {
+        format!("{chars} characters")
+    } else {
+        format!(
+            "{chars} characters ({stored} as stored: a control character is kept as an escape of up to six)"
+        )
+    };
+    (stored, words)
+}
 
 /// A gist ready to store: line breaks flattened to spaces (a gist renders as one
 /// line of `kg_read`), refused when empty or longer than [`MAX_GIST_CHARS`].
 pub fn gist(text: &str) -> Result<String, String> {
     let flat = one_line(text);
-    let chars = flat.chars().count();
     if flat.trim().is_empty() {
         return Err(
             "Gist is empty: write the insight as one line (aim for under 300 characters)."
                 .to_string(),
         );
     }
-    if chars > MAX_GIST_CHARS {
+    let (size, words) = size_words(&flat);
+    if size > MAX_GIST_CHARS {
         return Err(format!(
-            "Gist is {chars} characters; the limit is {MAX_GIST_CHARS}. Keep the gist to the one-line bottom line (aim for under 300) and move details into notes."
+            "Gist is {words}; the limit is {MAX_GIST_CHARS}. Keep the gist to the one-line bottom line (aim for under 300) and move details into notes."
         ));
     }
     Ok(flat.into_owned())
@@ -78,10 +139,10 @@ fn bounded_items(
                 Cow::Borrowed(_) => item,
                 Cow::Owned(flat) => flat,
             };
-            let chars = item.chars().count();
-            if chars > longest {
+            let (size, words) = size_words(&item);
+            if size > longest {
                 return Err(format!(
-                    "{one} {} is {chars} characters; the limit is {longest}.",
+                    "{one} {} is {words}; the limit is {longest}.",
                     i + 1
                 ));
             }

@@ -193,6 +193,21 @@ impl WordIndex {
     }
 }
 
+/// Moves whenever any node's `touches` change in place (a node added or removed moves
+/// its graph's node-map stamp instead), so a reverse index over touches
+/// (`touch_index`) can tell it is stale. One counter for every graph: touches change
+/// only on writes, so a rebuild after an unrelated graph's write costs little.
+static TOUCHES_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn touches_changed() {
+    TOUCHES_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The current value of the touches counter (see `TOUCHES_EPOCH`).
+pub(crate) fn touches_epoch() -> u64 {
+    TOUCHES_EPOCH.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A value derived from an object (its JSON text, its typed fields), computed on first
 /// use and dropped whenever the object changes. Saving a graph re-serialises only the
 /// entries that changed since the last save.
@@ -268,6 +283,9 @@ pub struct NodeMeta {
     pub useful_ts: Box<[f64]>,
     /// A person locked the node (`"locked": true`).
     pub locked: bool,
+    /// Notes that start with [`crate::wording::CONFLICT_NOTE_PREFIX`]: merge
+    /// conflicts nobody has resolved (DEBT counts them on every read).
+    pub conflict_notes: usize,
 }
 
 impl NodeMeta {
@@ -309,6 +327,8 @@ impl NodeMeta {
         let (mut gist, mut gist_at) = ("", None);
         let mut useful_ts = Box::default();
         let mut locked = false;
+        let mut conflict_notes = 0;
+        let is_conflict = |note: &str| note.starts_with(crate::wording::CONFLICT_NOTE_PREFIX);
         for (at, (key, value)) in fields.enumerate() {
             match key {
                 field::ARCHIVED => (archived_flag, has_archived_key) = (truthy(value), true),
@@ -326,6 +346,17 @@ impl NodeMeta {
                     }
                 }
                 field::LOCKED => locked = *value == Value::Bool(true),
+                // Read as `Node::notes` reads them: a list, or one string.
+                field::NOTES => {
+                    conflict_notes = match value {
+                        Value::Array(notes) => notes
+                            .iter()
+                            .filter(|note| note.as_str().is_some_and(is_conflict))
+                            .count(),
+                        Value::String(note) => usize::from(is_conflict(note)),
+                        _ => 0,
+                    }
+                }
                 _ => {}
             }
         }
@@ -339,6 +370,7 @@ impl NodeMeta {
             gist_chars: char_len(gist),
             useful_ts,
             locked,
+            conflict_notes,
         }
     }
 }
@@ -373,6 +405,9 @@ impl NodeMemos {
         if matches!(key, field::GIST | field::NOTES | field::TOUCHES) {
             self.search_text = Memo::default();
             self.words = Memo::default();
+        }
+        if key == field::TOUCHES {
+            touches_changed();
         }
         if let Some(fields) = self.meta.0.get_mut()
             && !fields.refresh(key, value)
@@ -575,6 +610,9 @@ impl Node {
             None => self.appended_at(key).map(|at| self.appended.remove(at).1),
         };
         if removed.is_some() {
+            if key == field::TOUCHES {
+                touches_changed();
+            }
             self.changed();
         }
         removed

@@ -1,10 +1,13 @@
 //! Namespaces: which graph a level and a project path address, where its file lives,
 //! and the safety rules for client-supplied project paths.
 
+mod discover;
+mod git_files;
 mod path_map;
 mod remote;
 
 use crate::persist::{WriteMode, read_json_object, write_json_object};
+pub use discover::{Alternative, AlternativeKind, discover};
 use path_map::PathMap;
 use remote::project_remote;
 use serde_json::Value;
@@ -196,6 +199,11 @@ impl Layout {
     pub fn aliases(&self) -> PathBuf {
         self.root.join("aliases.json")
     }
+    /// `recall.jsonl`: why recall spoke or stayed silent, one decision a line
+    /// (machine-local, never synced).
+    pub fn recall_log(&self) -> PathBuf {
+        self.root.join("recall.jsonl")
+    }
     /// `projects/`: one folder per project graph, named by its slug.
     pub fn projects_dir(&self) -> PathBuf {
         self.root.join("projects")
@@ -231,6 +239,11 @@ impl Layout {
     pub fn project_paths(&self) -> PathBuf {
         self.root.join("project-paths.json")
     }
+    /// This machine's project roots by the slug each uses (`project-paths.json`).
+    pub(crate) fn local_roots(&self) -> std::collections::HashMap<String, String> {
+        PathMap::load(&self.project_paths()).by_slug()
+    }
+
     /// `projects/<slug>/remotes/`: the git remotes of the project the graph belongs
     /// to, one small file each (synced with the graph, so another machine can match
     /// its own clone to it; one file per remote, so two machines adding theirs never
@@ -297,7 +310,7 @@ impl Layout {
         let name = basename(root).to_string();
         validate_slug(&name)?;
         let mut paths = PathMap::load(&self.project_paths());
-        let remote = project_remote(Path::new(root));
+        let remote = project_remote(Path::new(root), allowed);
         let slug = Lookup {
             layout: self,
             root,

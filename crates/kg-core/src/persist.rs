@@ -37,6 +37,19 @@ pub enum PersistError {
         /// The I/O error.
         source: io::Error,
     },
+    /// A write would take a graph file past [`crate::limits::MAX_GRAPH_BYTES`]; nothing
+    /// was written.
+    #[error(
+        "the graph would grow to {bytes} bytes, past the limit of {limit} bytes for one graph; nothing was stored. Delete or shorten nodes (notes especially) to make room"
+    )]
+    TooLarge {
+        /// The graph file.
+        path: PathBuf,
+        /// Its size with the change.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A file's content is not a graph file in the reference's format.
     #[error("{path} is not a valid graph file: {cause}")]
     Corrupt {
@@ -429,6 +442,11 @@ pub struct FileStamp {
 }
 
 impl FileStamp {
+    /// The file's length in bytes when stamped.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
     /// The stamp of the file at `path` now (length, modification time and, on Unix,
     /// inode); `None` when it cannot be inspected, e.g. it does not exist. An equal
     /// stamp later means the file was left alone.

@@ -265,6 +265,11 @@ impl Query {
     pub fn is_empty(&self) -> bool {
         self.words.is_empty()
     }
+
+    /// Each word as normalised (stemmed), for the decision log.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
 }
 
 /// Query words looked at at most: enough for any prompt's informative words, and
@@ -314,8 +319,13 @@ impl Ranking {
             .iter()
             .map(|&idf| if idf > 0.0 { idf / unit } else { unknown })
             .sum();
+        let coverage = if held.count_ones() == 1 {
+            gate::MIN_ONE_WORD_COVERAGE
+        } else {
+            gate::MIN_COVERAGE
+        };
         (evidence >= gate::STRONG_EVIDENCE && evidence >= gate::MIN_STRONG_COVERAGE * prompt)
-            || (evidence >= gate::MIN_EVIDENCE && evidence >= gate::MIN_COVERAGE * prompt)
+            || (evidence >= gate::MIN_EVIDENCE && evidence >= coverage * prompt)
     }
 
     /// The summed IDF of the query words in `held`.
@@ -447,7 +457,10 @@ pub mod gate {
     /// The best match must hold this share of the prompt's weight, where a word the
     /// memory does not hold weighs as much as the rarest word it holds: a prompt
     /// about something else is mostly words the memory has never seen.
-    pub const MIN_COVERAGE: f64 = 0.5;
+    pub const MIN_COVERAGE: f64 = 0.45;
+    /// A match on a single word must hold more than half the prompt: "a Kalman
+    /// filter" is not about the memory's median filter, though `filter` names it.
+    pub const MIN_ONE_WORD_COVERAGE: f64 = 0.55;
     /// And at least this much weight: half a rare word.
     pub const MIN_EVIDENCE: f64 = 0.5;
     /// A best match holding this much weight is evidence whatever the coverage: a
@@ -460,13 +473,49 @@ pub mod gate {
     /// What a word the memory lacks weighs when the prompt is in another language:
     /// the memory is in English, so such words are the language, not the topic.
     pub const FOREIGN_UNKNOWN: f64 = 0.25;
+    /// A prompt about two or three things ("the JWKS cache and the Stripe retries")
+    /// has no single node holding most of it. The best nodes up to this many
+    /// together are weighed as evidence, each one that clearly names a topic of its
+    /// own: [`TOPIC_MIN_WORDS`] prompt words worth [`TOPIC_MIN_EVIDENCE`] rare words,
+    /// scoring [`TOPIC_CLOSE_TO_BEST`] of the best.
+    pub const TOPIC_NODES: usize = 3;
+    /// See [`TOPIC_NODES`].
+    pub const TOPIC_MIN_WORDS: u32 = 2;
+    /// See [`TOPIC_NODES`].
+    pub const TOPIC_MIN_EVIDENCE: f64 = 1.5;
+    /// See [`TOPIC_NODES`].
+    pub const TOPIC_CLOSE_TO_BEST: f64 = 0.3;
     /// Further hits must score this share of the best one.
-    pub const CLOSE_TO_BEST: f64 = 0.8;
-    /// A neighbour must reach this share of the best hit's score, its own and the
-    /// spread together.
-    pub const NEIGHBOUR_CLOSE_TO_BEST: f64 = 0.9;
+    pub const CLOSE_TO_BEST: f64 = 0.7;
+    /// A neighbour of a hit must reach this share of the best hit's score, its own
+    /// and the spread from that hit together, and hold a prompt word the hits do not.
+    pub const NEIGHBOUR_CLOSE_TO_BEST: f64 = 0.6;
     /// The share of a hit's score a neighbour receives along an edge.
     pub const SPREAD: f64 = 0.5;
+}
+
+/// Whether the prompt is about what the memory holds: the best match is evidence of
+/// it ([`Ranking::is_evidence`]), or the best few together are, each naming a topic
+/// of the prompt clearly ([`gate::TOPIC_NODES`]).
+fn is_about_the_memory(ranking: &Ranking, best: &Scored) -> bool {
+    if ranking.is_evidence(best.held) {
+        return true;
+    }
+    let unit = ranking.rarest_idf;
+    if unit <= 0.0 {
+        return false;
+    }
+    let topics = ranking
+        .scored
+        .iter()
+        .take(gate::TOPIC_NODES)
+        .filter(|s| {
+            s.score >= gate::TOPIC_CLOSE_TO_BEST * best.score
+                && s.held.count_ones() >= gate::TOPIC_MIN_WORDS
+                && ranking.weight_of(s.held) / unit >= gate::TOPIC_MIN_EVIDENCE
+        })
+        .fold(0u64, |words, s| words | s.held);
+    topics.count_ones() > best.held.count_ones() && ranking.is_evidence(topics)
 }
 
 /// A best match on one word only is a match when that word names the node (it is in
@@ -499,7 +548,13 @@ pub struct Recalled {
     /// The memory holds some of the prompt's words, whether or not they were evidence
     /// enough to inject.
     pub on_topic: bool,
+    /// The best-scored nodes, injected or not, with their scores: why recall spoke or
+    /// what came close (the decision log).
+    pub weighed: Vec<(Level, String, f64)>,
 }
+
+/// Nodes the decision log lists as weighed.
+const WEIGHED_LOGGED: usize = 5;
 
 /// The nodes worth putting in front of the model for `query`, or nothing: the best
 /// match must hold most of the prompt's informative weight and score as one rare word
@@ -512,10 +567,20 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
         on_topic: !ranking.scored.is_empty(),
         ..Recalled::default()
     };
+    recalled.weighed = ranking
+        .scored
+        .iter()
+        .take(WEIGHED_LOGGED)
+        .filter_map(|s| {
+            let (level, graph) = graphs[s.graph];
+            let (id, _) = graph.nodes.get_index(s.node)?;
+            Some((level, id.clone(), s.score))
+        })
+        .collect();
     let Some(best) = ranking.scored.first().copied() else {
         return recalled;
     };
-    if !ranking.is_evidence(best.held) || !names_its_topic(graphs, query, &best) {
+    if !is_about_the_memory(&ranking, &best) || !names_its_topic(graphs, query, &best) {
         return recalled;
     }
     let entry = |s: &Scored| {
@@ -526,6 +591,7 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
             .map(|(id, node)| (level, id.clone(), node.gist().to_string()))
     };
     let close = gate::CLOSE_TO_BEST * best.score;
+    let mut covered = 0u64;
     for s in ranking.scored.iter().take_while(|s| s.score >= close) {
         if recalled.hits.len() == gate::MAX_HITS {
             break;
@@ -534,17 +600,12 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
             !gist.is_empty() && !recalled.hits.iter().any(|(_, other, _)| other == id)
         }) {
             recalled.hits.push(hit);
+            covered |= s.held;
         }
     }
-    let Some((_, best_id, _)) = recalled.hits.first().cloned() else {
+    if recalled.hits.is_empty() {
         return recalled;
-    };
-    // The prompt's words the hits already answer for: a neighbour joins for the others.
-    let covered = ranking
-        .scored
-        .iter()
-        .filter(|s| s.score >= close)
-        .fold(0u64, |words, s| words | s.held);
+    }
     let lexical: FxHashMap<&str, &Scored> = ranking
         .scored
         .iter()
@@ -553,17 +614,27 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
             Some((id.as_str(), s))
         })
         .collect();
-    let mut candidates: Vec<(f64, Reached)> = neighbours(graphs, &best_id)
-        .into_iter()
-        .filter(|r| !recalled.hits.iter().any(|(_, id, _)| *id == r.id))
-        .filter_map(|r| {
-            let own = lexical.get(r.id.as_str())?;
-            let lifted = own.score + gate::SPREAD * best.score;
-            let answers_more = own.held & !covered != 0;
-            (answers_more && lifted >= gate::NEIGHBOUR_CLOSE_TO_BEST * best.score)
-                .then_some((lifted, r))
-        })
-        .collect();
+    // Spreading activation: a neighbour of a hit joins when the prompt names it too,
+    // for words the hits do not hold, and the spread lifts it close to the best.
+    let mut candidates: Vec<(f64, Reached)> = Vec::new();
+    for (_, hit_id, _) in &recalled.hits {
+        let hit_score = lexical.get(hit_id.as_str()).map_or(0.0, |s| s.score);
+        for r in neighbours(graphs, hit_id) {
+            if recalled.hits.iter().any(|(_, id, _)| *id == r.id)
+                || candidates.iter().any(|(_, c)| c.id == r.id)
+            {
+                continue;
+            }
+            let Some(own) = lexical.get(r.id.as_str()) else {
+                continue;
+            };
+            let lifted = own.score + gate::SPREAD * hit_score;
+            if own.held & !covered != 0 && lifted >= gate::NEIGHBOUR_CLOSE_TO_BEST * best.score {
+                candidates.push((lifted, r));
+            }
+        }
+    }
+    // Stable: among equals, the neighbour of the better hit first.
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (_, reached) in candidates.into_iter().take(gate::MAX_NEIGHBOURS) {
         let gist = graphs
@@ -578,6 +649,72 @@ pub fn recall(graphs: &[(Level, &Graph)], query: &Query) -> Recalled {
         recalled.edges.push(reached.edge);
     }
     recalled
+}
+
+/// How much of a node's lesson another node of its graph repeats: the share of the
+/// words of its id and gist (each weighed by its rarity in the graph, the id's words
+/// twice) that the other holds anywhere, and how many words they share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Overlap {
+    /// Position of the other node in the graph.
+    pub node: usize,
+    /// Share of the node's weight the other holds, 0 to 1.
+    pub share: f64,
+    /// Distinct words they share.
+    pub shared: usize,
+}
+
+/// The node of `graph` (other than the one at `own`) that repeats most of the node at
+/// `own`, and how much; `None` when no other node shares a word with it.
+pub(crate) fn closest(graph: &Graph, own: usize) -> Option<Overlap> {
+    let (id, node) = graph.nodes.get_index(own)?;
+    // The lesson is the id and the gist: notes and touches add detail that an older
+    // node of the same lesson need not hold.
+    let mut title: Vec<Word> = Vec::new();
+    for_each_word(&id.replace('-', " "), |w, _| title.push(hash_word(w)));
+    let mut words = title.clone();
+    for_each_word(node.gist(), |w, _| words.push(hash_word(w)));
+    words.sort_unstable();
+    words.dedup();
+    if words.is_empty() {
+        return None;
+    }
+    let n = graph.nodes.len() as f64;
+    let mut df = vec![0usize; words.len()];
+    let mut holders: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, (other_id, other)) in graph.nodes.iter().enumerate() {
+        let theirs = node_words(other_id, other);
+        let held: Vec<usize> = (0..words.len())
+            .filter(|&q| theirs.weight(words[q]).is_some())
+            .collect();
+        for &q in &held {
+            df[q] += 1;
+        }
+        if i != own && !held.is_empty() {
+            holders.push((i, held));
+        }
+    }
+    // A word's weight: its IDF in this graph, twice over when it names the node.
+    let weight: Vec<f64> = words
+        .iter()
+        .zip(&df)
+        .map(|(&w, &d)| {
+            let idf = (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln();
+            if title.contains(&w) { 2.0 * idf } else { idf }
+        })
+        .collect();
+    let total: f64 = weight.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    holders
+        .into_iter()
+        .map(|(i, held)| Overlap {
+            node: i,
+            share: held.iter().map(|&q| weight[q]).sum::<f64>() / total,
+            shared: held.len(),
+        })
+        .max_by(|a, b| a.share.total_cmp(&b.share).then(b.node.cmp(&a.node)))
 }
 
 #[cfg(test)]
@@ -667,8 +804,11 @@ mod tests {
 
     #[test]
     fn evidence_is_weighed_against_the_whole_prompt() {
-        // One rare word of a two-word prompt: half the prompt.
-        assert!(prompt_of(&[1.0], 1, false).is_evidence(0b1));
+        // One rare word of a two-word prompt is only half of it ("a Kalman filter");
+        // of a one-word prompt, all of it; two words of a three-word prompt, most.
+        assert!(!prompt_of(&[1.0], 1, false).is_evidence(0b1));
+        assert!(prompt_of(&[1.0], 0, false).is_evidence(0b1));
+        assert!(prompt_of(&[1.0, 1.0], 1, false).is_evidence(0b11));
         // The same word among three words the memory never saw: a prompt about else.
         assert!(!prompt_of(&[1.0], 3, false).is_evidence(0b1));
         // ... unless the prompt is in another language, whose words those are.

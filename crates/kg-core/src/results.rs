@@ -78,6 +78,10 @@ pub struct SyncReport {
     /// Changes in the session's project graph, in the same order; empty for a session
     /// without a project.
     pub project: Vec<SyncItem>,
+    /// (Our policy.) The session last synced further back than the server's change
+    /// log reaches: the lists go by the versions' timestamps, which name no deletions,
+    /// and the answer says so and suggests reading the memory again.
+    pub behind: bool,
 }
 
 /// A node whose content someone other than a session wrote after a given time, and

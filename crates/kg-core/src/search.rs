@@ -114,16 +114,12 @@ pub struct SearchResult {
 /// information separators U+001C–U+001F, which Python also splits on.
 pub fn query_terms(query: &str) -> Vec<String> {
     let lower = query.to_lowercase();
-    let mut terms: Vec<String> = Vec::new();
-    for term in lower
+    let mut seen = std::collections::HashSet::new();
+    lower
         .split(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
-        .filter(|t| !t.is_empty())
-    {
-        if !terms.iter().any(|t| t == term) {
-            terms.push(term.to_string());
-        }
-    }
-    terms
+        .filter(|t| !t.is_empty() && seen.insert(*t))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Append each string of a `notes`/`touches` field, space-separated. Reads the field

@@ -33,27 +33,34 @@ use crate::render::tier_counts;
 pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
+pub use crate::stale_touches::StaleTouch;
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 mod actions;
+mod batch;
 mod graphs;
 mod guard;
 mod incoming;
 mod locks;
+mod projects;
 mod rename;
+mod screen;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
+pub use batch::{BatchEdge, BatchNode, BatchOutcome};
 pub use guard::{NotWritten, StaleReason, WriteCheck};
 pub use incoming::{TakenIn, sync_origin, sync_source};
 pub use locks::{Actor, LockedOp, REJECTIONS_KEPT, REJECTIONS_TASK};
+pub use projects::ProjectChoice;
+pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
 /// Settings the store needs; the binary reads them from the environment.
 #[derive(Debug, Clone)]
@@ -206,6 +213,18 @@ pub enum StoreError {
     /// was stored.
     #[error("could not save the change, nothing was stored: {0}")]
     Save(#[from] PersistError),
+    /// A text of the write holds what looks like a credential; nothing was stored.
+    #[error(
+        "Refused: {field} holds what looks like a credential ({kind}). The memory is read by every later session and synced to other machines: record where the secret lives (a vault path, an environment variable's name), never its value. If it is no secret, a person can allow it in the graph view (finding {fingerprint})."
+    )]
+    Credential {
+        /// Which text: "the gist", "note 2", "touch 1", "edge note 1".
+        field: String,
+        /// What it looks like ("GitHub Personal Access Token").
+        kind: String,
+        /// The finding's digest (never the secret), by which a person allows it.
+        fingerprint: String,
+    },
     /// An undo that cannot be done: nothing to undo, or what the step changed has
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
@@ -235,6 +254,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::Invalid(_)
+                | StoreError::Credential { .. }
                 | StoreError::NodeNotFound { .. }
                 | StoreError::NotWritten(_)
                 | StoreError::Locked { .. }
@@ -274,7 +294,25 @@ struct GraphState {
     /// the server's lifetime so a view opened later still says why the graph looks
     /// as it does.
     damaged: Option<DamagedFile>,
+    /// The stale touches last found (our policy) and when: DEBT is computed on every
+    /// write and read, and a `stat` per touch each time would add up. Dropped when the
+    /// graph is saved or loaded; otherwise looked at again after [`STALE_RECHECK`].
+    stale: Option<(std::time::Instant, Arc<Vec<StaleTouch>>)>,
+    /// Which nodes touch which file, rebuilt when the graph's touches change.
+    touches: Option<Arc<crate::touch_index::TouchIndex>>,
+    /// Items that arrived by sync and broke a write rule, kept in the graph's
+    /// held-back file (see [`Store::hold_back`]); DEBT counts them.
+    held_back: usize,
+    /// What the clock and the file said when the graph was loaded: now, and the
+    /// newest stamp in the file (see [`Store::deletes_allowed`]).
+    clock_at_load: (f64, Option<f64>),
+    /// Whether paused permanent deletes were already logged for this graph.
+    deletes_pause_logged: bool,
 }
+
+/// How long the stale touches found for a graph are trusted while the graph does not
+/// change: files come and go without the store hearing of it.
+const STALE_RECHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A graph file that did not parse and was moved aside when it was loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -388,6 +426,17 @@ pub struct Store {
     catalogue: Catalogue,
     /// The last time [`Store::event_ts`] handed out (`f64` bits).
     last_event: AtomicU64,
+    /// The projects client folders were found to belong to lately (a leaf lock).
+    recent_choices: projects::RecentChoices,
+    /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
+    recall_log: crate::recall_log::RecallLog,
+    /// Why the clock is not trusted for permanent deletes in this run (a jump the
+    /// server saw, or a graph whose stamps the clock disagrees with); shown by
+    /// `/health` and `kg-memory status`. A leaf lock.
+    clock_doubt: Mutex<Option<String>>,
+    /// Findings a person allowed as no secret (see [`Store::allow_secret`]), kept in
+    /// the machine-local `secrets-allowed.json`. A leaf lock.
+    secrets_allowed: RwLock<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -425,6 +474,7 @@ impl Store {
             state: Mutex::new(GraphState::default()),
             last_used: AtomicU64::new(now.to_bits()),
         });
+        let layout_recall_log = layout.recall_log();
         let allowed_roots = std::iter::once(home.clone())
             .chain(config.project_roots.iter().map(|r| resolve_path(r)))
             .collect();
@@ -443,7 +493,12 @@ impl Store {
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
             last_event: AtomicU64::new(0),
+            recent_choices: projects::RecentChoices::default(),
+            recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
+            clock_doubt: Mutex::new(None),
+            secrets_allowed: RwLock::new(HashSet::new()),
         };
+        store.load_allowed_secrets();
         store.ensure_loaded(&store.user, now)?;
         Ok(store)
     }
@@ -462,6 +517,26 @@ impl Store {
     /// The resolved home folder.
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Keep a recall decision (`recall.jsonl`, the view's Activity). The reference
+    /// kept no such log, so under its policy nothing is written.
+    pub(crate) fn log_recall(&self, decision: crate::recall_log::Decision) {
+        if self.config.policy == Policy::Ours {
+            self.recall_log.record(decision);
+        }
+    }
+
+    /// The latest recall decisions of a project (its resolved root) or of every
+    /// session (`None`), newest last, at most `limit`.
+    pub fn recall_decisions(
+        &self,
+        project_root: Option<&str>,
+        limit: usize,
+    ) -> Vec<crate::recall_log::Decision> {
+        self.recall_log.recent(limit, |d| {
+            project_root.is_none_or(|root| d.project_root.as_deref() == Some(root))
+        })
     }
 
     /// Register a listener called for every change, in order, while the change's graph
@@ -512,14 +587,26 @@ impl Store {
             .head()
     }
 
-    /// Changes from `seq` on (for readers that keep their own cursor).
+    /// Changes from `seq` on (for readers that keep their own cursor), as the log
+    /// keeps them: a written node or edge by its id or ends, not its contents. `None`
+    /// when the log no longer reaches back to `seq`.
     pub fn changes_since(&self, seq: u64) -> Option<Vec<Change>> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.since(seq).map(|it| it.cloned().collect())
     }
 
-    /// Up to `limit` of the newest changes that `keep` accepts, newest first (the log
-    /// holds the last 20,000 changes of this server's lifetime).
+    /// Bound the change log differently (tests: a log's end without 20,000 writes).
+    #[cfg(feature = "internals")]
+    pub fn bound_changes(&self, bounds: crate::change::LogBounds) {
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_bounds(bounds);
+    }
+
+    /// Up to `limit` of the newest changes that `keep` accepts, newest first, as the
+    /// log keeps them (see [`Store::changes_since`]; it holds up to the last 20,000
+    /// changes of this server's lifetime, fewer when they are large).
     pub fn recent_changes(&self, limit: usize, keep: impl Fn(&Change) -> bool) -> Vec<Change> {
         let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         log.newest_first()
@@ -574,23 +661,189 @@ impl Store {
         slot.lock().dirty
     }
 
-    /// The debt of a graph as `kg_read` prints it, from the graph and the project's
-    /// tool-event stamps the store keeps (no file is read).
+    /// The debt of a graph, from the graph and the project's tool-event stamps the
+    /// store keeps (no graph file is read); its stale touches as last looked up, when
+    /// that was lately.
     pub fn level_debt(&self, slot: &GraphSlot, now: f64) -> Debt {
-        let state = slot.lock();
-        self.debt_of(&state.graph, &state.activity, now)
+        let mut state = slot.lock();
+        self.debt_of(slot, &mut state, now)
+    }
+
+    /// [`Store::level_debt`] with the stale touches looked up now rather than
+    /// remembered: what a full read or a preload prints.
+    pub fn level_debt_now(&self, slot: &GraphSlot, now: f64) -> Debt {
+        let mut state = slot.lock();
+        state.stale = None;
+        self.debt_of(slot, &mut state, now)
     }
 
     /// A graph's debt under this store's policy: ours also counts the new nodes a
-    /// burst got archived (the reference's DEBT has no such component).
-    pub(crate) fn debt_of(&self, graph: &Graph, activity: &[f64], now: f64) -> Debt {
+    /// burst got archived and the touches whose file is gone (the reference's DEBT has
+    /// neither).
+    fn debt_of(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> Debt {
+        let stale = self.stale_of(slot, state, false);
+        let (entries, nodes) = crate::stale_touches::stale_counts(&stale);
         crate::debt::level_debt(
-            graph,
-            activity.iter().copied(),
+            &state.graph,
+            state.activity.iter().copied(),
             self.config.grace_days,
             self.config.policy == Policy::Ours,
             now,
         )
+        .with_stale_touches(entries, nodes)
+        .with_held_back(state.held_back)
+    }
+
+    /// The touches of a graph's active nodes whose file is gone, looked up now (our
+    /// policy; none under the reference's): `~` against home, relative paths against
+    /// the project root. For the maintenance survey, the graph view and the agent's
+    /// fix; DEBT uses the last answer while it is recent.
+    pub fn stale_touches(&self, slot: &GraphSlot) -> Vec<StaleTouch> {
+        let mut state = slot.lock();
+        self.stale_of(slot, &mut state, true).as_ref().clone()
+    }
+
+    fn stale_of(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        fresh: bool,
+    ) -> Arc<Vec<StaleTouch>> {
+        if self.config.policy == Policy::Reference {
+            return Arc::default();
+        }
+        if !fresh
+            && let Some((at, known)) = &state.stale
+            && at.elapsed() < STALE_RECHECK
+        {
+            return known.clone();
+        }
+        let entries = crate::stale_touches::path_touches(&state.graph);
+        let root = slot.project_root().map(Path::new);
+        let found = Arc::new(crate::stale_touches::find_stale(&entries, &self.home, root));
+        state.stale = Some((std::time::Instant::now(), found.clone()));
+        found
+    }
+
+    /// `secrets-allowed.json`: findings a person allowed as no secret on this machine.
+    pub fn secrets_allowed_file(&self) -> PathBuf {
+        self.layout.root.join("secrets-allowed.json")
+    }
+
+    fn load_allowed_secrets(&self) {
+        if let Ok(Some(obj)) = read_json_object(&self.secrets_allowed_file()) {
+            let allowed = obj
+                .get("allowed")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            *self
+                .secrets_allowed
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) = allowed;
+        }
+    }
+
+    fn secret_allowed(&self, fingerprint: &str) -> bool {
+        self.secrets_allowed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(fingerprint)
+    }
+
+    /// A person says the text behind a credential finding (by its fingerprint, as the
+    /// refusal gave it) is no secret: writes holding it are accepted from now on, on
+    /// this machine. Saved at once.
+    pub fn allow_secret(&self, fingerprint: &str) -> Result<(), StoreError> {
+        let valid = fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(StoreError::Invalid(format!(
+                "'{}' is not a finding: a refusal names it as 16 hex digits",
+                limits::for_log(fingerprint)
+            )));
+        }
+        let mut allowed = self
+            .secrets_allowed
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        allowed.insert(fingerprint.to_ascii_lowercase());
+        let mut list: Vec<&String> = allowed.iter().collect();
+        list.sort();
+        let mut obj = Object::new();
+        obj.insert(
+            "allowed".into(),
+            Value::Array(list.into_iter().map(|f| Value::String(f.clone())).collect()),
+        );
+        write_json_object(&self.secrets_allowed_file(), &obj, 2, WriteMode::DURABLE)
+            .map_err(StoreError::Save)
+    }
+
+    /// The clock jumped (the server saw its wall clock move unlike its monotonic one):
+    /// `why`, in words, is logged and shown, and permanent deletes wait until the
+    /// next start. Time-based logic never reads the clock itself, so the caller tells.
+    pub fn doubt_clock(&self, why: String) {
+        log::warn!("{why}; permanent deletes of orphaned nodes are paused until the next start");
+        let mut doubt = self.clock_doubt.lock().unwrap_or_else(|e| e.into_inner());
+        doubt.get_or_insert(why);
+    }
+
+    /// Why the clock is not trusted for permanent deletes, when it is not.
+    pub fn clock_doubt(&self) -> Option<String> {
+        self.clock_doubt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the tick may delete orphans of a graph for good at `now`: only while
+    /// the clock agrees with the graph's own stamps. When the graph was loaded, its
+    /// newest stamp was at most [`CLOCK_AGREEMENT_DAYS`] old (a clock that jumped a
+    /// year ahead reads a year past every stamp), the clock has not gone back behind
+    /// it, and no jump was seen since.
+    fn deletes_allowed(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> bool {
+        let (loaded_at, newest) = state.clock_at_load;
+        let why = if let Some(doubt) = self.clock_doubt() {
+            Some(doubt)
+        } else {
+            newest.and_then(|newest| {
+                let days = (loaded_at - newest) / crate::score::DAY_SECS;
+                if days > CLOCK_AGREEMENT_DAYS {
+                    Some(format!(
+                        "the clock read {days:.0} days past the newest stamp in {} when it was loaded",
+                        slot.path.display()
+                    ))
+                } else if now + crate::score::CLOCK_SKEW_SECS < newest {
+                    Some(format!(
+                        "the clock reads earlier than the newest stamp in {}",
+                        slot.path.display()
+                    ))
+                } else {
+                    None
+                }
+            })
+        };
+        match why {
+            None => true,
+            Some(why) => {
+                if !state.deletes_pause_logged {
+                    state.deletes_pause_logged = true;
+                    log::warn!(
+                        "{why}: orphaned nodes there are not deleted for good until the clock and the memory agree"
+                    );
+                    self.clock_doubt
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(why);
+                }
+                false
+            }
+        }
     }
 
     /// The last damaged file of a graph that was moved aside while this store ran.
@@ -618,6 +871,13 @@ impl Store {
     /// the catalogue module): graphs in memory as they are there, the others from
     /// their files. Locks one graph at a time.
     pub fn catalogue(&self, now: f64) -> Vec<CatalogueEntry> {
+        self.catalogue_checked(now, false)
+    }
+
+    /// [`Store::catalogue`], every graph's stale touches looked up now when
+    /// `fresh_touches` (someone asked: the survey, the view's list), else as found
+    /// lately.
+    pub fn catalogue_checked(&self, now: f64, fresh_touches: bool) -> Vec<CatalogueEntry> {
         let mut slots = vec![self.user.clone()];
         slots.extend(self.loaded_projects());
         let in_memory = slots
@@ -627,22 +887,30 @@ impl Store {
                     Level::User => "user".to_string(),
                     Level::Project => slot.slug.clone()?,
                 };
-                let state = slot.lock();
+                let mut state = slot.lock();
                 if !state.loaded {
                     return None;
                 }
+                if fresh_touches {
+                    state.stale = None;
+                }
+                let debt = self.debt_of(slot, &mut state, now);
                 let graph = &state.graph;
                 Some(InMemory {
                     name,
                     level: slot.level,
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
-                    debt: self.debt_of(graph, &state.activity, now),
+                    debt,
                     health: Health::of_graph(graph).line,
                 })
             })
             .collect();
-        self.catalogue.list(&self.layout, in_memory, now)
+        let stale = (self.config.policy == Policy::Ours).then(|| crate::catalogue::StaleCheck {
+            home: &self.home,
+            fresh: fresh_touches,
+        });
+        self.catalogue.list(&self.layout, in_memory, stale, now)
     }
 
     /// Run `f` with a graph locked (read access for renderers and search).
@@ -683,6 +951,41 @@ impl Store {
         f: impl FnOnce(&[SearchGraph<'_>], f64) -> R,
     ) -> R {
         self.with_graphs(slots, |graphs| f(graphs, self.event_ts(now)))
+    }
+
+    /// Run `f` with a graph locked and the positions of its nodes whose touches name
+    /// a file known under any of `keys` (see [`crate::touch_path::file_keys`]). The
+    /// reverse index behind it is built on first use and again after touches change.
+    pub(crate) fn with_nodes_touching<R>(
+        &self,
+        slot: &GraphSlot,
+        keys: &[String],
+        f: impl FnOnce(&Graph, &[usize]) -> R,
+    ) -> R {
+        use crate::touch_index::TouchIndex;
+        let mut state = slot.lock();
+        let root = slot.project_root().map(Path::new);
+        let index = match &state.touches {
+            Some(index) if index.is_current(&state.graph, root) => index.clone(),
+            _ => {
+                let fresh = Arc::new(TouchIndex::build(&state.graph, self.home(), root));
+                state.touches = Some(fresh.clone());
+                fresh
+            }
+        };
+        f(&state.graph, &index.nodes_touching(keys))
+    }
+
+    /// The existing node of `target`'s graph that the node `id` nearly repeats (see
+    /// [`crate::near_duplicate`]), if any.
+    pub(crate) fn repeat_of(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        now: f64,
+    ) -> Option<crate::near_duplicate::Similar> {
+        let slot = self.resolve_target(target, now).ok()?;
+        self.with_graph(&slot, |graph| crate::near_duplicate::similar_to(graph, id))
     }
 
     /// Run `f` with several graphs locked at once — the only place that holds more
@@ -734,6 +1037,12 @@ impl Store {
         self.save_sessions();
     }
 }
+
+/// How far behind the clock a graph's newest stamp may be, when it loads, for the
+/// clock to count as agreeing with it: a memory in use is stamped every few days; one
+/// that reads a year behind was idle that long, or the clock jumped. Permanent
+/// deletes wait for agreement either way (an orphan kept longer loses nothing).
+pub const CLOCK_AGREEMENT_DAYS: f64 = 30.0;
 
 /// Project graphs kept in memory at most; beyond it, the least recently used are
 /// saved and unloaded as new ones load.

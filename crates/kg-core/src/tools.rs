@@ -17,6 +17,7 @@ use text::{likes_text, node_block, node_not_found_block, progress_text, sync_tex
 
 pub mod pages;
 pub mod text;
+pub mod touches;
 
 /// A tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,10 +87,14 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
     if args.more {
         return next_part(store, args.session_id.as_deref().unwrap_or_default(), now);
     }
-    let reusable = args
-        .session_id
-        .as_deref()
-        .filter(|sid| store.session(sid).is_some_and(|r| r.project_path.is_some()));
+    // Looked up in place: a copy of the record (its seen ids) cost more than the
+    // rest of a full read's bookkeeping.
+    let reusable = args.session_id.as_deref().filter(|sid| {
+        store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.project_path.is_some()))
+    });
+    // Said once, when this call starts a session whose folder could belong to more
+    // than one project.
+    let mut project_note = None;
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             if let Err(e) = store.count_op(sid, now) {
@@ -104,8 +109,11 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
                 }
                 sid
             }
-            None => match store.register_session(Some(cwd), None, now) {
-                Ok(sid) => sid,
+            None => match store.project_of(cwd) {
+                Ok(choice) => {
+                    project_note = choice.note();
+                    store.register_in(Some(choice.root), None, now)
+                }
                 Err(e) => return ToolText::error(&e),
             },
         },
@@ -125,10 +133,15 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         Some(ids) => read_nodes(store, &sid, &ids, args.level, now).map(|text| (text, None)),
         None => Ok(full_read(store, &sid, now)).map(|(text, effects)| (text, Some(effects))),
     };
-    match read {
+    let mut reply = match read {
         Ok((text, effects)) => ToolText::ok(deliver(store, &sid, text, effects, args.client, now)),
         Err(e) => ToolText::error(&e),
+    };
+    if let Some(note) = project_note {
+        reply.text.push_str("\n\n");
+        reply.text.push_str(&note);
     }
+    reply
 }
 
 /// What a full read tells the session, applied as its parts are delivered.
@@ -251,7 +264,7 @@ const PRELOAD_FRESH_SECS: f64 = 3_600.0;
 /// than minting a second session) is what stops that session's full-read nudge; with
 /// several candidates it is ambiguous, and a fresh session is safer.
 fn preloaded_session_for(store: &Store, cwd: &str, now: f64) -> Option<String> {
-    let root = store.resolve_root(cwd).ok()?;
+    let root = store.project_root_of(cwd).ok()?;
     store.with_sessions(|sessions| {
         let mut candidates = sessions.iter().filter(|(_, r)| {
             r.project_path.as_deref() == Some(root.as_str())
@@ -322,8 +335,10 @@ pub fn render_session(
     now: f64,
 ) -> (crate::render::ReadRender, f64) {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = store.level_debt(&user, now).line();
-    let project_debt = project.as_ref().map(|p| store.level_debt(p, now).line());
+    let user_debt = store.level_debt_now(&user, now).line();
+    let project_debt = project
+        .as_ref()
+        .map(|p| store.level_debt_now(p, now).line());
     let empty = crate::graph::Graph::default();
     let budgets = store.config().budgets;
     let budget = match kind {
@@ -410,6 +425,9 @@ fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
 
 /// `kg_search`.
 pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64) -> ToolText {
+    if let Err(e) = crate::limits::query(query) {
+        return ToolText::error(&StoreError::Invalid(e));
+    }
     if let Some(sid) = session_id
         && let Err(e) = store.count_op(sid, now)
     {
@@ -420,10 +438,11 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
         Err(e) => return ToolText::error(&e),
     };
     let seen: Option<HashSet<String>> = session_id.map(|sid| {
-        store
-            .session(sid)
-            .map(|r| r.seen_ids().iter().cloned().collect())
-            .unwrap_or_default()
+        store.with_sessions(|s| {
+            s.lookup(sid)
+                .map(|r| r.seen_ids().iter().cloned().collect())
+                .unwrap_or_default()
+        })
     });
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
     let seen_fn = seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool);
@@ -526,6 +545,10 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
                 text.push_str("\n\n");
                 text.push_str(&nudge);
             }
+            if let Some(nudge) = repeat_nudge(store, target, &args.id, put.created, now) {
+                text.push_str("\n\n");
+                text.push_str(&nudge);
+            }
             ToolText::ok(text)
         }
         // A refusal is what the agent must act on, marker first, not an `Error: `.
@@ -580,6 +603,35 @@ pub fn kg_rename_node(
         }
         text
     }))
+}
+
+/// Under our policy, the note a created node earns when it nearly repeats one its
+/// graph holds: which, and how to fold the two into one. Never for an update.
+fn repeat_nudge(
+    store: &Store,
+    target: Target<'_>,
+    id: &str,
+    created: bool,
+    now: f64,
+) -> Option<String> {
+    if !created || store.config().policy != crate::store::Policy::Ours {
+        return None;
+    }
+    let similar = store.repeat_of(target, id, now)?;
+    Some(match similar.repeat {
+        crate::near_duplicate::Repeat::LookAlike => wording::look_alike_id(
+            id,
+            &similar.id,
+            &similar.gist,
+            target.session.unwrap_or_default(),
+        ),
+        crate::near_duplicate::Repeat::Content { .. } => wording::repeats_node(
+            id,
+            &similar.id,
+            &similar.gist,
+            target.session.unwrap_or_default(),
+        ),
+    })
 }
 
 /// Arguments of `kg_put_edge`.

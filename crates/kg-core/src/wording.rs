@@ -100,6 +100,20 @@ pub fn dedup_prefix(count: usize) -> String {
     )
 }
 
+/// How a note left by a merge conflict begins (the sync's 3-way merge writes it when
+/// two different gists were written for one node: the newer is kept, the other goes
+/// into such a note with its origin). A node holding such a note has a conflict
+/// nobody has resolved yet; removing the note resolves it.
+pub const CONFLICT_NOTE_PREFIX: &str = "[merge conflict] ";
+
+/// `kg_sync` for a session that last synced further back than the change log reaches
+/// (ours; the reference has no log).
+pub fn sync_behind(floor: usize) -> String {
+    format!(
+        "Note: your last kg_sync is older than what this server still remembers of its changes (at least the last {floor}), so this list goes by write times: it may miss nodes deleted since and changes made within a second of your last sync. kg_read(session_id) shows the whole memory as it is now."
+    )
+}
+
 /// Appended to `▸ <id>: NOT FOUND`.
 pub const NOT_FOUND_HINT: &str = " (kg_search reaches every tier, archived and orphaned too)";
 
@@ -323,6 +337,79 @@ pub fn debt_burst(archived: usize) -> String {
     format!(", {archived} new node(s) archived in a burst")
 }
 
+/// The DEBT line's clause for touches whose file is gone (our policy).
+pub fn debt_stale_touches(entries: usize) -> String {
+    format!(", {entries} stale touch(es)")
+}
+
+/// `kg_fix_touch` given a node without a touch, or a touch without a node.
+pub const FIX_TOUCH_NEEDS_BOTH: &str = "kg_fix_touch takes id and touch together (to fix one touch), or neither (to list the stale ones)";
+
+/// `kg_fix_touch` when every path-shaped touch names a file that exists.
+pub const NO_STALE_TOUCHES: &str =
+    "No stale touches: every touch that names a file path points at a file that exists.";
+
+/// How to act on a listing of stale touches.
+pub const FIX_TOUCH_HOW: &str = "Accept git's path with kg_fix_touch(session_id, id, touch); \
+     where git knows none, pass the new path as to, or drop the touch by resending the \
+     node's touches with kg_put_node.";
+
+/// The heading of one graph's stale touches in a `kg_fix_touch` listing.
+pub fn stale_touches_heading(level: &str, count: usize) -> String {
+    format!("Stale touches in the {level} graph ({count}): each names a file that is gone.")
+}
+
+/// One stale touch of a listing, with where git says its file went.
+pub fn stale_touch_line(id: &str, touch: &str, renamed_to: Option<&str>) -> String {
+    match renamed_to {
+        Some(to) => format!("- {id}: {touch:?} — git says the file became {to}"),
+        None => format!("- {id}: {touch:?} — git knows no new name for it"),
+    }
+}
+
+/// The tail of a listing cut short.
+pub fn more_stale_touches(more: usize) -> String {
+    format!("… and {more} more")
+}
+
+/// `kg_fix_touch` naming a touch no node of the graphs looked in has.
+pub fn no_touch_in_graphs(id: &str, touch: &str, level: &str) -> String {
+    format!(
+        "No node '{id}' with the touch {touch:?} in {level} graph (name the touch exactly as the node stores it)"
+    )
+}
+
+/// `kg_fix_touch` without `to` for a stale touch git knows nothing about.
+pub fn no_rename_known(touch: &str) -> String {
+    format!(
+        "Git records no rename of the file {touch:?} names; pass its new path as to, or drop the touch with kg_put_node"
+    )
+}
+
+/// `kg_fix_touch` without `to` for a touch whose file exists.
+pub fn touch_not_stale(touch: &str) -> String {
+    format!("The touch {touch:?} names a file that exists; to point it elsewhere, pass to")
+}
+
+/// A touch pointed at its file's new path.
+pub fn touch_fixed(id: &str, from: &str, to: &str, level: &str) -> String {
+    format!("Touch {from:?} of node '{id}' now reads {to:?} ({level} graph)")
+}
+
+/// A retouch naming a node entry it does not have.
+pub fn no_such_touch(id: &str, touch: &str) -> String {
+    format!(
+        "Node '{id}' has no touch {touch:?} to change (read the node again: its touches may have changed)"
+    )
+}
+
+/// A retouch whose new path cannot be a touch's path.
+pub fn bad_retouch_path(to: &str) -> String {
+    format!(
+        "{to:?} cannot be a touch's path: give one file path, without spaces, an anchor (#) or a URL"
+    )
+}
+
 /// Merge conflicts a sync's merge left in node notes for someone to settle, in short
 /// (the tray's tooltip and menu).
 pub fn merged_with_conflicts(conflicts: usize) -> String {
@@ -340,8 +427,99 @@ pub fn debt_merge_conflicts(conflicts: usize, note_prefix: &str) -> String {
     )
 }
 
+/// The DEBT line's component for what a sync held back (content that arrived from a
+/// remote and broke a write rule), after the merge conflicts.
+pub fn debt_held_back(items: usize) -> String {
+    format!(
+        "held back from sync: {items} (content from a remote that breaks a write rule; `kg-memory sync status` lists them)"
+    )
+}
+
 /// Appended to a `DEBT: HIGH` line.
 pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
+
+/// First line of a file recall: what the memory knows about the files the agent just
+/// read or changed. Same line grammar as prompt recall below it.
+pub fn file_recall_header(files: &[&str]) -> String {
+    format!(
+        "KG recall — memory about {} (you just used it; these nodes name it in touches):",
+        files.join(", ")
+    )
+}
+
+/// Why recall spoke or stayed silent, for a person reading the view's Activity:
+/// `trigger` is `prompt`, `file` or `push`, `outcome` the decision's fixed word.
+pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -> String {
+    let what = match trigger {
+        "file" => "the file",
+        "push" => "other sessions' writes",
+        _ => "the prompt",
+    };
+    match outcome {
+        "injected" if trigger == "push" => {
+            format!("Told the session about {shown} node(s) another session wrote.")
+        }
+        "injected" => {
+            let held = if withheld > 0 {
+                format!("; {withheld} more held back by the limits")
+            } else {
+                String::new()
+            };
+            format!("Showed {shown} node(s) that {what} points at{held}.")
+        }
+        "all_seen" => {
+            format!("Everything that matched {what} was already in the session's context.")
+        }
+        "throttled" => format!(
+            "Nodes name {what}, but the session already had its share of file recalls in the last ten minutes; they stay unseen for later."
+        ),
+        "no_nodes" => "No node names this file in its touches.".to_string(),
+        "no_hits" => {
+            "Nothing in memory held enough of the prompt's words to be worth saying.".to_string()
+        }
+        "no_terms" | "not_a_prompt" => {
+            "Too little typed text to search on (an acknowledgement, a notification, a bare path)."
+                .to_string()
+        }
+        "unresolved_session" => {
+            "No KG session is known for this agent session, so nothing was said.".to_string()
+        }
+        "no_graphs" => "The session's graphs could not be loaded.".to_string(),
+        other => format!("Outcome: {other}."),
+    }
+}
+
+/// A gist cut for a nudge that names a node: its first 120 characters.
+fn gist_head(gist: &str) -> String {
+    match gist.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &gist[..cut]),
+        None => gist.to_string(),
+    }
+}
+
+/// After creating `new_id`: the graph already holds `old_id`, which says nearly the
+/// same. Saved all the same; this asks the agent to keep one node.
+pub fn repeats_node(new_id: &str, old_id: &str, old_gist: &str, sid: &str) -> String {
+    format!(
+        "Possible duplicate: '{old_id}' already says much of this (\"{}\"). If it is the same \
+         lesson, put what is new into it — kg_put_node(session_id='{sid}', id='{old_id}', …) with \
+         its full notes list — and remove this one with kg_delete_node(session_id='{sid}', \
+         id='{new_id}'). If they differ, keep both and say how in each gist.",
+        gist_head(old_gist)
+    )
+}
+
+/// After creating `new_id`: an existing id differs from it only in case, separators
+/// or look-alike characters.
+pub fn look_alike_id(new_id: &str, old_id: &str, old_gist: &str, sid: &str) -> String {
+    format!(
+        "Look-alike id: '{new_id}' differs from the existing '{old_id}' (\"{}\") only in case, \
+         separators or look-alike characters, so the two read as one. If they are the same \
+         node, write to '{old_id}' and remove this one with kg_delete_node(session_id='{sid}', \
+         id='{new_id}'); if not, give this one an id that tells them apart.",
+        gist_head(old_gist)
+    )
+}
 
 /// The capture nudge after a repeated read, fetch or search with no node covering it.
 pub fn capture_nudge(needle: &str, evidence: &str, sid: &str, level: &str) -> String {
@@ -527,6 +705,60 @@ pub fn no_project_memory(folder: &str) -> String {
          loaded. To keep one for this folder, add its parent folder to KG_PROJECT_ROOTS in \
          the memory server's environment and restart the server."
     )
+}
+
+/// Why another folder could have been a session's project, as a clause of
+/// [`ambiguous_project`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherProject {
+    /// An enclosing folder with a project graph of its own.
+    EnclosingGraph,
+    /// The top of the git repository the chosen folder lies in.
+    RepositoryTop,
+    /// The main checkout of the repository whose worktree was chosen.
+    MainCheckout,
+    /// A git repository of its own inside the chosen project.
+    NestedRepository,
+}
+
+/// Said once at the start of a session whose folder could belong to more than one
+/// project: which folder's graph it uses, and the other folders (`(folder, why)`,
+/// nearest first) that could have been the project.
+pub fn ambiguous_project(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory: this session uses the project graph of {root}, the nearest folder \
+         that has one, but the choice is not clear-cut: {}. Project nodes written in this \
+         session go to the graph of {root}; if the work belongs to the other folder, tell the \
+         user.",
+        other_projects(others)
+    )
+}
+
+/// The same for the person, beside the session-start notice.
+pub fn ambiguous_project_notice(root: &str, others: &[(&str, OtherProject)]) -> String {
+    format!(
+        "Project memory from {root} (the nearest folder with a project graph); note that {}.",
+        other_projects(others)
+    )
+}
+
+fn other_projects(others: &[(&str, OtherProject)]) -> String {
+    let clauses: Vec<String> = others
+        .iter()
+        .map(|(folder, why)| match why {
+            OtherProject::EnclosingGraph => {
+                format!("{folder}, which encloses it, has a project graph too")
+            }
+            OtherProject::RepositoryTop => format!("{folder} is the top of its git repository"),
+            OtherProject::MainCheckout => {
+                format!("{folder} is the main checkout of this git worktree")
+            }
+            OtherProject::NestedRepository => format!(
+                "the session's folder lies in {folder}, a git repository of its own inside that project"
+            ),
+        })
+        .collect();
+    clauses.join("; ")
 }
 
 /// The one-line notice Claude Code shows the user at session start.

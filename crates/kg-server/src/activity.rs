@@ -4,7 +4,9 @@
 //! one plain line saying what happened. The graph view's activity panel reads it.
 
 use crate::app::AppState;
-use crate::payload::{self, ActivityAnswer, ActivityEntry, ActivityKind, Author};
+use crate::payload::{
+    self, ActivityAnswer, ActivityEntry, ActivityKind, Author, RecallAnswer, RecallEntry,
+};
 use crate::rest::{Answer, ApiError, ApiResult, param};
 use axum::Router;
 use axum::extract::{Query, State};
@@ -22,12 +24,15 @@ const DEFAULT_LIMIT: usize = 200;
 const MAX_LIMIT: usize = 2_000;
 
 pub fn router() -> Router<Arc<AppState>> {
-    Router::new().route("/api/view/activity", get(activity))
+    Router::new()
+        .route("/api/view/activity", get(activity))
+        .route("/api/view/recall", get(recall))
 }
 
-async fn activity(State(state): Shared, Query(params): Params) -> ApiResult {
-    let limit = match param(&params, "limit") {
-        None => DEFAULT_LIMIT,
+/// The `limit` parameter: `default` when absent, else 1 to [`MAX_LIMIT`].
+fn limit_of(params: &HashMap<String, String>, default: usize) -> Result<usize, ApiError> {
+    match param(params, "limit") {
+        None => Ok(default),
         Some(text) => text
             .parse::<usize>()
             .ok()
@@ -36,8 +41,36 @@ async fn activity(State(state): Shared, Query(params): Params) -> ApiResult {
                 ApiError::bad_request(format!(
                     "limit must be a whole number from 1 to {MAX_LIMIT}"
                 ))
-            })?,
-    };
+            }),
+    }
+}
+
+/// `GET /api/view/recall?project_path=…&limit=…`: the latest recall decisions of the
+/// project on screen (every session's without `project_path`), newest first, each
+/// with why the memory spoke or stayed silent.
+async fn recall(State(state): Shared, Query(params): Params) -> ApiResult {
+    let limit = limit_of(&params, 50)?;
+    let project = param(&params, "project_path").map(str::to_string);
+    state
+        .blocking(move |state, _now| {
+            let root = match project.as_deref() {
+                Some(path) => Some(state.store.resolve_root(path)?),
+                None => None,
+            };
+            let decisions = state
+                .store
+                .recall_decisions(root.as_deref(), limit)
+                .iter()
+                .rev()
+                .map(RecallEntry::from)
+                .collect();
+            Ok(Answer(payload::value(&RecallAnswer { decisions })))
+        })
+        .await
+}
+
+async fn activity(State(state): Shared, Query(params): Params) -> ApiResult {
+    let limit = limit_of(&params, DEFAULT_LIMIT)?;
     let mut levels = Vec::new();
     for name in param(&params, "levels")
         .unwrap_or("user,project")

@@ -37,6 +37,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// One git sync of the storage root at a time, whoever asks for it.
     pub sync_gate: tokio::sync::Mutex<()>,
+    /// Where git says the files of stale touches went (kept per repository HEAD).
+    pub renames: crate::renames::RenameFinder,
     /// This server's claim on the storage root, let go when the state is dropped.
     _root_lock: Option<RootLock>,
 }
@@ -57,6 +59,18 @@ impl AppState {
         // Before the store reads anything: a second server must not even heal or
         // quarantine the files the holder is writing.
         let root_lock = RootLock::acquire(&settings.storage_root, &settings.host, settings.port)?;
+        // The secret by which this server proves to the owner's clients that it holds
+        // the root (see root_lock::serves_another_root).
+        if let Err(e) = crate::root_lock::root_token(&settings.storage_root) {
+            log::warn!(
+                "cannot create {} ({e}); clients will not take this server for the one holding {}",
+                settings
+                    .storage_root
+                    .join(crate::root_lock::TOKEN_FILE)
+                    .display(),
+                settings.storage_root.display()
+            );
+        }
         let clock = Clock::of(&settings);
         let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
             anyhow::anyhow!(
@@ -79,12 +93,24 @@ impl AppState {
             ws: ws::Registry::default(),
             shutdown,
             sync_gate: tokio::sync::Mutex::new(()),
+            renames: crate::renames::RenameFinder::default(),
             _root_lock: root_lock,
         }))
     }
 
     pub fn now(&self) -> f64 {
         self.clock.now()
+    }
+
+    /// Stale touches of a graph whose project lies at `root` (none for the user
+    /// graph), each with the path git says its file went to, when it knows one.
+    pub fn stale_offers(
+        &self,
+        stale: Vec<kg_core::StaleTouch>,
+        root: Option<&std::path::Path>,
+    ) -> Vec<(kg_core::StaleTouch, Option<String>)> {
+        let renames = |root: &std::path::Path| self.renames.renames(root);
+        kg_core::with_renames(stale, root, self.store.home(), &renames)
     }
 
     /// Run store work off the async runtime (it may fsync).
@@ -251,6 +277,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ws::router())
         .merge(crate::view::router())
         .merge(crate::steps::router())
+        .merge(crate::import::route::router())
         .merge(crate::activity::router())
         .merge(crate::sync::served::router())
         .route_service(

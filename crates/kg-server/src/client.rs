@@ -74,7 +74,9 @@ async fn exchange(method: &str, url: &str, body: Option<&str>) -> Result<Answer,
         .uri(path)
         .header(header::HOST, &authority)
         .header(header::CONNECTION, "close")
-        .header(header::ACCEPT, "application/json, text/event-stream");
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        // Our routes that start sessions ask a browser for this; ours sends it always.
+        .header(crate::rest::CLIENT_HEADER, "kg-memory");
     if let Some(body) = body {
         head = head
             .header(header::CONTENT_TYPE, "application/json")

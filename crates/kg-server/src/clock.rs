@@ -35,6 +35,63 @@ impl Clock {
     }
 }
 
+/// A wall clock that moved this much more (or less) than the steady clock between two
+/// looks has jumped: set by hand, corrected by NTP after a dead battery, a restored VM.
+const JUMP_SECS: f64 = 3600.0;
+
+/// Watches the wall clock against a steady one that never jumps (on Linux the boot
+/// clock, which also counts time asleep, so a laptop's night in suspend is no jump).
+#[derive(Debug, Default)]
+pub struct ClockWatch {
+    last: Option<(f64, f64)>,
+}
+
+impl ClockWatch {
+    /// Look at the clock reading `now`: a jump since the last look, in words.
+    pub fn look(&mut self, now: f64) -> Option<String> {
+        let steady = steady_secs();
+        let jump = self.last.and_then(|(then, then_steady)| {
+            let off = (now - then) - (steady - then_steady);
+            (off.abs() > JUMP_SECS).then(|| {
+                let days = off.abs() / 86_400.0;
+                let size = if days >= 1.0 {
+                    format!("{days:.0} day(s)")
+                } else {
+                    format!("{:.0} minute(s)", off.abs() / 60.0)
+                };
+                let way = if off > 0.0 { "forward" } else { "back" };
+                format!(
+                    "the system clock jumped {way} by {size} (from {} to {})",
+                    iso_utc(then + (steady - then_steady)),
+                    iso_utc(now)
+                )
+            })
+        });
+        self.last = Some((now, steady));
+        jump
+    }
+}
+
+/// Seconds on a clock that only moves forward, at one second per second.
+fn steady_secs() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid timespec the call writes into; nothing else is touched.
+        if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9;
+        }
+    }
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+}
+
 /// `2026-11-20T12:00:00Z`-style UTC time. Plain arithmetic rather than jiff: it prints
 /// every second an `f64` can name (a sessions file may hold any number), where jiff
 /// stops at the years -9999 and 9999.

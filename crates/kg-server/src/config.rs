@@ -20,6 +20,10 @@ pub struct Settings {
     pub save_interval: Duration,
     /// Git autocommit period (`KG_AUTOCOMMIT_INTERVAL`); `None` disables it.
     pub autocommit_interval: Option<Duration>,
+    /// How often a WebSocket is pinged (`KG_WS_PING_INTERVAL`, seconds); one that
+    /// answers nothing for two of these is closed, so idle sockets cannot hold the
+    /// connection cap.
+    pub ws_ping_interval: Duration,
     pub grace_days: f64,
     pub orphan_grace_days: f64,
     /// A file holding the current time as epoch seconds, re-read on every request.
@@ -117,6 +121,9 @@ impl Settings {
             home,
             save_interval: Duration::from_secs_f64(save),
             autocommit_interval: (autocommit > 0.0).then(|| Duration::from_secs_f64(autocommit)),
+            ws_ping_interval: Duration::from_secs_f64(
+                seconds("KG_WS_PING_INTERVAL", 30.0).max(0.2),
+            ),
             grace_days: seconds("KG_GRACE_PERIOD_DAYS", 5.0),
             orphan_grace_days: seconds("KG_ORPHAN_GRACE_DAYS", 365.0),
             clock_file: std::env::var_os("KG_CLOCK_FILE").map(PathBuf::from),

@@ -73,12 +73,11 @@ pub async fn run(
         Some(_) => None,
         None => crate::root_lock::serves_another_root(&base, settings).await,
     };
-    if let Some(served) = elsewhere {
+    if let Some(stranger) = elsewhere {
         return match event {
             HookEvent::SessionStart => Some(format!(
-                "KG memory is offline for this session: the KG Memory server at {base} serves the storage root {}, not {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
-                served.display(),
-                settings.storage_root.display(),
+                "KG memory is offline for this session: the server at {base} {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
+                stranger.why(&settings.storage_root),
                 crate::launch::shell_line([&settings.storage_root])
             )),
             // Said once, at session start.
@@ -233,9 +232,11 @@ async fn session_start(
         )
     });
     let reused = boot["reused"].as_bool().unwrap_or(false);
-    Some(hook_json(
-        "SessionStart",
-        context,
-        Some(kg_core::session_start_notice(sid, reused, counts)),
-    ))
+    let mut notice = kg_core::session_start_notice(sid, reused, counts);
+    // Which project's graph an ambiguous folder got is the user's to know as well.
+    if let Some(project) = boot["project_notice"].as_str() {
+        notice.push(' ');
+        notice.push_str(project);
+    }
+    Some(hook_json("SessionStart", context, Some(notice)))
 }

@@ -3,6 +3,7 @@
 //! binary runs it headless; the tray app runs it in-process.
 
 pub mod activity;
+pub mod agent_files;
 pub mod app;
 pub mod client;
 pub mod clock;
@@ -15,12 +16,14 @@ pub mod listener;
 pub mod logging;
 pub mod mcp;
 pub mod payload;
+pub mod renames;
 pub mod rest;
 pub mod root_lock;
 pub mod stdio;
 pub mod steps;
 pub mod sync;
 pub mod tasks;
+pub mod terminal;
 pub mod view;
 pub mod ws;
 

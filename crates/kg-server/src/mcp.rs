@@ -1,4 +1,4 @@
-//! The ten memory tools over MCP (rmcp), stateless: every POST is answered on its
+//! The memory tools over MCP (rmcp), stateless: every POST is answered on its
 //! own, sessions are the application-level KG session ids inside the arguments.
 //!
 //! Arguments are checked against each tool's JSON Schema here, with the messages
@@ -11,7 +11,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use kg_core::{EdgeKey, Level};
+use kg_core::{EdgeKey, Level, Policy};
 use kg_core::{PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -131,6 +131,8 @@ struct ToolSpec {
     name: &'static str,
     description: &'static str,
     schema: Value,
+    /// Offered under our policy only (the reference has no such tool).
+    ours_only: bool,
 }
 
 fn string() -> Value {
@@ -163,6 +165,7 @@ fn specs() -> &'static [ToolSpec] {
                     to active. level limits id lookups to one graph. A reply longer than your client \
                     keeps whole comes in parts: each says so, and kg_read(session_id, more=true) \
                     returns the next.",
+                ours_only: false,
                 schema: object(
                     json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level(),
                            "more": {"type": "boolean"}}),
@@ -175,6 +178,7 @@ fn specs() -> &'static [ToolSpec] {
                     tier included (archived and orphaned nodes too), with the connections between the best hits. \
                     Search before writing a node (avoid duplicates) and whenever a problem feels familiar. \
                     Pass session_id so the project graph is searched and already-seen notes are skipped.",
+                ours_only: false,
                 schema: object(json!({"query": string(), "session_id": string()}), &["query"]),
             },
             ToolSpec {
@@ -184,6 +188,7 @@ fn specs() -> &'static [ToolSpec] {
                     kebab-case. gist: one line, the bottom line (aim under 120 chars; over 300 scans badly). \
                     notes: depth and rationale; touches: precise file pointers. Omitted notes/touches stay as \
                     they were; an update re-activates an archived node. Connect it with kg_put_edge.",
+                ours_only: false,
                 schema: object(
                     json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
                            "notes": strings(), "touches": strings()}),
@@ -198,6 +203,7 @@ fn specs() -> &'static [ToolSpec] {
                     new_id names the subject in 3-5 kebab-case words; the claim belongs in the gist. \
                     Refused when new_id exists or would make an edge reach a different node. level \
                     limits the lookup (user first, then project, when omitted).",
+                ours_only: true,
                 schema: object(
                     json!({"session_id": string(), "old_id": string(), "new_id": string(), "level": level()}),
                     &["session_id", "old_id", "new_id"],
@@ -209,6 +215,7 @@ fn specs() -> &'static [ToolSpec] {
                     node to another node. Prefer an edge between existing nodes over a new node; cross-level \
                     edges live in the project graph and point at user nodes. A file path belongs in a node's \
                     touches; point an edge at a path only when the relation itself is the fact (lives-in).",
+                ours_only: false,
                 schema: object(
                     json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
                            "rel": string(), "notes": strings()}),
@@ -219,11 +226,13 @@ fn specs() -> &'static [ToolSpec] {
                 name: "kg_delete_node",
                 description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
                     (looks in the user graph first, then the project graph).",
+                ours_only: false,
                 schema: object(json!({"session_id": string(), "id": string()}), &["session_id", "id"]),
             },
             ToolSpec {
                 name: "kg_delete_edge",
                 description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
+                ours_only: false,
                 schema: object(
                     json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
                     &["session_id", "from", "to", "rel"],
@@ -234,12 +243,14 @@ fn specs() -> &'static [ToolSpec] {
                 description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
                     judged by results, not by having been read. Endorsements decay over 90 days and keep valuable \
                     nodes active.",
+                ours_only: false,
                 schema: object(json!({"session_id": string(), "ids": strings()}), &["session_id", "ids"]),
             },
             ToolSpec {
                 name: "kg_sync",
                 description: "Fetch what other sessions (or your subagents) changed since this session last \
                     synced or started.",
+                ours_only: false,
                 schema: object(json!({"session_id": string()}), &["session_id"]),
             },
             ToolSpec {
@@ -248,18 +259,38 @@ fn specs() -> &'static [ToolSpec] {
                     restarts and compaction. With state: replace the task's stored state. Without: read it. \
                     A maintenance pass stamps task 'maintain' with {\"last_ts\": <unix seconds>} — only that \
                     stamp resets a graph's DEBT staleness.",
+                ours_only: false,
                 schema: object(
                     json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
                     &["session_id", "task_id"],
+                ),
+            },
+            ToolSpec {
+                name: "kg_fix_touch",
+                description: "Stale touches (DEBT counts them) name files that no longer exist. Without id: \
+                    list this session's stale touches, with the path git says each file was renamed to. With \
+                    id and touch (the entry exactly as stored): point that touch at git's new path, or at to, \
+                    keeping its line range or symbol. level limits it to one graph.",
+                ours_only: true,
+                schema: object(
+                    json!({"session_id": string(), "id": string(), "touch": string(), "to": string(),
+                           "level": level()}),
+                    &["session_id"],
                 ),
             },
         ]
     })
 }
 
-fn tool_list() -> Vec<Tool> {
+/// The tools a client is offered under `policy`, in the order they are listed.
+fn offered(policy: Policy) -> impl Iterator<Item = &'static ToolSpec> {
     specs()
         .iter()
+        .filter(move |s| !s.ours_only || policy == Policy::Ours)
+}
+
+fn tool_list(policy: Policy) -> Vec<Tool> {
+    offered(policy)
         .map(|s| {
             let schema = match &s.schema {
                 Value::Object(o) => o.clone(),
@@ -382,7 +413,8 @@ pub fn call(
     client: kg_core::Client,
     now: f64,
 ) -> ToolText {
-    if let Some(spec) = specs().iter().find(|s| s.name == name)
+    let policy = state.store.config().policy;
+    if let Some(spec) = offered(policy).find(|s| s.name == name)
         && let Err(message) = validate(&spec.schema, args)
     {
         return ToolText {
@@ -434,7 +466,7 @@ fn dispatch(
                 is_error: true,
             }
         }
-        "kg_rename_node" => kg_core::kg_rename_node(
+        "kg_rename_node" if state.store.config().policy == Policy::Ours => kg_core::kg_rename_node(
             store,
             &sid(),
             &need("old_id"),
@@ -485,11 +517,25 @@ fn dispatch(
             level_arg(args).unwrap_or(Level::User),
             now,
         ),
+        "kg_fix_touch" if state.store.config().policy == Policy::Ours => {
+            let renames = |root: &std::path::Path| state.renames.renames(root);
+            kg_core::kg_fix_touch(
+                store,
+                &kg_core::FixTouchArgs {
+                    session_id: sid(),
+                    id: text(args, "id"),
+                    touch: text(args, "touch"),
+                    to: text(args, "to"),
+                    level: level_arg(args),
+                },
+                &renames,
+                now,
+            )
+        }
         other => ToolText {
             text: format!(
                 "Internal error: Unknown tool: {other} (the tools are {})",
-                specs()
-                    .iter()
+                offered(state.store.config().policy)
                     .map(|s| s.name)
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -519,11 +565,15 @@ impl rmcp::ServerHandler for KgMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tool_list()))
+        Ok(ListToolsResult::with_all_items(tool_list(
+            self.state.store.config().policy,
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tool_list().into_iter().find(|t| t.name == name)
+        tool_list(self.state.store.config().policy)
+            .into_iter()
+            .find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -565,10 +615,23 @@ mod tests {
     }
 
     #[test]
-    fn ten_tools_in_the_spec_order() {
-        let names: Vec<_> = specs().iter().map(|s| s.name).collect();
+    fn the_reference_nine_tools_in_the_spec_order_and_ours_among_them() {
+        let names = |policy| offered(policy).map(|s| s.name).collect::<Vec<_>>();
+        let nine = [
+            "kg_read",
+            "kg_search",
+            "kg_put_node",
+            "kg_put_edge",
+            "kg_delete_node",
+            "kg_delete_edge",
+            "kg_useful",
+            "kg_sync",
+            "kg_progress",
+        ];
+        assert_eq!(names(Policy::Reference), nine);
+        // A rename sits beside the write it amends; the touch fix comes last.
         assert_eq!(
-            names,
+            names(Policy::Ours),
             [
                 "kg_read",
                 "kg_search",
@@ -579,7 +642,8 @@ mod tests {
                 "kg_delete_edge",
                 "kg_useful",
                 "kg_sync",
-                "kg_progress"
+                "kg_progress",
+                "kg_fix_touch",
             ]
         );
     }

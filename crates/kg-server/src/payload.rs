@@ -100,7 +100,7 @@ wire_enum! {
 
 wire_enum! {
     /// What one item of maintenance debt is.
-    DebtKind = kg_core::DebtKind { Oversized => "oversized", Unconnected => "unconnected" }
+    DebtKind = kg_core::DebtKind { Oversized => "oversized", Unconnected => "unconnected", StaleTouch => "stale_touch" }
 }
 
 wire_enum! {
@@ -203,6 +203,19 @@ pub struct Debt {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub merge_conflicts: Option<usize>,
+    /// Touches of active nodes whose file is gone (our policy); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dangling_touches: Option<usize>,
+    /// The active nodes holding them (what the deficit weighs); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dangling_nodes: Option<usize>,
+    /// Items a sync held back from the graph (content from a remote that breaks a
+    /// write rule; `kg-memory sync status` lists them); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub held_back: Option<usize>,
 }
 
 impl From<&kg_core::Debt> for Debt {
@@ -217,6 +230,9 @@ impl From<&kg_core::Debt> for Debt {
             never_maintained: d.never_maintained,
             active_days_7d: d.active_days_7d,
             merge_conflicts: (d.merge_conflicts > 0).then_some(d.merge_conflicts),
+            dangling_touches: (d.stale_touches > 0).then_some(d.stale_touches),
+            dangling_nodes: (d.stale_touches > 0).then_some(d.stale_nodes),
+            held_back: (d.held_back > 0).then_some(d.held_back),
         }
     }
 }
@@ -342,6 +358,19 @@ pub struct DebtItem<'a> {
     pub kind: DebtKind,
     pub id: &'a str,
     pub gist_chars: usize,
+    /// A stale touch: the entry as the node stores it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub touch: Option<&'a str>,
+    /// A stale touch: its path as the entry writes it (the file that is gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub file: Option<String>,
+    /// A stale touch git saw renamed: the path its file has now, written as the
+    /// touch writes paths (what a `retouch` step sets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub renamed_to: Option<String>,
 }
 
 /// A node with its tier and why it is there.
@@ -967,6 +996,88 @@ impl<'a> LiveMessage<'a> {
     }
 }
 
+// ----- GET /api/view/recall -------------------------------------------------------------
+
+/// `GET /api/view/recall`: why the memory spoke or stayed silent, newest first.
+#[derive(Debug, Serialize, TS)]
+pub struct RecallAnswer {
+    pub decisions: Vec<RecallEntry>,
+}
+
+/// One recall decision: a prompt's, a file's, or another session's write pushed.
+#[derive(Debug, Serialize, TS)]
+pub struct RecallEntry {
+    /// Seconds since the Unix epoch.
+    pub ts: f64,
+    /// `prompt`, `file` or `push`.
+    pub trigger: String,
+    /// The decision's fixed word: `injected`, `no_hits`, `all_seen`, `throttled`, ...
+    pub outcome: String,
+    /// Why, in one plain sentence.
+    pub why: String,
+    /// The KG session it was for.
+    pub session: Option<String>,
+    /// Ids shown to the model, in order.
+    pub injected: Vec<String>,
+    /// What came close: the best-scored nodes weighed (prompts) or every node naming
+    /// the file (files), shown or not.
+    pub weighed: Vec<RecallWeighed>,
+    /// The words searched on (prompts; never the prompt itself).
+    pub terms: Vec<String>,
+    /// The file keys (files).
+    pub files: Vec<String>,
+    /// The tool (files).
+    pub tool: Option<String>,
+}
+
+/// A node a decision weighed.
+#[derive(Debug, Serialize, TS)]
+pub struct RecallWeighed {
+    pub id: String,
+    pub level: LevelName,
+    /// Its score in the ranking's own unit (prompts); `null` for a file's nodes.
+    pub score: Option<f64>,
+    /// The session had it in context already.
+    pub seen: bool,
+    pub injected: bool,
+}
+
+impl From<&kg_core::RecallDecision> for RecallEntry {
+    fn from(d: &kg_core::RecallDecision) -> RecallEntry {
+        let shown = |id: &str| d.injected.iter().any(|i| i == id);
+        let mut weighed: Vec<RecallWeighed> = d
+            .weighed
+            .iter()
+            .map(|w| RecallWeighed {
+                id: w.id.clone(),
+                level: w.level.into(),
+                score: Some(round_to(w.score, 4)),
+                seen: w.seen,
+                injected: shown(&w.id),
+            })
+            .collect();
+        weighed.extend(d.nodes.iter().map(|n| RecallWeighed {
+            id: n.id.clone(),
+            level: n.level.into(),
+            score: None,
+            seen: n.seen,
+            injected: shown(&n.id),
+        }));
+        RecallEntry {
+            ts: d.ts,
+            trigger: d.trigger.as_str().to_string(),
+            outcome: d.reason.to_string(),
+            why: d.why(),
+            session: d.kg_session.clone(),
+            injected: d.injected.clone(),
+            weighed,
+            terms: d.terms.clone(),
+            files: d.files.clone(),
+            tool: d.tool.clone(),
+        }
+    }
+}
+
 // ----- the TypeScript -------------------------------------------------------------------
 
 /// The payloads the page reads; every type they use comes along.
@@ -977,6 +1088,7 @@ fn roots(cfg: &ts_rs::Config, out: &mut Declarations) {
     out.add::<NeighbourhoodAnswer<'static>>(cfg);
     out.add::<StepAnswer>(cfg);
     out.add::<ActivityAnswer<'static>>(cfg);
+    out.add::<RecallAnswer>(cfg);
     out.add::<UndoAnswer>(cfg);
     out.add::<NodePutAnswer>(cfg);
     out.add::<NodeDeleteAnswer>(cfg);
@@ -1196,6 +1308,9 @@ mod tests {
             active_days_7d: 5,
             burst: 0,
             merge_conflicts: 0,
+            stale_touches: 0,
+            stale_nodes: 0,
+            held_back: 0,
         };
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
@@ -1207,11 +1322,22 @@ mod tests {
         assert_eq!(value(&Debt::from(&d)), Value::Object(d.to_object()));
         let d = kg_core::Debt {
             merge_conflicts: 2,
+            held_back: 0,
             ..d
         };
         let written = value(&Debt::from(&d));
         assert_eq!(written, Value::Object(d.to_object()));
         assert_eq!(written["merge_conflicts"], 2, "{written}");
+        let d = d.with_stale_touches(5, 3);
+        let written = value(&Debt::from(&d));
+        assert_eq!(written, Value::Object(d.to_object()));
+        assert_eq!(
+            (
+                written["dangling_touches"].as_u64(),
+                written["dangling_nodes"].as_u64()
+            ),
+            (Some(5), Some(3))
+        );
     }
 
     #[test]

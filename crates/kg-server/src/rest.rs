@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_core::PathError;
@@ -340,6 +340,13 @@ struct RenameBody {
     project_path: Field<String>,
 }
 
+/// `POST /api/secrets/allow`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AllowSecretBody {
+    finding: Field<String>,
+}
+
 /// `POST /api/edges`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -387,6 +394,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/session_bootstrap", get(bootstrap))
         .route("/api/session_state", get(session_state))
         .route("/api/maintenance_debt", get(maintenance_debt))
+        .route("/api/project_of", get(project_of))
         .route("/api/prompt_context", post(prompt_context))
         .route("/api/tool_event", post(tool_event))
         .route("/api/nodes", post(put_node))
@@ -399,6 +407,53 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/edges/{level}/{from}/{to}/{rel}", delete(delete_edge))
         .route("/api/progress", post(progress_set))
         .route("/api/progress/{task_id}", get(progress_get))
+        .route("/api/secrets/allow", post(allow_secret))
+}
+
+/// The header a browser page cannot send to another site without a CORS preflight,
+/// which this server never answers: our own clients send it on the routes that
+/// register or change state without a JSON body (`kg-memory hook` does).
+pub const CLIENT_HEADER: &str = "x-kg-client";
+
+/// Refuse a state-changing request a browser sent without [`CLIENT_HEADER`]: a page on
+/// another site can make a browser send a plain GET or a form POST (an `<img>`, a
+/// `no-cors` fetch), and an older browser marks it with no `Sec-Fetch-Site` for the
+/// cross-site guard to see. A browser always names itself (`User-Agent: Mozilla/…`,
+/// which a page cannot change); clients that are not browsers pass as before.
+fn refuse_simple_browser_request(headers: &HeaderMap) -> Result<(), ApiError> {
+    let from_browser = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|agent| agent.starts_with("Mozilla/"));
+    if from_browser && !headers.contains_key(CLIENT_HEADER) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "This route starts or changes sessions: a browser must send it with the {CLIENT_HEADER} header, which a page of another site cannot add"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `POST /api/secrets/allow` `{"finding": "<16 hex digits>"}`: a person (the graph view
+/// asks them) says the text behind a credential refusal is no secret, so writes that
+/// hold it are accepted on this machine. A JSON body: a page on another site cannot
+/// send one without a preflight, which is never answered.
+async fn allow_secret(
+    State(state): Shared,
+    JsonBody(body): JsonBody<AllowSecretBody>,
+) -> ApiResult {
+    let mut problems = Problems::default();
+    let finding = problems.required("finding", body.finding);
+    problems.finish()?;
+    state
+        .blocking(move |state, _| {
+            state.store.allow_secret(&finding)?;
+            log::info!("a credential finding was allowed as no secret: {finding}");
+            Ok(Answer(json!({"allowed": finding})))
+        })
+        .await
 }
 
 async fn health(State(state): Shared) -> Answer {
@@ -408,13 +463,26 @@ async fn health(State(state): Shared) -> Answer {
 /// `GET /api/server`: the storage root this server serves, so that a client set up
 /// for another one (a hook, the stdio bridge, `kg-memory status`) can tell it is not
 /// talking to its own memory. (`/health` keeps the reference's exact shape.)
-async fn server_info(State(state): Shared) -> Answer {
+async fn server_info(State(state): Shared, Query(params): Params) -> Answer {
     let root = &state.settings.storage_root;
+    // A client's challenge is answered with the root's token (see
+    // root_lock::serves_another_root); a long one is no challenge of ours.
+    let proof = param(&params, "challenge")
+        .filter(|c| c.len() <= 128)
+        .and_then(|challenge| {
+            crate::root_lock::root_token(root)
+                .ok()
+                .map(|token| crate::root_lock::proof(&token, challenge))
+        });
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
     Answer(json!({
+        "proof": proof,
         "storage_root": root.to_string_lossy(),
         "pid": std::process::id(),
         "version": VERSION,
+        // Why permanent deletes wait (a clock jump, a clock that disagrees with the
+        // memory's stamps); absent when the clock is trusted.
+        "clock_doubt": state.store.clock_doubt(),
     }))
 }
 
@@ -482,7 +550,8 @@ async fn graph_read(State(state): Shared, Query(params): Params) -> ApiResult {
         .await
 }
 
-async fn register(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn register(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     state
         .blocking(move |state, now| {
             let sid = state
@@ -527,7 +596,8 @@ async fn session_stats(State(state): Shared, Path(sid): Path<String>) -> ApiResu
         .await
 }
 
-async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
+async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Params) -> ApiResult {
+    refuse_simple_browser_request(&headers)?;
     let project_path = param(&params, "project_path")
         .map(str::to_string)
         .ok_or_else(|| missing_query("project_path"))?;
@@ -555,7 +625,7 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
                     )
                 }
             })?;
-            Ok(Answer(json!({
+            let mut answer = json!({
                 "session_id": b.session_id,
                 "reused": b.reused,
                 "context": b.context,
@@ -565,7 +635,13 @@ async fn bootstrap(State(state): Shared, Query(params): Params) -> ApiResult {
                     "project_active": s.project_active,
                     "shown_gists": s.shown_gists,
                 })),
-            })))
+            });
+            // Only when the folder could belong to more than one project (never under
+            // the reference policy): the hook shows it to the user too.
+            if let Some(notice) = b.project_notice {
+                answer["project_notice"] = Value::String(notice);
+            }
+            Ok(Answer(answer))
         })
         .await
 }
@@ -593,11 +669,51 @@ async fn session_state(State(state): Shared, Query(params): Params) -> ApiResult
         .await
 }
 
+/// `GET /api/project_of?cwd=<folder>`: the project a session started in that folder
+/// would use, changing nothing: `{folder, root, graph, has_graph, alternatives:
+/// [{folder, kind}], note, notice}` (`graph` is the storage folder of the root's graph,
+/// `null` while it has none; `note` and `notice` what the session start would tell the
+/// model and the person, `null` when the choice is clear).
+async fn project_of(State(state): Shared, Query(params): Params) -> ApiResult {
+    let cwd = param(&params, "cwd")
+        .map(str::to_string)
+        .ok_or_else(|| missing_query("cwd"))?;
+    state
+        .blocking(move |state, _now| {
+            let choice = state.store.project_of(&cwd)?;
+            let graph = state.store.layout().stored_slug(&choice.root);
+            let alternatives: Vec<Value> = choice
+                .alternatives
+                .iter()
+                .map(|a| {
+                    json!({
+                        "folder": a.folder.to_string_lossy(),
+                        "kind": a.kind.as_str(),
+                    })
+                })
+                .collect();
+            Ok(Answer(json!({
+                "folder": choice.folder,
+                "root": choice.root,
+                "graph": graph,
+                "has_graph": choice.has_graph,
+                "alternatives": alternatives,
+                "note": choice.note(),
+                "notice": choice.notice(),
+            })))
+        })
+        .await
+}
+
+/// Stale touches the survey lists per graph at most (its debt counts them all).
+const SURVEY_STALE_AT_MOST: usize = 100;
+
 async fn maintenance_debt(State(state): Shared) -> Answer {
     state
         .blocking(move |state, now| {
             // The disk survey (interfaces.md §8): file figures only, neediest first.
-            let catalogue = state.store.catalogue(now);
+            // Stale touches looked up now: someone asked.
+            let catalogue = state.store.catalogue_checked(now, true);
             let rows: Vec<Value> = neediest_first(&catalogue, |g| g.file_debt.as_ref())
                 .into_iter()
                 .map(|(g, debt)| {
@@ -609,10 +725,36 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
                         row.insert("project_path".into(), path);
                     }
                     row.insert("debt".into(), Value::Object(debt.to_object()));
+                    // Our policy's stale touches, listed (the counts are in `debt`).
+                    if !g.stale_touches.is_empty() {
+                        let root = g.project_path.as_deref().map(std::path::Path::new);
+                        let stale = g.stale_touches.iter().take(SURVEY_STALE_AT_MOST).cloned();
+                        let listed: Vec<Value> = state
+                            .stale_offers(stale.collect(), root)
+                            .into_iter()
+                            .map(
+                                |(s, to)| json!({"node": s.id, "touch": s.touch, "renamed_to": to}),
+                            )
+                            .collect();
+                        row.insert("stale_touches".into(), Value::Array(listed));
+                    }
                     Value::Object(row)
                 })
                 .collect();
-            Answer(json!({ "graphs": rows }))
+            let mut survey = json!({ "graphs": rows });
+            // Credentials the memory already holds, for a person to remove before
+            // sync carries them (only when there are some: the survey's format has
+            // no such field).
+            let credentials: Vec<Value> = state
+                .store
+                .stored_credentials()
+                .into_iter()
+                .map(|c| json!({"graph": c.graph, "id": c.id, "field": c.field, "kind": c.kind}))
+                .collect();
+            if !credentials.is_empty() {
+                survey["suspected_credentials"] = Value::Array(credentials);
+            }
+            Answer(survey)
         })
         .await
 }
@@ -632,7 +774,8 @@ async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
         .await
 }
 
-/// The capture nudge's text wrapped as the hook's output, or `{}`.
+/// What a tool call brings back: the memory about the files it touched (file recall),
+/// else a capture nudge, wrapped as the hook's output; `{}` when there is nothing.
 async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
     // A hook never breaks a session: anything unusable is simply silence.
     let Ok(JsonBody(payload)) = body else {
@@ -640,7 +783,28 @@ async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
     };
     state
         .blocking(move |state, now| {
-            let text = kg_core::tool_event(&state.store, &Value::Object(payload), now);
+            let store = &state.store;
+            let touched = crate::agent_files::touched(&payload, store.home());
+            let text = |key: &str| payload.get(key).and_then(Value::as_str);
+            let recall = kg_core::file_recall(
+                store,
+                &kg_core::FileTouch {
+                    harness_session: text("session_id").filter(|s| !s.is_empty()),
+                    cwd: text("cwd").unwrap_or(""),
+                    tool: text("tool_name").unwrap_or(""),
+                    files: &touched.files,
+                },
+                now,
+            );
+            // A reply carries recall or a nudge, never both; a file the memory knows
+            // needs no nudge to capture it.
+            let text = match recall {
+                kg_core::FileRecall {
+                    text: Some(text), ..
+                } => Some(text),
+                kg_core::FileRecall { covered: true, .. } => None,
+                _ => kg_core::tool_event(store, &Value::Object(payload), now),
+            };
             Answer(kg_core::hook_response(kg_core::POST_TOOL_USE, text))
         })
         .await

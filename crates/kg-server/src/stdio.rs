@@ -33,12 +33,11 @@ pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
     let (base, held) = crate::root_lock::server_of(settings);
     if healthy(&base).await {
         if held.is_none()
-            && let Some(served) = crate::root_lock::serves_another_root(&base, settings).await
+            && let Some(stranger) = crate::root_lock::serves_another_root(&base, settings).await
         {
             anyhow::bail!(
-                "the KG Memory server at {base} serves the storage root {}, not {}; stop it, or give this storage root a port of its own (--port N)",
-                served.display(),
-                settings.storage_root.display()
+                "the KG Memory server at {base} {}; stop it, or give this storage root a port of its own (--port N)",
+                stranger.why(&settings.storage_root)
             );
         }
         return Ok(base);

@@ -19,13 +19,29 @@ pub fn spawn(state: Arc<AppState>) -> Background {
     let tick_state = state.clone();
     let tick = tokio::spawn(async move {
         let period = tick_state.settings.save_interval;
+        // The clock is looked at with each tick: a jump since the last one is said,
+        // and pauses permanent deletes before the tick could make them.
+        let watch = Arc::new(std::sync::Mutex::new(crate::clock::ClockWatch::default()));
+        let first = watch.clone();
+        tick_state
+            .blocking(move |_, now| {
+                first.lock().unwrap_or_else(|e| e.into_inner()).look(now);
+            })
+            .await;
         loop {
             tokio::select! {
                 () = tokio::time::sleep(period) => {}
                 () = tick_state.shutdown.cancelled() => break,
             }
+            let watch = watch.clone();
             tick_state
-                .blocking(|state, now| state.store.tick(now))
+                .blocking(move |state, now| {
+                    let jump = watch.lock().unwrap_or_else(|e| e.into_inner()).look(now);
+                    if let Some(jump) = jump {
+                        state.store.doubt_clock(jump);
+                    }
+                    state.store.tick(now);
+                })
                 .await;
         }
     });

@@ -213,9 +213,14 @@ fn level_data<'a>(
     slot: &'a GraphSlot,
     graph: &'a Graph,
     (inspection, config): (&'a LevelInspection, InspectConfig),
+    offers: &[(kg_core::StaleTouch, Option<String>)],
     damaged: Option<kg_core::DamagedFile>,
     change_head: u64,
 ) -> LevelData<'a> {
+    let offer = |id: &str, touch: Option<&str>| {
+        let touch = touch?;
+        offers.iter().find(|(s, _)| s.id == id && s.touch == touch)
+    };
     let h = &inspection.health;
     LevelData {
         level: level.into(),
@@ -239,6 +244,9 @@ fn level_data<'a>(
                 kind: i.kind.into(),
                 id: &i.id,
                 gist_chars: i.gist_chars,
+                touch: i.touch.as_deref(),
+                file: offer(&i.id, i.touch.as_deref()).map(|(s, _)| s.file.clone()),
+                renamed_to: offer(&i.id, i.touch.as_deref()).and_then(|(_, to)| to.clone()),
             })
             .collect(),
         damaged: damaged.map(Into::into),
@@ -288,7 +296,7 @@ async fn graphs(State(state): Shared) -> Answer {
                     })
                     .collect();
             let graphs = store
-                .catalogue(now)
+                .catalogue_checked(now, true)
                 .into_iter()
                 .map(|g| GraphRow {
                     damaged: damaged
@@ -317,12 +325,28 @@ async fn level(State(state): Shared, Query(params): Params) -> ApiResult {
             let slot = slot_of(state, level, param(&params, "project_path"), now)?;
             let config = inspect_config(state);
             let damaged = state.store.damaged_file(&slot);
+            // Looked up now, before the graph is locked for the rest (git may be asked).
+            let stale = state.store.stale_touches(&slot);
+            let root = slot.project_root().map(std::path::Path::new);
+            let offers = state.stale_offers(stale.clone(), root);
+            let held_back = state.store.held_back(&slot);
             // Read before the graph: every change numbered below it is in the snapshot
             // (a change is logged after its graph changed, under the graph's lock).
             let change_head = state.store.change_head();
             let body = state.store.with_graph_activity(&slot, |g, activity| {
-                let inspection = kg_core::inspect_level(g, activity.iter().copied(), config, now);
-                let data = level_data(level, &slot, g, (&inspection, config), damaged, change_head);
+                let mut inspection =
+                    kg_core::inspect_level(g, activity.iter().copied(), config, now)
+                        .with_stale_touches(&stale);
+                inspection.debt = inspection.debt.with_held_back(held_back);
+                let data = level_data(
+                    level,
+                    &slot,
+                    g,
+                    (&inspection, config),
+                    &offers,
+                    damaged,
+                    change_head,
+                );
                 payload::value(&data)
             });
             Ok(Answer(body))
@@ -348,6 +372,7 @@ async fn search_route(State(state): Shared, Query(params): Params) -> ApiResult 
                 }
                 slots.push(slot_of(state, level, param(&params, "project_path"), now)?);
             }
+            kg_core::check_query(&query).map_err(ApiError::bad_request)?;
             let terms = query_terms(&query);
             let result = state
                 .store

@@ -180,26 +180,46 @@ async fn connection(
         state.ws.release(&sid, me);
         return;
     }
+    // Idle sockets are pinged; one whose peer answers nothing (no pong, no message)
+    // for two pings is closed: a connection left open by a client that went away must
+    // not hold one of the server's connection slots for ever.
+    let every = state.settings.ws_ping_interval;
+    let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut heard = tokio::time::Instant::now();
     loop {
         tokio::select! {
+            _ = pings.tick() => {
+                if heard.elapsed() > every * 2 {
+                    log::debug!("websocket {sid}: no answer to two pings; closed");
+                    send(&mut socket, Message::Close(None)).await;
+                    break;
+                }
+                if !send(&mut socket, Message::Ping(Default::default())).await {
+                    break;
+                }
+            }
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(text))) => {
+                    heard = tokio::time::Instant::now();
                     if text.as_str().trim() == "ping"
                         && !send(&mut socket, send_text(&LiveMessage::Pong)).await
                     {
                         break;
                     }
                 }
-                // Binary frames and pings are not part of the protocol: ignored.
+                // Binary frames and pings are not part of the protocol: ignored, but
+                // they (and pongs) show the peer is there.
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => heard = tokio::time::Instant::now(),
             },
             change = changes.recv() => match change {
                 Ok(change) => {
                     if !state.ws.holds(&sid, me) {
                         break; // a newer connection took this session over
                     }
-                    let session_project = state.store.session(&sid).and_then(|r| r.project_path);
+                    let session_project = state
+                        .store
+                        .with_sessions(|s| s.lookup(&sid).and_then(|r| r.project_path.clone()));
                     if let Some(message) = message_for(&change, &sid, session_project.as_deref(), &subscription)
                         && !send(&mut socket, send_text(&message)).await
                     {

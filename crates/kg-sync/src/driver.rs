@@ -4,7 +4,7 @@
 //! the file's path in the repository, and expects the result in `%A`, exit code 0 for
 //! a clean merge and anything else for a conflict it leaves to the user.
 
-use crate::merge::{MergeError, Side, merge};
+use crate::merge::{MergeError, Side, merge_at};
 use kg_core::{WriteMode, atomic_write};
 use std::fmt;
 use std::io;
@@ -99,7 +99,11 @@ pub fn merge_driver(
         })
     };
     let (base_bytes, ours_bytes, theirs_bytes) = (read(base)?, read(ours)?, read(theirs)?);
-    let outcome = match merge(&base_bytes, &ours_bytes, &theirs_bytes) {
+    // The driver is a process of its own: its clock is the system's.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(f64::INFINITY, |d| d.as_secs_f64());
+    let outcome = match merge_at(&base_bytes, &ours_bytes, &theirs_bytes, now) {
         Ok(outcome) => outcome,
         Err(e @ (MergeError::Unparsable { .. } | MergeError::Unreadable { .. })) => {
             return Ok(DriverOutcome::Refused {

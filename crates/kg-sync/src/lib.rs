@@ -26,7 +26,9 @@ mod merge;
 mod order;
 
 pub use driver::{DriverError, DriverOutcome, merge_driver};
-pub use merge::{Conflict, MergeError, MergeOutcome, Side, merge, merge_files};
+pub use merge::{
+    Conflict, MergeError, MergeOutcome, Side, merge, merge_at, merge_files, merge_files_at,
+};
 // The conflict note is kg-core's concept (DEBT counts the notes a merge leaves); they
 // are named here too for the merge's callers.
 pub use kg_core::{CONFLICT_NOTE_PREFIX, unresolved_conflicts};

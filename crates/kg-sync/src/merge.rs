@@ -121,6 +121,18 @@ pub struct MergeOutcome {
 /// The result is healed (malformed gists, as any load heals them) and must parse
 /// back; edges to nodes of other graphs are left for the load to judge, as always.
 pub fn merge(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<MergeOutcome, MergeError> {
+    merge_at(base, ours, theirs, f64::INFINITY)
+}
+
+/// [`merge`] on a machine whose clock reads `now`: a write stamped further in the
+/// future than clock skew explains (made while some clock ran ahead) counts as older
+/// than every credible one, so it cannot win every later merge.
+pub fn merge_at(
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+    now: f64,
+) -> Result<MergeOutcome, MergeError> {
     let base = if base.iter().all(u8::is_ascii_whitespace) {
         GraphFile::default()
     } else {
@@ -128,7 +140,7 @@ pub fn merge(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<MergeOutcome, Me
     };
     let ours = read_side(ours, Side::Ours)?;
     let theirs = read_side(theirs, Side::Theirs)?;
-    merge_files(&base, &ours, &theirs)
+    merge_files_at(&base, &ours, &theirs, now)
 }
 
 /// Parse one input, refusing JSON that is not a graph file (another JSON file of the
@@ -151,7 +163,17 @@ pub fn merge_files(
     ours: &GraphFile,
     theirs: &GraphFile,
 ) -> Result<MergeOutcome, MergeError> {
-    let (graph, conflicts) = merge_graphs(&base.graph, &ours.graph, &theirs.graph);
+    merge_files_at(base, ours, theirs, f64::INFINITY)
+}
+
+/// [`merge_at`] over parsed files.
+pub fn merge_files_at(
+    base: &GraphFile,
+    ours: &GraphFile,
+    theirs: &GraphFile,
+    now: f64,
+) -> Result<MergeOutcome, MergeError> {
+    let (graph, conflicts) = merge_graphs(&base.graph, &ours.graph, &theirs.graph, now);
     let project_path = merged_scalar(
         base.project_path.as_ref(),
         ours.project_path.as_ref(),
@@ -209,7 +231,7 @@ impl<T> Clone for Three<'_, T> {
 
 impl<T> Copy for Three<'_, T> {}
 
-fn merge_graphs(base: &Graph, ours: &Graph, theirs: &Graph) -> (Graph, Vec<Conflict>) {
+fn merge_graphs(base: &Graph, ours: &Graph, theirs: &Graph, now: f64) -> (Graph, Vec<Conflict>) {
     let mut conflicts = Vec::new();
     let touched = [edited_edge_ends(base, ours), edited_edge_ends(base, theirs)];
     // Nodes a side deleted that the merge keeps: that side's deletion of their edges
@@ -231,7 +253,7 @@ fn merge_graphs(base: &Graph, ours: &Graph, theirs: &Graph) -> (Graph, Vec<Confl
                 Some(b) if same_fields(t, b) => o.clone(),
                 _ => {
                     let versions = versions_of(&node_version_key(id), ours, theirs);
-                    let (node, conflict) = merge_node(id, three.base, (o, t), versions);
+                    let (node, conflict) = merge_node(id, three.base, (o, t), versions, now);
                     conflicts.extend(conflict);
                     node
                 }
@@ -261,7 +283,7 @@ fn merge_graphs(base: &Graph, ours: &Graph, theirs: &Graph) -> (Graph, Vec<Confl
             ours: restored(ours.edges.get(key), b, key, &revived[0]),
             theirs: restored(theirs.edges.get(key), b, key, &revived[1]),
         };
-        if let Some(edge) = merge_edge(key, three, ours, theirs) {
+        if let Some(edge) = merge_edge(key, three, (ours, theirs), now) {
             edges.insert(key, edge);
         }
     }
@@ -276,7 +298,7 @@ fn merge_graphs(base: &Graph, ours: &Graph, theirs: &Graph) -> (Graph, Vec<Confl
         let merged = three_way(three, |a, b| same_object(a.as_object(), b.as_object()))
             .unwrap_or_else(|(o, t)| {
                 Some(
-                    match newer(Some(o), Some(t), o.as_object(), t.as_object()) {
+                    match newer(Some(o), Some(t), o.as_object(), t.as_object(), now) {
                         Ordering::Less => t,
                         _ => o,
                     },
@@ -406,22 +428,28 @@ fn three_way<'a, T>(
     }
 }
 
-fn merge_edge(key: &EdgeKey, three: Three<'_, Edge>, ours: &Graph, theirs: &Graph) -> Option<Edge> {
+fn merge_edge(
+    key: &EdgeKey,
+    three: Three<'_, Edge>,
+    (ours, theirs): (&Graph, &Graph),
+    now: f64,
+) -> Option<Edge> {
     match three_way(three, |a, b| same_object(a.as_object(), b.as_object())) {
         Ok(edge) => edge.cloned(),
         Err((o, t)) => {
             let versions = versions_of(&edge_version_key(key), ours, theirs);
             let (winner, loser) =
-                match newer(versions[0], versions[1], o.as_object(), t.as_object()) {
+                match newer(versions[0], versions[1], o.as_object(), t.as_object(), now) {
                     Ordering::Less => (t, o),
                     _ => (o, t),
                 };
-            let (obj, _) = merge_objects(
+            let (mut obj, _) = merge_objects(
                 three.base.map(Edge::as_object),
                 winner.as_object(),
                 loser.as_object(),
                 None,
             );
+            keep_within_bounds(&mut obj);
             // The ends and rel agree on every side (they are the key), so the merged
             // object always makes an edge; the winner stands in should it not.
             Some(Edge::from_object(obj).unwrap_or_else(|| winner.clone()))
@@ -435,10 +463,11 @@ fn merge_node(
     base: Option<&Node>,
     (o, t): (&Node, &Node),
     versions: [Option<&Version>; 2],
+    now: f64,
 ) -> (Node, Option<Conflict>) {
     let (o_obj, t_obj) = (o.to_object(), t.to_object());
     let ((winner, w_obj), (loser, l_obj, l_version)) =
-        match newer(versions[0], versions[1], &o_obj, &t_obj) {
+        match newer(versions[0], versions[1], &o_obj, &t_obj, now) {
             Ordering::Less => ((t, t_obj), (o, o_obj, versions[0])),
             _ => ((o, o_obj), (t, t_obj, versions[1])),
         };
@@ -471,7 +500,41 @@ fn merge_node(
             note,
         }
     });
+    keep_within_bounds(&mut obj);
     (Node::from_object(obj), conflict)
+}
+
+/// A merged node or edge keeps the bounds every write keeps: the union of both sides'
+/// notes (or touches) can hold up to twice as many as a write may. The oldest go
+/// first (the front of the list), merge-conflict notes last of all, so what still
+/// waits for a person stays. Symmetric: both orders of the sides build the same list.
+fn keep_within_bounds(obj: &mut Object) {
+    for (key, most) in [
+        (field::NOTES, kg_core::MAX_NOTES),
+        (field::TOUCHES, kg_core::MAX_TOUCHES),
+    ] {
+        let Some(Value::Array(items)) = obj.get_mut(key) else {
+            continue;
+        };
+        let mut excess = items.len().saturating_sub(most);
+        if excess == 0 {
+            continue;
+        }
+        let is_conflict = |v: &Value| {
+            v.as_str()
+                .is_some_and(|n| n.starts_with(CONFLICT_NOTE_PREFIX))
+        };
+        items.retain(|item| {
+            if excess > 0 && !is_conflict(item) {
+                excess -= 1;
+                false
+            } else {
+                true
+            }
+        });
+        let still = items.len().saturating_sub(most);
+        items.drain(..still);
+    }
 }
 
 /// Active nodes show most, orphans least.
@@ -616,8 +679,25 @@ fn conflict_note(lost: &str, version: Option<&Version>) -> String {
 
 /// Which of two changed versions is newer: `Greater` when ours. By write time, then
 /// counter, then (the tie rule) the JSON text that sorts last.
-fn newer(ours: Option<&Version>, theirs: Option<&Version>, o: &Object, t: &Object) -> Ordering {
-    let stamp = |v: Option<&Version>| v.map_or((f64::NEG_INFINITY, i64::MIN), |v| (v.ts(), v.v()));
+fn newer(
+    ours: Option<&Version>,
+    theirs: Option<&Version>,
+    o: &Object,
+    t: &Object,
+    now: f64,
+) -> Ordering {
+    // A stamp from the future is no stamp (kg_core's `credible_ts` rule): it ranks
+    // below every credible one, by its counter only.
+    let stamp = |v: Option<&Version>| {
+        v.map_or((f64::NEG_INFINITY, i64::MIN), |v| {
+            let ts = if v.ts() <= now + kg_core::CLOCK_SKEW_SECS {
+                v.ts()
+            } else {
+                f64::NEG_INFINITY
+            };
+            (ts, v.v())
+        })
+    };
     let ((ots, ov), (tts, tv)) = (stamp(ours), stamp(theirs));
     ots.total_cmp(&tts)
         .then(ov.cmp(&tv))

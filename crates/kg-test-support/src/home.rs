@@ -44,7 +44,9 @@ impl TempHome {
 
     /// Copy a fixture storage root (`storage`, `storage_before`, … under the fixture
     /// folder) to [`storage`](Self::storage), putting this home where the files say
-    /// `<HOME>`, and create the project folders the fixtures name.
+    /// `<HOME>`, and create the project folders the fixtures name with the files their
+    /// nodes' touches name: the golden cases replay a project whose files are where its
+    /// memory says (stale touches have tests of their own).
     pub fn with_fixture_storage(self, which: &str) -> TempHome {
         copy_substituting(
             &crate::golden::fixtures().join(which),
@@ -54,7 +56,39 @@ impl TempHome {
         for project in ["kgfix/alpha", "kgfix/beta", "kgfix/transcripts"] {
             fs::create_dir_all(self.path.join(project)).expect("project folder");
         }
+        self.create_touched_files();
         self
+    }
+
+    /// Create (empty) every file a project graph's touches name inside this home.
+    fn create_touched_files(&self) {
+        let Ok(projects) = fs::read_dir(self.storage().join("projects")) else {
+            return;
+        };
+        for dir in projects.flatten() {
+            let Ok(text) = fs::read_to_string(dir.path().join("graph.json")) else {
+                continue;
+            };
+            let graph: serde_json::Value = serde_json::from_str(&text).expect("fixture graph");
+            let Some(root) = graph["_meta"]["project_path"].as_str() else {
+                continue;
+            };
+            let nodes = graph["nodes"].as_object().into_iter().flatten();
+            for node in nodes.map(|(_, n)| n) {
+                for touch in node["touches"].as_array().into_iter().flatten() {
+                    let Some(part) = touch.as_str().and_then(kg_core::touch_path::path_part) else {
+                        continue;
+                    };
+                    let Some(file) = part.resolve(&self.path, Some(Path::new(root))) else {
+                        continue;
+                    };
+                    if file.starts_with(&self.path) && !file.exists() {
+                        fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+                        fs::write(&file, "").expect("touched file");
+                    }
+                }
+            }
+        }
     }
 }
 

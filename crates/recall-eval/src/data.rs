@@ -42,8 +42,8 @@ pub struct MemorySpec {
 pub struct Prompt {
     /// Unique within its file (`ld-047`).
     pub id: String,
-    /// `on-topic`, `paraphrase`, `multi-hop`, `file-path`, `off-topic`, `short`,
-    /// `mixed-language`.
+    /// `on-topic`, `paraphrase`, `multi-hop`, `file-path`, `multi-topic`, `off-topic`,
+    /// `short`, `mixed-language`.
     pub kind: String,
     /// The prompt text.
     pub prompt: String,

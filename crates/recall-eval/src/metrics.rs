@@ -14,6 +14,7 @@ pub const KIND_ORDER: &[&str] = &[
     "paraphrase",
     "multi-hop",
     "file-path",
+    "multi-topic",
     "mixed-language",
     "short",
     "off-topic",
@@ -267,6 +268,7 @@ mod tests {
             hits: owned(hits),
             connectors: owned(conn),
             micros: 0.0,
+            reply: None,
         }
     }
 
@@ -306,6 +308,7 @@ mod tests {
             relevant: relevant.iter().map(|s| s.to_string()).collect(),
             ranked: ranked.iter().map(|s| s.to_string()).collect(),
             micros: 0.0,
+            text: None,
         };
         let runs = [
             q(&["b", "a"], &["a", "b"]),

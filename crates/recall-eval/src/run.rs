@@ -4,8 +4,8 @@
 use crate::data::{Prompt, Query};
 use crate::world::World;
 use anyhow::{Result, bail};
-use kg_core::PromptReply;
-use serde::Serialize;
+use kg_core::{PromptReply, ReadArgs};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
 
@@ -19,7 +19,7 @@ const CONNECTIONS_HEAD: &str = "  connections:";
 const NUDGE_START: &str = "KG preload shows only a PARTIAL view";
 
 /// What a prompt hook would have added to the model's context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Said {
     /// A recall block: node gists from memory (possibly after the full-read nudge).
@@ -32,6 +32,7 @@ pub enum Said {
     /// (crates/kg-server/src/hook.rs). Fixed wording, nothing from memory.
     HookReminder,
     /// Nothing at all (`{"quiet": true}`, our policy).
+    #[default]
     Quiet,
 }
 
@@ -47,30 +48,88 @@ impl Said {
     }
 }
 
-/// One prompt's outcome.
-#[derive(Debug, Clone, Serialize)]
+/// How a prompt's session stands when the prompt arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// A fresh session that has been shown nothing, its full read counted as done (so
+    /// no nudge stands in for recall): what recall selects, with nothing held back.
+    Clean,
+    /// A fresh session after a real full read (`kg_read` without ids): every active
+    /// gist is seen and in the model's context, as in a working session.
+    Live,
+    /// A fresh session's first prompt, before any full read (the nudge may come first).
+    First,
+}
+
+impl Protocol {
+    /// Every protocol, in report order.
+    pub const ALL: [Protocol; 3] = [Protocol::Clean, Protocol::Live, Protocol::First];
+
+    /// The name the report and the runs file use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Clean => "clean",
+            Protocol::Live => "live",
+            Protocol::First => "first",
+        }
+    }
+}
+
+/// One prompt's outcome. This is also the shape of a prompt in a runs file written by
+/// another system (`--runs`): there only `id` and either `reply` (the hook text as the
+/// system returned it, read by the same parser as ours) or `said` and `hits` are needed;
+/// the kind, text and labels are taken from the data, never from the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PromptRun {
     /// The prompt's id.
     pub id: String,
     /// Its kind.
+    #[serde(default)]
     pub kind: String,
     /// The prompt text.
+    #[serde(default)]
     pub prompt: String,
     /// Its labels, most important first.
+    #[serde(default)]
     pub relevant: Vec<String>,
     /// What the hook would have added.
+    #[serde(default)]
     pub said: Said,
     /// Whether the full-read nudge came with it.
+    #[serde(default)]
     pub nudged: bool,
-    /// Ids of the recall block's hit lines, in order.
+    /// Ids of the recall block's hit lines, in order; a node already in context
+    /// (`- [level] id (in context)`) counts here too.
+    #[serde(default)]
     pub hits: Vec<String>,
     /// Ids of its connection lines (neighbours pulled in by a path between hits).
+    #[serde(default)]
     pub connectors: Vec<String>,
     /// How long the call took, in microseconds.
+    #[serde(default)]
     pub micros: f64,
+    /// Runs files only: the hook's `additionalContext` as the system returned it, empty
+    /// when it returned `{}` (its hook then adds a reminder of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
 }
 
 impl PromptRun {
+    /// Fill `said`, `nudged`, `hits` and `connectors` from `reply`, when there is one.
+    pub fn read_raw_reply(&mut self) -> Result<()> {
+        let Some(text) = &self.reply else {
+            return Ok(());
+        };
+        let reply = if text.is_empty() {
+            PromptReply::Nothing
+        } else {
+            PromptReply::Say(text.clone())
+        };
+        (self.said, self.nudged, self.hits, self.connectors) = read_reply(&reply)?;
+        Ok(())
+    }
+
     /// Every injected id in the order the block shows them: hits, then connectors;
     /// each id once.
     pub fn injected(&self) -> Vec<&str> {
@@ -89,39 +148,63 @@ impl PromptRun {
     }
 }
 
-/// One query's outcome.
-#[derive(Debug, Clone, Serialize)]
+/// One query's outcome (in a runs file, only `id` and either `ranked` or `text`, the
+/// tool's answer as the system returned it, are needed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchRun {
     /// The query's id.
     pub id: String,
     /// Its kind.
+    #[serde(default)]
     pub kind: String,
     /// The query text.
+    #[serde(default)]
     pub query: String,
     /// Its labels, most important first.
+    #[serde(default)]
     pub relevant: Vec<String>,
     /// Ranked ids as the tool's text shows them: the top hits, then "MORE MATCHES".
+    #[serde(default)]
     pub ranked: Vec<String>,
     /// How long the call took, in microseconds.
+    #[serde(default)]
     pub micros: f64,
+    /// Runs files only: the tool's text, ranked by the same parser as ours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
-/// A new KG session for the project, bound to the Claude session `claude`, with the
-/// full read done or not and nothing seen. Registered in memory only: the registry
-/// file is not rewritten for each of the hundreds of sessions (nothing reads it back).
-fn fresh_session(world: &World, claude: &str, full_read: bool, now: f64) -> String {
+/// A new KG session for the project, bound to the Claude session `claude`, standing as
+/// `protocol` says. Registered in memory only: the registry file is not rewritten for
+/// each of the hundreds of sessions (nothing reads it back).
+fn fresh_session(world: &World, claude: &str, protocol: Protocol, now: f64) -> Result<String> {
     let head = world.store.change_head();
     let root = world.root.clone();
-    world.store.with_sessions(|registry| {
+    let sid = world.store.with_sessions(|registry| {
         let sid = registry.register(Some(root), Some(claude), now, head);
-        if full_read && let Some(record) = registry.lookup_mut(&sid) {
-            // Set directly, as kg-core's own ambient tests do. A real full read also
-            // marks every active gist seen, which would hide them from recall; the
-            // evaluation measures what recall selects, so the seen set starts empty.
+        if protocol == Protocol::Clean
+            && let Some(record) = registry.lookup_mut(&sid)
+        {
+            // Set directly, as kg-core's own ambient tests do: the nudge no longer
+            // stands in for recall, and nothing has been shown.
             record.full_read_ts = Some(now);
         }
         sid
-    })
+    });
+    if protocol == Protocol::Live {
+        // The real full read, through the tool's own code: it marks every active gist
+        // of both levels seen and stamps the full read, as a working session's has.
+        let args = ReadArgs {
+            cwd: Some(world.project.clone()),
+            session_id: Some(sid.clone()),
+            ..ReadArgs::default()
+        };
+        let read = kg_core::kg_read(&world.store, &args, now);
+        if read.is_error {
+            bail!("the full read of session {sid} failed: {}", read.text);
+        }
+    }
+    Ok(sid)
 }
 
 /// Each prompt in a fresh session, so an earlier prompt's injections cannot suppress a
@@ -130,14 +213,13 @@ fn fresh_session(world: &World, claude: &str, full_read: bool, now: f64) -> Stri
 pub fn run_prompts(
     world: &World,
     prompts: &[Prompt],
-    full_read: bool,
+    protocol: Protocol,
     now: f64,
 ) -> Result<Vec<PromptRun>> {
-    let variant = if full_read { "after" } else { "first" };
     let mut runs = Vec::with_capacity(prompts.len());
     for p in prompts {
-        let claude = format!("recall-eval-{variant}-{}", p.id);
-        fresh_session(world, &claude, full_read, now);
+        let claude = format!("recall-eval-{}-{}", protocol.name(), p.id);
+        fresh_session(world, &claude, protocol, now)?;
         // What Claude Code's UserPromptSubmit hook sends. No transcript: the reminder
         // pool is then the mid-conversation one.
         let payload = json!({
@@ -162,15 +244,17 @@ pub fn run_prompts(
             hits,
             connectors,
             micros,
+            reply: None,
         });
     }
     Ok(runs)
 }
 
-type ReadReply = (Said, bool, Vec<String>, Vec<String>);
+/// What a reply said, whether the nudge came with it, its hit ids and connector ids.
+pub type ReadReply = (Said, bool, Vec<String>, Vec<String>);
 
 /// Classify a reply and take the ids out of its recall block.
-fn read_reply(reply: &PromptReply) -> Result<ReadReply> {
+pub fn read_reply(reply: &PromptReply) -> Result<ReadReply> {
     let text = match reply {
         PromptReply::Quiet => return Ok((Said::Quiet, false, Vec::new(), Vec::new())),
         PromptReply::Nothing => return Ok((Said::HookReminder, false, Vec::new(), Vec::new())),
@@ -239,7 +323,7 @@ pub fn run_searches(world: &World, queries: &[Query], now: f64) -> Result<Vec<Se
     let mut runs = Vec::with_capacity(queries.len());
     for q in queries {
         let claude = format!("recall-eval-search-{}", q.id);
-        let sid = fresh_session(world, &claude, true, now);
+        let sid = fresh_session(world, &claude, Protocol::Clean, now)?;
         let start = Instant::now();
         let answer = kg_core::kg_search(&world.store, &q.query, Some(&sid), now);
         let micros = start.elapsed().as_secs_f64() * 1e6;
@@ -253,6 +337,7 @@ pub fn run_searches(world: &World, queries: &[Query], now: f64) -> Result<Vec<Se
             relevant: q.relevant.clone(),
             ranked: ranked_ids(&answer.text),
             micros,
+            text: None,
         });
     }
     Ok(runs)

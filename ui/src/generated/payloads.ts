@@ -169,6 +169,19 @@ export type Debt = {
    * MED); absent when there are none, as in the survey.
    */
   merge_conflicts?: number,
+  /**
+   * Touches of active nodes whose file is gone (our policy); absent when none.
+   */
+  dangling_touches?: number,
+  /**
+   * The active nodes holding them (what the deficit weighs); absent when none.
+   */
+  dangling_nodes?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**
@@ -178,12 +191,25 @@ export type DebtItem = {
   kind: DebtKind,
   id: string,
   gist_chars: number,
+  /**
+   * A stale touch: the entry as the node stores it.
+   */
+  touch?: string,
+  /**
+   * A stale touch: its path as the entry writes it (the file that is gone).
+   */
+  file?: string,
+  /**
+   * A stale touch git saw renamed: the path its file has now, written as the
+   * touch writes paths (what a `retouch` step sets).
+   */
+  renamed_to?: string,
 };
 
 /**
  * What one item of maintenance debt is.
  */
-export type DebtKind = "oversized" | "unconnected";
+export type DebtKind = "oversized" | "unconnected" | "stale_touch";
 
 /**
  * A graph's maintenance debt verdict.
@@ -337,6 +363,19 @@ export type LevelDebt = {
    * MED); absent when there are none, as in the survey.
    */
   merge_conflicts?: number,
+  /**
+   * Touches of active nodes whose file is gone (our policy); absent when none.
+   */
+  dangling_touches?: number,
+  /**
+   * The active nodes holding them (what the deficit weighs); absent when none.
+   */
+  dangling_nodes?: number,
+  /**
+   * Items a sync held back from the graph (content from a remote that breaks a
+   * write rule; `kg-memory sync status` lists them); absent when there are none.
+   */
+  held_back?: number,
 };
 
 /**
@@ -540,6 +579,77 @@ export type PathEdge = {
  * and archived ones (the refill order).
  */
 export type Pool = "active" | "active+archived";
+
+/**
+ * `GET /api/view/recall`: why the memory spoke or stayed silent, newest first.
+ */
+export type RecallAnswer = {
+  decisions: Array<RecallEntry>,
+};
+
+/**
+ * One recall decision: a prompt's, a file's, or another session's write pushed.
+ */
+export type RecallEntry = {
+  /**
+   * Seconds since the Unix epoch.
+   */
+  ts: number,
+  /**
+   * `prompt`, `file` or `push`.
+   */
+  trigger: string,
+  /**
+   * The decision's fixed word: `injected`, `no_hits`, `all_seen`, `throttled`, ...
+   */
+  outcome: string,
+  /**
+   * Why, in one plain sentence.
+   */
+  why: string,
+  /**
+   * The KG session it was for.
+   */
+  session: string | null,
+  /**
+   * Ids shown to the model, in order.
+   */
+  injected: Array<string>,
+  /**
+   * What came close: the best-scored nodes weighed (prompts) or every node naming
+   * the file (files), shown or not.
+   */
+  weighed: Array<RecallWeighed>,
+  /**
+   * The words searched on (prompts; never the prompt itself).
+   */
+  terms: Array<string>,
+  /**
+   * The file keys (files).
+   */
+  files: Array<string>,
+  /**
+   * The tool (files).
+   */
+  tool: string | null,
+};
+
+/**
+ * A node a decision weighed.
+ */
+export type RecallWeighed = {
+  id: string,
+  level: LevelName,
+  /**
+   * Its score in the ranking's own unit (prompts); `null` for a file's nodes.
+   */
+  score: number | null,
+  /**
+   * The session had it in context already.
+   */
+  seen: boolean,
+  injected: boolean,
+};
 
 /**
  * `GET /api/view/search`: the server's ranking over the levels on screen.

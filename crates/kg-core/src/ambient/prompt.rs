@@ -7,6 +7,7 @@
 
 use super::resolve_session;
 use crate::model::{EdgeKey, Level};
+use crate::recall_log::{Decision, Weighed};
 use crate::relevance::{self, Query};
 use crate::search::{SearchResult, search};
 use crate::store::Policy;
@@ -389,6 +390,24 @@ pub fn prompt_reply(store: &Store, payload: &Value, now: f64) -> PromptReply {
 }
 
 fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptReply {
+    let field = |key: &str| payload.get(key).and_then(Value::as_str);
+    let mut decision = Decision::prompt(
+        field("cwd").unwrap_or(""),
+        field("session_id").filter(|s| !s.is_empty()),
+        now,
+    );
+    let reply = respond_logged(store, payload, now, remind, &mut decision);
+    store.log_recall(decision);
+    reply
+}
+
+fn respond_logged(
+    store: &Store,
+    payload: &Value,
+    now: f64,
+    remind: bool,
+    decision: &mut Decision,
+) -> PromptReply {
     let ours = store.config().policy == Policy::Ours;
     let silence = if ours {
         PromptReply::Quiet
@@ -396,24 +415,29 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
         PromptReply::Nothing
     };
     let field = |key: &str| payload.get(key).and_then(Value::as_str);
+    decision.outcome("unresolved_session");
     let Some(sid) = resolve_session(store, field("session_id"), field("cwd")) else {
         return silence;
     };
-    let Some(full_read) = store.with_sessions(|s| s.lookup(&sid).map(|r| !r.needs_full_read()))
-    else {
+    decision.kg_session = Some(sid.clone());
+    let Some((full_read, root)) = store.with_sessions(|s| {
+        s.lookup(&sid)
+            .map(|r| (!r.needs_full_read(), r.project_path.clone()))
+    }) else {
         return silence;
     };
+    decision.project_root = root;
     let prompt = field("prompt").unwrap_or("");
     if !full_read {
         if !ours {
             return PromptReply::Say(wording::FULL_READ_NUDGE.to_string());
         }
-        return PromptReply::Say(match recall(store, &sid, prompt, now) {
+        return PromptReply::Say(match recall(store, &sid, prompt, now, decision) {
             Recalled::Text(text) => format!("{}\n\n{text}", wording::FULL_READ_NUDGE),
             Recalled::Nothing { .. } => wording::FULL_READ_NUDGE.to_string(),
         });
     }
-    match recall(store, &sid, prompt, now) {
+    match recall(store, &sid, prompt, now, decision) {
         Recalled::Text(text) => PromptReply::Say(text),
         Recalled::Nothing { .. } if !ours => PromptReply::Nothing,
         Recalled::Nothing { on_topic: false } => PromptReply::Quiet,
@@ -436,9 +460,10 @@ enum Recalled {
     Nothing { on_topic: bool },
 }
 
-fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
+fn recall(store: &Store, sid: &str, prompt: &str, now: f64, decision: &mut Decision) -> Recalled {
+    let prompt = crate::limits::head(prompt, crate::limits::MAX_RECALL_CHARS);
     if store.config().policy == Policy::Ours {
-        return recall_ours(store, sid, prompt, now);
+        return recall_ours(store, sid, prompt, now, decision);
     }
     let off_topic = Recalled::Nothing { on_topic: false };
     let Some(text) = human_text(prompt) else {
@@ -461,7 +486,7 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
         on_topic: result.total > 0,
     };
     let recall = select(&result, terms.len());
-    say(store, sid, recall, nothing, viewed_at)
+    say(store, sid, recall, nothing, viewed_at, decision, false)
 }
 
 /// The graphs a prompt's recall searches. Loads the session's project graph if needed
@@ -482,16 +507,26 @@ const OUR_MIN_HUMAN_CHARS: usize = 2;
 
 /// Our recall ([`relevance::recall`]): the few nodes the prompt's informative words
 /// point at, and the neighbour a strong hit pulls in.
-fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
+fn recall_ours(
+    store: &Store,
+    sid: &str,
+    prompt: &str,
+    now: f64,
+    decision: &mut Decision,
+) -> Recalled {
     let off_topic = Recalled::Nothing { on_topic: false };
+    decision.outcome("not_a_prompt");
     let Some(text) = human_text_over(prompt, OUR_MIN_HUMAN_CHARS) else {
         return off_topic;
     };
     let query = Query::of(&text);
+    decision.outcome("no_terms");
     if query.is_empty() {
         return off_topic;
     }
+    decision.terms = query.texts().iter().take(MAX_TERMS).cloned().collect();
     let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    decision.outcome("no_graphs");
     let Some(slots) = recall_slots(store, sid, now) else {
         return off_topic;
     };
@@ -500,6 +535,7 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
             graphs.iter().map(|sg| (sg.level, sg.graph)).collect();
         (relevance::recall(&ordered, &query), at)
     });
+    decision.outcome("no_hits");
     let nothing = Recalled::Nothing {
         on_topic: found.on_topic,
     };
@@ -515,6 +551,16 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
             seen: seen(id),
         }
     }
+    decision.weighed = found
+        .weighed
+        .iter()
+        .map(|(level, id, score)| Weighed {
+            id: id.clone(),
+            level: *level,
+            score: *score,
+            seen: is_seen(id),
+        })
+        .collect();
     let recall = Recall {
         hits: found.hits.iter().map(|e| entry(e, &is_seen)).collect(),
         connectors: found
@@ -524,26 +570,45 @@ fn recall_ours(store: &Store, sid: &str, prompt: &str, now: f64) -> Recalled {
             .collect(),
         edges: found.edges.iter().collect(),
     };
-    say(store, sid, recall, nothing, viewed_at)
+    say(store, sid, recall, nothing, viewed_at, decision, true)
 }
 
 /// Gate 2 and the rendering: a recall is said when it holds something the session has
 /// not seen; what it says is then marked seen, at `viewed_at` (taken while the graphs
-/// were locked).
+/// were locked). With `pointers` (our policy), hits the
+/// session already holds are named too — `- [level] id (in context)`, no gist
+/// repeated — once per session each, and never after recall showed them in full: a
+/// model holding the whole memory is pointed at the lesson that fits the prompt.
 fn say(
     store: &Store,
     sid: &str,
     mut recall: Recall<'_>,
     nothing: Recalled,
     viewed_at: f64,
+    decision: &mut Decision,
+    pointers: bool,
 ) -> Recalled {
-    if !recall
+    if recall.hits.is_empty() {
+        return nothing;
+    }
+    decision.outcome("all_seen");
+    let anything_new = recall
         .hits
         .iter()
         .chain(&recall.connectors)
-        .any(|e| !e.seen)
-    {
-        return nothing;
+        .any(|e| !e.seen);
+    if !anything_new {
+        if !pointers {
+            return nothing;
+        }
+        // Only pointers: the hits not pointed at before in this session, no
+        // connections (they would only repeat what is in context).
+        recall.hits.retain(|e| !was_pointed_at(sid, e.id));
+        if recall.hits.is_empty() {
+            return nothing;
+        }
+        recall.connectors.clear();
+        recall.edges.clear();
     }
     let text = render(&mut recall);
     let fresh: Vec<&str> = recall
@@ -553,12 +618,46 @@ fn say(
         .filter(|e| !e.seen)
         .map(|e| e.id)
         .collect();
-    if fresh.is_empty() {
+    if fresh.is_empty() && anything_new {
         return nothing;
+    }
+    decision.outcome(if anything_new { "injected" } else { "pointed" });
+    decision.injected = recall
+        .hits
+        .iter()
+        .chain(&recall.connectors)
+        .map(|e| e.id.to_string())
+        .collect();
+    decision.chars = text.chars().count();
+    if pointers {
+        // A hit shown in full now needs no pointer later either.
+        point_at(sid, recall.hits.iter().map(|e| e.id), decision.ts);
     }
     store.mark_seen(sid, fresh.iter().copied());
     store.record_views(sid, fresh, crate::session::View::Seen, viewed_at);
     Recalled::Text(text)
+}
+
+/// Per session: when it was last pointed at something, and the ids it was pointed at
+/// (in memory; a restart forgets, and sessions idle a day are dropped).
+#[allow(clippy::type_complexity)]
+static POINTED_AT: Mutex<Option<HashMap<String, (f64, HashSet<String>)>>> = Mutex::new(None);
+
+fn was_pointed_at(sid: &str, id: &str) -> bool {
+    let pointed = POINTED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    pointed
+        .as_ref()
+        .and_then(|map| map.get(sid))
+        .is_some_and(|(_, ids)| ids.contains(id))
+}
+
+fn point_at<'a>(sid: &str, ids: impl Iterator<Item = &'a str>, now: f64) {
+    let mut pointed = POINTED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    let map = pointed.get_or_insert_with(HashMap::new);
+    map.retain(|_, (at, _)| now - *at < 86_400.0);
+    let (at, set) = map.entry(sid.to_string()).or_default();
+    *at = now;
+    set.extend(ids.map(str::to_string));
 }
 
 /// At most one reminder per session in this long: a reminder on every prompt is noise

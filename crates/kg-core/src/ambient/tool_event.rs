@@ -134,7 +134,7 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
     if needle.len() > MAX_TARGET_BYTES {
         return None;
     }
-    let root = store.resolve_root(cwd).ok()?;
+    let root = store.project_root_of(cwd).ok()?;
     // Also loads the cwd's graph, which the coverage scan reads; a made-up folder
     // gets no graph and no counter file.
     let project = match store.existing_project_slot(&root, now) {

@@ -61,6 +61,15 @@ impl PathMap {
             .map(|(root, _)| root.as_str())
     }
 
+    /// Every binding, by slug (a slug bound twice keeps its first root).
+    pub(crate) fn by_slug(&self) -> std::collections::HashMap<String, String> {
+        let mut map = std::collections::HashMap::new();
+        for (root, slug) in &self.entries {
+            map.entry(slug.clone()).or_insert_with(|| root.clone());
+        }
+        map
+    }
+
     /// Whether `root` is one of this machine's projects.
     pub(crate) fn binds_root(&self, root: &str) -> bool {
         self.slug_of(root).is_some()

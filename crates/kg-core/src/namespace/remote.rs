@@ -2,42 +2,25 @@
 //! started), in one spelling for every way of writing it: two machines whose folders
 //! of the same name clone the same repository hold the same project.
 
-use std::fs;
+use super::git_files::{CONFIG_FILE_CAP, git_dirs, read_small_file};
 use std::path::{Path, PathBuf};
 
 /// The project's `origin` remote (or, without one, its first remote with a URL),
 /// normalised; `None` when `root` is no git repository or has no remote.
 ///
 /// Only `<root>/.git` is read, never a parent folder's repository: a home folder
-/// kept in git would otherwise lend its remote to every project inside it.
-pub(crate) fn project_remote(root: &Path) -> Option<String> {
-    let text = fs::read_to_string(git_config(root)?).ok()?;
+/// kept in git would otherwise lend its remote to every project inside it. For a
+/// linked worktree or a submodule (whose `.git` is a file saying `gitdir: …`) the
+/// config of the repository it belongs to is read, if it lies in an `allowed` folder.
+pub(crate) fn project_remote(root: &Path, allowed: &[PathBuf]) -> Option<String> {
+    let (_, common) = git_dirs(root, allowed)?;
+    let text = read_small_file(&common.join("config"), CONFIG_FILE_CAP)?;
     let remotes = remote_urls(&text);
     let (_, url) = remotes
         .iter()
         .find(|(name, _)| name == "origin")
         .or_else(|| remotes.first())?;
     normalise_remote(url)
-}
-
-/// The repository's config file: `.git/config`, or for a worktree or submodule
-/// (whose `.git` is a file saying `gitdir: …`) the config of the repository it
-/// belongs to.
-fn git_config(root: &Path) -> Option<PathBuf> {
-    let dot_git = root.join(".git");
-    let git_dir = if dot_git.is_dir() {
-        dot_git
-    } else {
-        let pointer = fs::read_to_string(&dot_git).ok()?;
-        let target = pointer.trim().strip_prefix("gitdir:")?.trim();
-        root.join(target)
-    };
-    // A linked worktree keeps its config in the main repository (`commondir`).
-    let common = fs::read_to_string(git_dir.join("commondir"))
-        .ok()
-        .map(|c| git_dir.join(c.trim()))
-        .unwrap_or(git_dir);
-    Some(common.join("config"))
 }
 
 /// `(remote name, first url)` of each `[remote "name"]` section, in file order.
@@ -132,6 +115,7 @@ pub(crate) fn normalise_remote(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn one_spelling_for_every_way_of_writing_a_remote() {
@@ -164,9 +148,10 @@ mod tests {
     #[test]
     fn origin_is_read_from_the_projects_own_git_config() {
         let dir = tempfile::tempdir().expect("dir");
-        let root = dir.path().join("shop");
+        let allowed = [fs::canonicalize(dir.path()).expect("canonical")];
+        let root = allowed[0].join("shop");
         fs::create_dir_all(root.join(".git")).expect("mkdir");
-        assert_eq!(project_remote(&root), None, "no config");
+        assert_eq!(project_remote(&root, &allowed), None, "no config");
         fs::write(
             root.join(".git/config"),
             "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://example.com/team/shop\n\
@@ -174,7 +159,7 @@ mod tests {
         )
         .expect("config");
         assert_eq!(
-            project_remote(&root).as_deref(),
+            project_remote(&root, &allowed).as_deref(),
             Some("example.com/ana/shop")
         );
         // Without an origin, the first remote.
@@ -184,11 +169,11 @@ mod tests {
         )
         .expect("config");
         assert_eq!(
-            project_remote(&root).as_deref(),
+            project_remote(&root, &allowed).as_deref(),
             Some("example.com/team/shop")
         );
         // A linked worktree: `.git` is a file pointing into the main repository.
-        let worktree = dir.path().join("shop-wt");
+        let worktree = allowed[0].join("shop-wt");
         let linked = root.join(".git/worktrees/shop-wt");
         fs::create_dir_all(&linked).expect("mkdir");
         fs::write(linked.join("commondir"), "../..\n").expect("commondir");
@@ -199,7 +184,7 @@ mod tests {
         )
         .expect("pointer");
         assert_eq!(
-            project_remote(&worktree).as_deref(),
+            project_remote(&worktree, &allowed).as_deref(),
             Some("example.com/team/shop")
         );
     }

@@ -10,17 +10,18 @@
 //! so undo restores every entry it touched, the re-balance included.
 
 use super::locks::Actor;
-use super::writes::{NodeEdit, archive_node_in, check_new_id, delete_node_in, read_node_in};
+use super::writes::{archive_node_in, check_new_id, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
+use crate::touch_path::path_part;
 
 /// Steps kept for undo per graph; the oldest goes first.
 pub const UNDO_STEPS: usize = 20;
 
 /// One change a person asks for in the graph view. Its JSON (the server's step
 /// route reads it as is) is `{"kind": "promote" | "archive" | "put_node" |
-/// "delete_node", "id": …}`, plus `gist` and optional `notes` and `touches` for
-/// `put_node`.
+/// "delete_node" | "retouch", "id": …}`, plus `gist` and optional `notes` and
+/// `touches` for `put_node`, `from` and `to` for `retouch`.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
@@ -72,6 +73,17 @@ pub enum Action {
         /// Its new id.
         new_id: String,
     },
+    /// Point one of a node's touches at another file: the entry `from` gets the path
+    /// `to`, keeping its line range, anchor or symbol (`src/a.rs:12-40 (parser)` with
+    /// `src/b.rs` becomes `src/b.rs:12-40 (parser)`). How a stale touch is fixed.
+    Retouch {
+        /// The node.
+        id: String,
+        /// The entry as the node stores it.
+        from: String,
+        /// The new path.
+        to: String,
+    },
 }
 
 impl Action {
@@ -83,7 +95,8 @@ impl Action {
             | Action::PutNode { id, .. }
             | Action::DeleteNode { id }
             | Action::Lock { id, .. }
-            | Action::Rename { id, .. } => id,
+            | Action::Rename { id, .. }
+            | Action::Retouch { id, .. } => id,
         }
     }
 }
@@ -320,7 +333,17 @@ impl Store {
                     if !state.graph.nodes.contains_key(id) {
                         check_new_id(id)?;
                     }
-                    Some(NodeEdit::checked(id, gist, notes.clone(), touches.clone())?)
+                    Some(self.checked_edit(id, gist, notes.clone(), touches.clone())?)
+                }
+                Action::Retouch { id, from, to } => {
+                    let touches = retouched_touches(&state.graph, slot.level, id, from, to)?;
+                    let gist = state
+                        .graph
+                        .nodes
+                        .get(id)
+                        .map_or("", |n| n.gist())
+                        .to_string();
+                    Some(self.checked_edit(id, &gist, None, Some(touches))?)
                 }
                 other if !state.graph.nodes.contains_key(other.id()) => {
                     return Err(StoreError::NodeNotFound {
@@ -342,7 +365,7 @@ impl Store {
         for (action, edit) in actions.iter().zip(edits) {
             let id = action.id().to_string();
             match (action, edit) {
-                (Action::PutNode { .. }, Some(edit)) => {
+                (Action::PutNode { .. } | Action::Retouch { .. }, Some(edit)) => {
                     let (created, _) = edit.apply(g, &mut journal, target.session, &stamp, now);
                     if created {
                         outcome.created.push(id);
@@ -380,7 +403,8 @@ impl Store {
                         }
                     }
                 }
-                (Action::PutNode { .. }, None) | (Action::Rename { .. }, _) => {}
+                (Action::PutNode { .. } | Action::Retouch { .. }, None)
+                | (Action::Rename { .. }, _) => {}
             }
         }
         // Archiving by hand only frees room; the passes would refill it at once, maybe
@@ -455,6 +479,41 @@ impl Store {
         })
     }
 
+    /// Point touch `from` of node `id` at the path `to` (see [`Action::Retouch`]),
+    /// write-through, as an agent's write: recorded for `kg_sync`, not kept for the
+    /// graph view's undo, refused on a locked node. Returns the entry as now stored.
+    pub fn retouch(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        from: &str,
+        to: &str,
+        now: f64,
+    ) -> Result<String, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let mut state = slot.lock();
+        // A fix of a touch rewrites the node: a person's lock keeps agents out of it.
+        if state.graph.nodes.get(id).is_some_and(Node::is_locked) {
+            let op = super::locks::LockedOp::Rewrite;
+            return Err(self.refuse_locked(&slot, &mut state, op, id, target.session, now));
+        }
+        let action = Action::Retouch {
+            id: id.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+        };
+        let (outcome, journal) = self.apply_step(
+            &slot,
+            &mut state,
+            std::slice::from_ref(&action),
+            target,
+            now,
+        )?;
+        self.commit(&slot, &mut state, journal, now)?;
+        self.announce(&slot, &state.graph, &outcome, target.session, now);
+        Ok(retouched(from, to))
+    }
+
     /// Record a committed step in the change log, as the tools' own writes are.
     fn announce(
         &self,
@@ -505,4 +564,42 @@ fn lone_rename(actions: &[Action]) -> Result<Option<(&str, &str)>, StoreError> {
         ),
         _ => Ok(None),
     }
+}
+
+/// Touch `from` with its path replaced by `to` (the rest of the entry kept).
+fn retouched(from: &str, to: &str) -> String {
+    path_part(from).map_or_else(|| to.to_string(), |p| p.with_path(to))
+}
+
+/// The touches of node `id` with entry `from` pointed at `to` (or dropped, when the
+/// node already has the new entry): what a retouch writes, with the node's own gist
+/// and notes.
+fn retouched_touches(
+    g: &Graph,
+    level: Level,
+    id: &str,
+    from: &str,
+    to: &str,
+) -> Result<Vec<String>, StoreError> {
+    let node = g.nodes.get(id).ok_or_else(|| StoreError::NodeNotFound {
+        id: id.to_string(),
+        level: level.as_str().to_string(),
+    })?;
+    let to = to.trim();
+    if to.is_empty() || to.contains(char::is_whitespace) || to.contains('#') || to.contains("://") {
+        return Err(StoreError::Invalid(crate::wording::bad_retouch_path(to)));
+    }
+    let mut touches = node.touches();
+    let at = touches
+        .iter()
+        .position(|t| t == from)
+        .filter(|_| path_part(from).is_some())
+        .ok_or_else(|| StoreError::Invalid(crate::wording::no_such_touch(id, from)))?;
+    let entry = retouched(from, to);
+    if touches.contains(&entry) {
+        touches.remove(at);
+    } else {
+        touches[at] = entry;
+    }
+    Ok(touches)
 }

@@ -208,12 +208,16 @@ impl Store {
                 .shift_remove(root);
         }
         state.graph = file.graph;
+        state.stale = None;
         state.recorded_root = file.project_path;
         // Undo steps describe the graph they were taken on, not this one.
         state.history.clear();
         state.stamp = FileStamp::of(&slot.path);
         state.dirty = false;
         state.loaded = true;
+        state.held_back = super::screen::held_back_count(&slot.path);
+        state.clock_at_load = (now, crate::compact::newest_stamp(&state.graph, now));
+        state.deletes_pause_logged = false;
         remove_dangling_edges(&mut state.graph, foreign, &slot.namespace);
         // Healed gists, and a graph whose damaged file was moved aside, go to disk at
         // once: a server stopped before its next write would otherwise come back to a
@@ -244,7 +248,7 @@ impl Store {
     /// Tell the change log when a graph's debt verdict changes, so a tray or a view can
     /// react without polling. A graph first seen at LOW is not news.
     pub(super) fn note_debt(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) {
-        let debt = self.debt_of(&state.graph, &state.activity, now);
+        let debt = self.debt_of(slot, state, now);
         if state.debt == Some(debt.level) {
             return;
         }
@@ -271,12 +275,33 @@ impl Store {
         slot: &GraphSlot,
         state: &mut GraphState,
     ) -> Result<(), PersistError> {
+        self.save_within(slot, state, false)
+    }
+
+    /// [`Store::save_locked`]; with `bounded`, a graph that would grow past
+    /// [`limits::MAX_GRAPH_BYTES`] is not written (a graph already that large may still
+    /// shrink, and maintenance saves are never refused).
+    pub(super) fn save_within(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        bounded: bool,
+    ) -> Result<(), PersistError> {
+        let before = state.stamp.map_or(0, |stamp| stamp.file_len());
         let text = state.writer.write(
             &state.graph,
             slot.level,
             slot.recorded_root(&state.recorded_root, self.config.synced),
         );
+        if bounded && text.len() > limits::MAX_GRAPH_BYTES && text.len() as u64 > before {
+            return Err(PersistError::TooLarge {
+                path: slot.path.clone(),
+                bytes: text.len(),
+                limit: limits::MAX_GRAPH_BYTES,
+            });
+        }
         let validate = |bytes: &[u8]| parse_graph(bytes).is_ok();
+        let first_file = state.stamp.is_none();
         state.stamp = atomic_write(
             &slot.path,
             text.as_bytes(),
@@ -285,6 +310,12 @@ impl Store {
             Some(&validate),
         )?;
         state.dirty = false;
+        // What it touches may have changed.
+        state.stale = None;
+        if first_file && slot.level == Level::Project {
+            // Folders inside this project may now belong to it.
+            self.recent_choices.forget();
+        }
         Ok(())
     }
 
@@ -297,10 +328,14 @@ impl Store {
         journal: Journal,
         now: f64,
     ) -> Result<Journal, StoreError> {
-        match self.save_locked(slot, state) {
+        match self.save_within(slot, state, true) {
             Ok(()) => {
                 self.note_debt(slot, state, now);
                 Ok(journal)
+            }
+            Err(e @ PersistError::TooLarge { .. }) => {
+                journal.rollback(&mut state.graph);
+                Err(StoreError::Invalid(format!("Refused: {e}.")))
             }
             Err(e) => {
                 journal.rollback(&mut state.graph);
@@ -469,8 +504,11 @@ impl Store {
                 continue;
             }
             let mut moves = self.maybe_compact(&slot, &mut state, now, None);
-            let pruned =
-                crate::compact::prune_orphans(&mut state.graph, self.config.orphan_grace_days, now);
+            let pruned = if self.deletes_allowed(&slot, &mut state, now) {
+                crate::compact::prune_orphans(&mut state.graph, self.config.orphan_grace_days, now)
+            } else {
+                Vec::new()
+            };
             if !pruned.is_empty() {
                 state.dirty = true;
                 moves.deleted = pruned;

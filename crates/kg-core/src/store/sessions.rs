@@ -23,18 +23,29 @@ impl Store {
         self.lock_sessions().len()
     }
 
-    /// Register a session for an optional project path; saved at once.
+    /// Register a session for an optional project folder (the project it belongs to:
+    /// see [`Store::project_of`]); saved at once.
     pub fn register_session(
         &self,
         project_path: Option<&str>,
         claude_sid: Option<&str>,
         now: f64,
     ) -> Result<String, StoreError> {
-        let root = project_path.map(|p| self.resolve_root(p)).transpose()?;
+        let choice = project_path.map(|p| self.project_of(p)).transpose()?;
+        Ok(self.register_in(choice.map(|c| c.root), claude_sid, now))
+    }
+
+    /// Register a session for a project root already chosen; saved at once.
+    pub(crate) fn register_in(
+        &self,
+        root: Option<String>,
+        claude_sid: Option<&str>,
+        now: f64,
+    ) -> String {
         let head = self.change_head();
         let sid = self.lock_sessions().register(root, claude_sid, now, head);
         self.save_sessions();
-        Ok(sid)
+        sid
     }
 
     /// An id in the shape of a session id that no session holds, for a connection
@@ -132,10 +143,15 @@ impl Store {
     }
 
     /// The newest session for a client path; `None` when none or outside home.
+    /// The newest session for a client's folder: of the project it belongs to, else
+    /// (a session registered before projects were found from subfolders) of the
+    /// folder itself; `None` when none or outside home.
     pub fn find_by_project_path(&self, path: &str) -> Option<String> {
-        let root = self.resolve_root(path).ok()?;
-        self.lock_sessions()
-            .find_by_project_path(&root)
+        let choice = self.project_of(path).ok()?;
+        let sessions = self.lock_sessions();
+        sessions
+            .find_by_project_path(&choice.root)
+            .or_else(|| sessions.find_by_project_path(&choice.folder))
             .map(str::to_string)
     }
 
@@ -166,7 +182,9 @@ impl Store {
     ///
     /// A session registered in this process reads the change log from its cursor, so
     /// every change by someone else is reported however close in time to its own
-    /// writes; a session from before a restart falls back to the version timestamps.
+    /// writes; a session from before a restart falls back to the version timestamps,
+    /// and so does one whose cursor the bounded log no longer reaches, which (our
+    /// policy) is told so.
     pub fn sync(&self, sid: &str, now: f64) -> Result<SyncReport, StoreError> {
         let head = self.change_head();
         let (cursor, watermark, project_root) = {
@@ -182,8 +200,10 @@ impl Store {
         // policy) the nodes they deleted, with where each happened.
         type VersionKeys = HashSet<(Option<String>, String)>;
         type Deleted = Vec<(Level, Option<String>, String)>;
-        let (from_log, deleted): (Option<VersionKeys>, Deleted) = {
+        let (from_log, deleted, behind): (Option<VersionKeys>, Deleted, bool) = {
             let log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+            let behind = self.config.policy == Policy::Ours
+                && cursor.is_some_and(|c| log.since(c).is_none());
             let others = || {
                 cursor
                     .and_then(|c| log.since(c))
@@ -204,7 +224,7 @@ impl Store {
                     .collect(),
                 _ => Vec::new(),
             };
-            (keys, deleted)
+            (keys, deleted, behind)
         };
         let select = |slot: &GraphSlot| -> Vec<SyncItem> {
             let state = slot.lock();
@@ -258,6 +278,7 @@ impl Store {
         let mut report = SyncReport {
             user: select(&self.user),
             project: Vec::new(),
+            behind,
         };
         // Loaded again if it was unloaded while idle; a project whose folder and
         // graph are both gone has nothing to report.

@@ -42,7 +42,7 @@ impl Store {
         check: WriteCheck,
         now: f64,
     ) -> Result<PutNode, StoreError> {
-        let edit = NodeEdit::checked(id, gist, notes, touches)?;
+        let edit = self.checked_edit(id, gist, notes, touches)?;
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         if check == WriteCheck::SessionView
@@ -163,6 +163,14 @@ impl Store {
             .map(limits::notes)
             .transpose()
             .map_err(StoreError::Invalid)?;
+        if let Some(notes) = &notes {
+            self.refuse_credentials(
+                notes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (format!("edge note {}", i + 1), n.as_str())),
+            )?;
+        }
         let slot = self.resolve_target(target, now)?;
         let key = EdgeKey::new(from, to, rel);
         let mut state = slot.lock();
@@ -550,6 +558,55 @@ pub(super) fn string_array(items: Vec<String>) -> Value {
     Value::Array(items.into_iter().map(Value::String).collect())
 }
 
+impl Store {
+    /// [`NodeEdit::checked`], then refused when a field holds a credential.
+    pub(super) fn checked_edit(
+        &self,
+        id: &str,
+        gist: &str,
+        notes: Option<Vec<String>>,
+        touches: Option<Vec<String>>,
+    ) -> Result<NodeEdit, StoreError> {
+        let edit = NodeEdit::checked(id, gist, notes, touches)?;
+        let fields = std::iter::once(("the gist".to_string(), edit.gist.as_str()))
+            .chain(
+                edit.notes
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, n)| (format!("note {}", i + 1), n.as_str())),
+            )
+            .chain(
+                edit.touches
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, t)| (format!("touch {}", i + 1), t.as_str())),
+            );
+        self.refuse_credentials(fields)?;
+        Ok(edit)
+    }
+
+    /// Refuse a write when one of its texts (named by the first of each pair) holds a
+    /// credential a person has not allowed as no secret.
+    pub(super) fn refuse_credentials<'a>(
+        &self,
+        fields: impl Iterator<Item = (String, &'a str)>,
+    ) -> Result<(), StoreError> {
+        let allowed = |fingerprint: &str| self.secret_allowed(fingerprint);
+        for (field, text) in fields {
+            if let Some(finding) = crate::secrets::find(text, &allowed) {
+                return Err(StoreError::Credential {
+                    field,
+                    kind: finding.kind,
+                    fingerprint: finding.fingerprint,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 // The graph edits behind the mutations, each journalled and nothing else: the agents'
 // tools and the graph view's actions (`actions.rs`) apply the same ones, and commit,
 // record or roll back around them.
@@ -582,6 +639,11 @@ impl NodeEdit {
             notes: notes.map_err(StoreError::Invalid)?,
             touches: touches.map_err(StoreError::Invalid)?,
         })
+    }
+
+    /// The node's id.
+    pub(super) fn id(&self) -> &str {
+        &self.id
     }
 
     /// Create or update the node, active, with a new version; a write that changes

@@ -60,6 +60,15 @@ pub fn node_not_found_block(id: &str) -> String {
 
 /// The `kg_sync` report (core.md §3.7).
 pub fn sync_text(report: &SyncReport) -> String {
+    let mut text = sync_lists(report);
+    if report.behind {
+        text.push_str("\n\n");
+        text.push_str(&crate::wording::sync_behind(crate::change::LOG_FLOOR));
+    }
+    text
+}
+
+fn sync_lists(report: &SyncReport) -> String {
     if report.user.is_empty() && report.project.is_empty() {
         return "No updates from other sessions".to_string();
     }

@@ -927,8 +927,16 @@ fn reminders_fit_the_topic_and_the_state_and_do_not_repeat_at_once() {
         w.reply("cc-remind", "write a haiku about autumn leaves", T),
         kg_core::PromptReply::Quiet
     );
-    // Known topic, nothing new: a reminder, never "if no memory is loaded yet" after
-    // the full read, and about subagents only when the prompt speaks of them.
+    // Known topic, already in context: a pointer to the node that fits, once.
+    assert_eq!(
+        w.reply("cc-remind", "the stripe webhook signature", T),
+        kg_core::PromptReply::Say(format!(
+            "{RECALL_HEADER}\n- [project] billing-webhook-signature (in context)"
+        ))
+    );
+    // Pointed at already, nothing new: a reminder, never "if no memory is loaded
+    // yet" after the full read, and about subagents only when the prompt speaks of
+    // them.
     let kg_core::PromptReply::Say(reminder) =
         w.reply("cc-remind", "the stripe webhook signature again", T)
     else {

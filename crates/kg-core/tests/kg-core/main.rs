@@ -13,6 +13,7 @@ mod lossless;
 mod ours_golden;
 mod paths;
 mod rename;
+mod secrets;
 mod snapshots;
 mod steps;
 mod storage;

@@ -321,6 +321,53 @@ fn sync_reports_other_sessions_deletes_under_our_policy_only() {
     }
 }
 
+/// The change log is bounded: a session whose last sync it no longer reaches still
+/// hears what changed (by the versions' timestamps), and, under our policy, is told
+/// that the list cannot name deletions and how to see the whole memory again.
+#[test]
+fn a_session_the_log_left_behind_is_told_so() {
+    for policy in [kg_core::Policy::Ours, kg_core::Policy::Reference] {
+        let home = TempHome::new();
+        let store = kg_test_support::open_store_with(&home, T, policy);
+        store.bound_changes(kg_core::change::LogBounds {
+            capacity: 5,
+            bytes: 1 << 20,
+            floor: 5,
+        });
+        let a = store.register_session(None, None, T).expect("a");
+        let b = store.register_session(None, None, T).expect("b");
+        fn user(sid: &str) -> Target<'_> {
+            Target::session(Level::User, sid)
+        }
+        store
+            .put_node(user(&a), "first", "written before b synced", None, None, T)
+            .expect("put");
+        store.sync(&b, T).expect("b catches up");
+        let quiet = kg_core::kg_sync(&store, &b, T + 1.0).text;
+        assert_eq!(quiet, "No updates from other sessions");
+        // Seven changes by a: the log keeps five, so b's cursor is gone.
+        for i in 0..7 {
+            store
+                .put_node(user(&a), &format!("n{i}"), "later", None, None, T + 2.0)
+                .expect("put");
+        }
+        let text = kg_core::kg_sync(&store, &b, T + 3.0).text;
+        assert!(text.contains("User: 7 node changes"), "{text}");
+        let told = text.contains("older than what this server still remembers");
+        assert_eq!(told, policy == kg_core::Policy::Ours, "{policy:?}: {text}");
+        if told {
+            assert!(text.contains("kg_read(session_id)"), "{text}");
+        }
+        // Synced again, b is back within the log: exact, and nothing to tell.
+        store
+            .put_node(user(&a), "after", "one more", None, None, T + 4.0)
+            .expect("put");
+        let text = kg_core::kg_sync(&store, &b, T + 5.0).text;
+        assert!(text.contains("User: 1 node changes"), "{text}");
+        assert!(!text.contains("older than"), "{text}");
+    }
+}
+
 #[test]
 fn rejected_likes_keep_their_first_rejection_order() {
     let home = TempHome::new();

@@ -5,7 +5,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use kg_server::{AppState, Settings, VERSION};
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -111,7 +111,12 @@ fn merge_driver(args: &MergeDriverArgs) -> i32 {
         Ok(outcome) => {
             // Git shows the driver's output during the merge; a clean merge says nothing.
             if !matches!(outcome, kg_sync::DriverOutcome::Merged { conflicts: 0, .. }) {
-                let _ = writeln!(std::io::stderr(), "kg-memory: {outcome}");
+                let said = outcome.to_string();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "kg-memory: {}",
+                    kg_server::terminal::safe(&said)
+                );
             }
             outcome.exit_code()
         }
@@ -302,11 +307,19 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                 Some(_) => None,
                 None => kg_server::root_lock::serves_another_root(&base, &settings).await,
             };
-            if let Some(served) = &elsewhere {
+            if let Ok(body) =
+                kg_server::client::get(&format!("{base}/api/server"), Duration::from_secs(2)).await
+                && let Ok(info) = serde_json::from_str::<serde_json::Value>(&body)
+                && let Some(doubt) = info["clock_doubt"].as_str()
+            {
                 say(&format!(
-                    "It serves the storage root {}, not {}: nothing serves that one. Stop the server at {base}, or give this storage root a port of its own (--port N).\n",
-                    served.display(),
-                    settings.storage_root.display()
+                    "! The clock: {doubt}. Orphaned nodes are not deleted for good until the clock and the memory agree.\n"
+                ));
+            }
+            if let Some(stranger) = &elsewhere {
+                say(&format!(
+                    "It {}: nothing serves that one. Stop the server at {base}, or give this storage root a port of its own (--port N).\n",
+                    stranger.why(&settings.storage_root)
                 ));
             }
             elsewhere.is_none()
@@ -350,6 +363,32 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                     .unwrap_or_default()
             ));
         }
+        for found in survey["suspected_credentials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            say(&format!(
+                "  ! {} graph, node {}: {} holds what looks like a credential ({}). Remove it (or allow it in the graph view if it is no secret) before the memory syncs anywhere.\n",
+                found["graph"].as_str().unwrap_or("?"),
+                found["id"].as_str().unwrap_or("?"),
+                found["field"].as_str().unwrap_or("?"),
+                found["kind"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    // Which of those graphs a session started here would use.
+    if up && let Ok(here) = std::env::current_dir() {
+        let url = format!(
+            "{base}/api/project_of?cwd={}",
+            kg_server::client::encode(&here.to_string_lossy())
+        );
+        if let Ok(body) = kg_server::client::get(&url, Duration::from_secs(5)).await
+            && let Ok(project) = serde_json::from_str::<serde_json::Value>(&body)
+            && let Some(root) = project["root"].as_str()
+        {
+            say(&format!("{}\n", this_folder_line(&here, root, &project)));
+        }
     }
     // A graph whose file was moved aside as damaged looks merely small or empty above.
     if up
@@ -389,6 +428,20 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Which project graph a session started in `here` uses, from `/api/project_of`.
+fn this_folder_line(here: &Path, root: &str, project: &serde_json::Value) -> String {
+    let graph = match project["graph"].as_str() {
+        Some(graph) => format!("the project graph '{graph}' of {root}"),
+        None => format!("a new project graph for {root}"),
+    };
+    let mut line = format!("Sessions started in {} use {graph}.", here.display());
+    if let Some(notice) = project["notice"].as_str() {
+        line.push(' ');
+        line.push_str(notice);
+    }
+    line
 }
 
 /// The folder a hook's session runs in: the payload's `cwd`, else this process's.
@@ -556,9 +609,12 @@ fn install(
 
 /// Print to standard output. A reader that went away (`kg-memory … | head`) is no
 /// failure: whatever the command does, it has done or still does, so it must not
-/// panic the way `println!` does on a broken pipe.
+/// panic the way `println!` does on a broken pipe. Everything printed passes through
+/// [`kg_server::terminal::safe`]: a gist, an id or a file's text shown here cannot
+/// move the cursor, rewrite a line, set the clipboard or reorder what is shown.
 fn say(text: &str) {
     use std::io::{ErrorKind, Write};
+    let text = kg_server::terminal::safe(text);
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
         && e.kind() != ErrorKind::BrokenPipe
@@ -645,7 +701,12 @@ fn main() {
         }
     });
     if let Err(e) = result {
-        let _ = writeln!(std::io::stderr(), "kg-memory: {e:#}");
+        let said = format!("{e:#}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "kg-memory: {}",
+            kg_server::terminal::safe(&said)
+        );
         std::process::exit(1);
     }
 }

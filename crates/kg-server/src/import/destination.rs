@@ -1,8 +1,8 @@
 //! Where an import writes: the running server that holds the storage root (over its
 //! REST API, the route the graph view takes), or, when none runs, the store itself,
-//! opened under the root's lock the way a server opens it. Either way every node goes
-//! through `put_node` and every edge through `put_edge`: journalled, saved before the
-//! next one, and followed by the maintenance passes that keep the level in budget.
+//! opened under the root's lock the way a server opens it. Either way the import is
+//! one batch through the store (`Store::import`): checked whole, journalled, one
+//! maintenance pass that keeps the level in budget, one save.
 
 use super::{GraphFacts, NewEdge, NewNode, TargetGraph};
 use crate::client::{self, ClientError};
@@ -10,7 +10,7 @@ use crate::clock::Clock;
 use crate::config::Settings;
 use crate::root_lock::{self, RootLock};
 use anyhow::Context;
-use kg_core::{Level, Store, Target, Tier};
+use kg_core::{BatchEdge, BatchNode, BatchOutcome, Level, Store, Target, Tier};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -144,45 +144,65 @@ impl Destination {
         }
     }
 
-    /// Create one node (the store heals and bounds it as for any client).
-    pub async fn put_node(&self, target: &TargetGraph, node: &NewNode) -> anyhow::Result<()> {
+    /// Create `nodes`, then `edges`, in the target graph as one write through the
+    /// store's batch (`Store::import`): all or nothing, one maintenance pass, one
+    /// save. With `dry_run`, nothing is written and the outcome says what would be.
+    pub async fn import(
+        &self,
+        target: &TargetGraph,
+        nodes: &[NewNode],
+        edges: &[NewEdge],
+        dry_run: bool,
+    ) -> anyhow::Result<BatchOutcome> {
         match self {
             Destination::Server { base } => {
-                let body = json!({"id": node.id, "gist": node.gist, "notes": node.notes});
-                post_write(base, "/api/nodes", body, target).await
-            }
-            Destination::Store { store, clock, .. } => store
-                .put_node(
-                    store_target(target),
-                    &node.id,
-                    &node.gist,
-                    Some(node.notes.clone()),
-                    None,
-                    clock.now(),
+                let mut body = json!({
+                    "level": target.level.as_str(),
+                    "dry_run": dry_run,
+                    "nodes": nodes
+                        .iter()
+                        .map(|n| json!({"id": n.id, "gist": n.gist, "notes": n.notes}))
+                        .collect::<Vec<_>>(),
+                    "edges": edges
+                        .iter()
+                        .map(|e| json!({"from": e.from, "to": e.to, "rel": e.rel}))
+                        .collect::<Vec<_>>(),
+                });
+                if let Some(path) = &target.project {
+                    body["project_path"] = json!(path);
+                }
+                let answer = client::post(
+                    &format!("{base}/api/import"),
+                    &body.to_string(),
+                    REQUEST_TIMEOUT,
                 )
-                .map(drop)
-                .map_err(|e| anyhow::anyhow!("{e}")),
-        }
-    }
-
-    /// Create one edge.
-    pub async fn put_edge(&self, target: &TargetGraph, edge: &NewEdge) -> anyhow::Result<()> {
-        match self {
-            Destination::Server { base } => {
-                let body = json!({"from": edge.from, "to": edge.to, "rel": edge.rel});
-                post_write(base, "/api/edges", body, target).await
+                .await
+                .map_err(refusal)?;
+                let answer: Value = serde_json::from_str(&answer)
+                    .context("the server's answer to the import is not JSON")?;
+                super::route::outcome_of(&answer)
             }
-            Destination::Store { store, clock, .. } => store
-                .put_edge(
-                    store_target(target),
-                    &edge.from,
-                    &edge.to,
-                    &edge.rel,
-                    None,
-                    clock.now(),
-                )
-                .map(drop)
-                .map_err(|e| anyhow::anyhow!("{e}")),
+            Destination::Store { store, clock, .. } => {
+                let nodes: Vec<BatchNode> = nodes
+                    .iter()
+                    .map(|n| BatchNode {
+                        id: n.id.clone(),
+                        gist: n.gist.clone(),
+                        notes: n.notes.clone(),
+                    })
+                    .collect();
+                let edges: Vec<BatchEdge> = edges
+                    .iter()
+                    .map(|e| BatchEdge {
+                        from: e.from.clone(),
+                        to: e.to.clone(),
+                        rel: e.rel.clone(),
+                    })
+                    .collect();
+                store
+                    .import(store_target(target), &nodes, &edges, dry_run, clock.now())
+                    .map_err(|e| anyhow::anyhow!("{e}"))
+            }
         }
     }
 
@@ -204,27 +224,6 @@ fn store_target(target: &TargetGraph) -> Target<'_> {
             Level::Project => target.project.as_deref(),
         },
     }
-}
-
-/// POST a write to the server, addressed to `target`'s graph.
-async fn post_write(
-    base: &str,
-    route: &str,
-    mut body: Value,
-    target: &TargetGraph,
-) -> anyhow::Result<()> {
-    body["level"] = json!(target.level.as_str());
-    if let Some(path) = &target.project {
-        body["project_path"] = json!(path);
-    }
-    client::post(
-        &format!("{base}{route}"),
-        &body.to_string(),
-        REQUEST_TIMEOUT,
-    )
-    .await
-    .map_err(refusal)?;
-    Ok(())
 }
 
 /// A refused request in the server's own words (`{"detail": …}`), else as it came.

@@ -7,18 +7,21 @@
 //! the import with every problem listed and nothing written. Then the target graph is
 //! read, and the preview says what would be created, what is already there (kept as
 //! it is: an import never overwrites a node), what is skipped and why, and where it
-//! goes. Only after a yes (or `--yes`) are the nodes, then the edges, written one by
-//! one through the normal write path ([`destination`]).
+//! goes, and, from the store's own dry run of the import, what the maintenance pass
+//! after it will archive. Only after a yes (or `--yes`) is it written: the nodes and
+//! edges as one batch through the store ([`destination`]), all or nothing, one
+//! maintenance pass and one save.
 
 mod destination;
 mod jsonl;
 mod markdown;
+pub mod route;
 mod text;
 
 use anyhow::Context;
 use destination::Destination;
-use kg_core::Level;
-use std::collections::{HashMap, HashSet};
+use kg_core::{BatchOutcome, Level};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -31,8 +34,6 @@ pub const MAX_IMPORT_BYTES: u64 = 4 * 1024 * 1024;
 pub const MAX_IMPORT_NODES: usize = 2_000;
 /// Most edges one import creates.
 pub const MAX_IMPORT_EDGES: usize = 5_000;
-/// Writes from which an import reports its progress.
-const PROGRESS_FROM: usize = 200;
 /// Problems listed when an input is refused; the rest are counted.
 const PROBLEMS_SHOWN: usize = 20;
 
@@ -197,18 +198,24 @@ pub fn read_source(path: &Path, format: Option<Format>) -> Result<Source, InputE
         path: shown.clone(),
         error,
     };
-    let size = std::fs::metadata(path).map_err(read_error)?.len();
-    if size > MAX_IMPORT_BYTES {
-        return Err(InputError::TooLarge { path: shown, size });
-    }
-    let bytes = std::fs::read(path).map_err(read_error)?;
-    // Checked again on the bytes read: the file may have grown since.
-    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+    // Opened as a stranger's file: a FIFO or a device (a link to /dev/zero) is refused
+    // at once, rather than waited on or read until memory runs out.
+    let (_, meta) = kg_core::open_regular(path).map_err(read_error)?;
+    if meta.len() > MAX_IMPORT_BYTES {
         return Err(InputError::TooLarge {
             path: shown,
-            size: bytes.len() as u64,
+            size: meta.len(),
         });
     }
+    // Read again up to the cap: the file may have grown since.
+    let bytes =
+        kg_core::read_regular(path, MAX_IMPORT_BYTES).map_err(|error| match error.kind() {
+            std::io::ErrorKind::InvalidData => InputError::TooLarge {
+                path: shown.clone(),
+                size: MAX_IMPORT_BYTES + 1,
+            },
+            _ => read_error(error),
+        })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let bad_at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..bad_at]
@@ -401,23 +408,6 @@ impl Plan {
     pub fn writes(&self) -> usize {
         self.create.len() + self.edges.len()
     }
-
-    /// What the graph gained while the person read the preview (an agent writes
-    /// through the server meanwhile) is kept as it is too: an import never overwrites.
-    fn recheck(&mut self, facts: &GraphFacts) {
-        let (now_there, create): (Vec<NewNode>, Vec<NewNode>) = std::mem::take(&mut self.create)
-            .into_iter()
-            .partition(|n| facts.node_ids.contains(&n.id));
-        self.create = create;
-        self.existing.extend(now_there);
-        let before = self.edges.len();
-        self.edges.retain(|e| {
-            !facts
-                .edges
-                .contains(&(e.from.clone(), e.to.clone(), e.rel.clone()))
-        });
-        self.edges_present += before - self.edges.len();
-    }
 }
 
 /// Match what the file asks for against what the graph holds.
@@ -471,54 +461,6 @@ pub fn plan(parsed: Parsed, facts: &GraphFacts, target: &TargetGraph) -> Plan {
     plan
 }
 
-/// One write of an import.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Write<'p> {
-    Node(&'p NewNode),
-    Edge(&'p NewEdge),
-}
-
-/// The writes in the order they are made: each new node followed by the edges it
-/// completes (edges between nodes the graph already has come first). Maintenance runs
-/// after every node write, so this way it scores each node with its connections,
-/// instead of seeing a flood of unconnected nodes until the edges arrive at the end.
-fn write_order<'p>(plan: &'p Plan, facts: &GraphFacts) -> Vec<Write<'p>> {
-    let mut order = Vec::with_capacity(plan.writes());
-    // Edge index → ends still to be written; end → edges waiting for it.
-    let mut missing: Vec<usize> = vec![0; plan.edges.len()];
-    let mut waiting: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, edge) in plan.edges.iter().enumerate() {
-        let mut ends = vec![edge.from.as_str()];
-        if edge.to != edge.from {
-            ends.push(&edge.to);
-        }
-        for end in ends.into_iter().filter(|e| !facts.node_ids.contains(*e)) {
-            missing[i] += 1;
-            waiting.entry(end).or_default().push(i);
-        }
-        if missing[i] == 0 {
-            order.push(Write::Edge(edge));
-        }
-    }
-    for node in &plan.create {
-        order.push(Write::Node(node));
-        for i in waiting.remove(node.id.as_str()).unwrap_or_default() {
-            missing[i] -= 1;
-            if missing[i] == 0 {
-                order.push(Write::Edge(&plan.edges[i]));
-            }
-        }
-    }
-    // `plan` makes every end a node of the file or of the graph, so nothing is left
-    // waiting; were anything left, it is still written, last.
-    for (i, edge) in plan.edges.iter().enumerate() {
-        if missing[i] > 0 {
-            order.push(Write::Edge(edge));
-        }
-    }
-    order
-}
-
 /// `text` cut to `max` characters with `…`, for one preview line.
 fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -540,6 +482,7 @@ pub fn preview(
     route: &str,
     facts: &GraphFacts,
     plan: &Plan,
+    dry_run: &BatchOutcome,
     grace_days: f64,
 ) -> String {
     let mut out = String::new();
@@ -604,12 +547,56 @@ pub fn preview(
         "The {graph} now holds {active} active, {archived} archived and {orphaned} orphaned node(s); its active part renders {} of its {} characters.",
         facts.chars, facts.budget
     );
-    let _ = writeln!(
+    if plan.writes() > 0 {
+        let _ = writeln!(out, "{}", after_import(&graph, dry_run, grace_days));
+    }
+    out
+}
+
+/// What the import leaves, from the store's dry run: the level's size and tiers, and
+/// what the maintenance pass after it archives, existing nodes first.
+fn after_import(graph: &str, dry_run: &BatchOutcome, grace_days: f64) -> String {
+    let (active, archived, orphaned) = dry_run.counts;
+    let mut out = format!(
+        "After the import it would hold {active} active, {archived} archived and {orphaned} orphaned node(s), its active part rendering {} of {} characters.",
+        dry_run.chars_after, dry_run.budget
+    );
+    let existing = dry_run.archived_existing.len();
+    let new = dry_run.rebalanced.archived.len() - existing;
+    if existing + new == 0 {
+        out.push_str(" Nothing would be archived to make room.");
+        return out;
+    }
+    let _ = write!(
         out,
-        "Each new node adds its gist line. When the level goes over its budget, maintenance archives its lowest-scored nodes, as after any write: nodes newer than {grace_days} days only beyond their share of the budget, nodes read this week last. Archived nodes stay searchable and come back when read; when the archive overflows too, the least connected are orphaned (hidden from reads, still found by search)."
+        " To keep it within its budget, the maintenance pass after the import would archive {existing} node(s) the {graph} holds now"
+    );
+    if new > 0 {
+        let _ = write!(out, " and {new} of the new ones");
+    }
+    if existing > 0 {
+        let shown: Vec<&str> = dry_run
+            .archived_existing
+            .iter()
+            .take(ARCHIVED_SHOWN)
+            .map(String::as_str)
+            .collect();
+        let more = existing - shown.len();
+        let _ = write!(out, " ({}", shown.join(", "));
+        if more > 0 {
+            let _ = write!(out, " and {more} more");
+        }
+        out.push(')');
+    }
+    let _ = write!(
+        out,
+        ": its lowest-scored nodes, nodes newer than {grace_days} days only beyond their share of the budget, nodes read this week last. Archived nodes stay searchable and come back when read; when the archive overflows too, the least connected are orphaned (hidden from reads, still found by search)."
     );
     out
 }
+
+/// Existing nodes the preview names among those the import would archive.
+const ARCHIVED_SHOWN: usize = 10;
 
 /// Ask on the terminal; anything but yes is no.
 fn confirm(question: &str, say: fn(&str)) -> anyhow::Result<bool> {
@@ -637,12 +624,23 @@ pub async fn run(
     let facts = destination.facts(&target).await?;
     let route = destination.describe();
     let plan = plan(source.parsed, &facts, &target);
+    // The store's own dry run of this very batch: what the preview says maintenance
+    // will archive is what the import would do.
+    let dry_run = if plan.writes() > 0 {
+        destination
+            .import(&target, &plan.create, &plan.edges, true)
+            .await
+            .context("the store's dry run of the import failed; nothing was written")?
+    } else {
+        BatchOutcome::default()
+    };
     say(&preview(
         (&source.path, source.format),
         &target,
         &route,
         &facts,
         &plan,
+        &dry_run,
         settings.grace_days,
     ));
     if plan.writes() == 0 {
@@ -670,58 +668,37 @@ pub async fn run(
             return Ok(());
         }
     }
-    let facts = destination.facts(&target).await?;
-    let mut plan = plan;
-    plan.recheck(&facts);
-    let order = write_order(&plan, &facts);
-    let total = order.len();
-    // A long import says how far it got, about ten times.
-    let report_every = if total >= PROGRESS_FROM {
-        total.div_ceil(10)
-    } else {
-        usize::MAX
-    };
-    let mut done = 0;
-    let result = async {
-        for write in order {
-            match write {
-                Write::Node(node) => destination
-                    .put_node(&target, node)
-                    .await
-                    .with_context(|| format!("writing node {} (line {})", node.id, node.line))?,
-                Write::Edge(edge) => {
-                    destination.put_edge(&target, edge).await.with_context(|| {
-                        format!(
-                            "writing edge {} --{}--> {} (line {})",
-                            edge.from, edge.rel, edge.to, edge.line
-                        )
-                    })?
-                }
-            }
-            done += 1;
-            if done % report_every == 0 && done < total {
-                say(&format!("  {done} of {total} written…\n"));
-            }
-        }
-        anyhow::Ok(())
-    }
-    .await;
+    // One batch: the store keeps what the graph gained since the preview (an import
+    // never overwrites) and writes the rest, or nothing.
+    let result = destination
+        .import(&target, &plan.create, &plan.edges, false)
+        .await;
     destination.finish();
-    if let Err(e) = result {
-        return Err(e.context(format!(
-            "the import stopped after {done} of {total} writes; what was written stays, and running the same import again skips it"
-        )));
-    }
-    let after = destination.facts(&target).await?;
-    let (active, archived, orphaned) = after.counts;
-    say(&format!(
+    let done = result.context("nothing was imported")?;
+    let (active, archived, orphaned) = done.counts;
+    let mut report = format!(
         "\nImported {} node(s) and {} edge(s) into the {}. It now holds {active} active, {archived} archived and {orphaned} orphaned node(s); its active part renders {} of {} characters.\n",
-        plan.create.len(),
-        plan.edges.len(),
+        done.created.len(),
+        done.edges_created,
         target.name(),
-        after.chars,
-        after.budget
-    ));
+        done.chars_after,
+        done.budget
+    );
+    let meanwhile = done.kept.len() + done.edges_kept;
+    if meanwhile > 0 {
+        let _ = writeln!(
+            report,
+            "{meanwhile} node(s) or edge(s) were written by someone else after the preview; they were kept as they are."
+        );
+    }
+    if !done.archived_existing.is_empty() {
+        let _ = writeln!(
+            report,
+            "Maintenance archived {} node(s) the graph held before, to keep it within its budget.",
+            done.archived_existing.len()
+        );
+    }
+    say(&report);
     Ok(())
 }
 
@@ -766,46 +743,10 @@ mod tests {
         let edges: Vec<_> = plan.edges.iter().map(|e| e.to.as_str()).collect();
         assert_eq!(edges, ["beta", "gamma"]);
         assert_eq!(plan.skipped.len(), 1);
-        let mut plan = plan;
-        // Written by someone else after the preview: kept, not overwritten.
-        let later = GraphFacts {
-            node_ids: ["alpha", "beta", "gamma"].map(String::from).into(),
-            edges: [("alpha", "beta", "uses")]
-                .map(|(f, t, r)| (f.into(), t.into(), r.into()))
-                .into(),
-            ..GraphFacts::default()
-        };
-        plan.recheck(&later);
-        assert!(plan.create.is_empty());
-        assert_eq!(plan.existing.len(), 2);
-        assert_eq!((plan.edges.len(), plan.edges_present), (1, 1));
         assert!(
             plan.skipped[0].reason.contains("\"Delta\" (id delta)"),
             "{}",
             plan.skipped[0].reason
-        );
-    }
-
-    #[test]
-    fn each_edge_is_written_right_after_the_last_of_its_ends() {
-        let parsed = markdown::parse("# A\n- one\n- two\n## B\n- three\n", "x.md").expect("valid");
-        let facts = GraphFacts {
-            node_ids: ["one"].map(String::from).into(),
-            ..GraphFacts::default()
-        };
-        let plan = plan(parsed, &facts, &target());
-        let order: Vec<String> = write_order(&plan, &facts)
-            .into_iter()
-            .map(|w| match w {
-                Write::Node(n) => n.id.clone(),
-                Write::Edge(e) => format!("{}->{}", e.from, e.to),
-            })
-            .collect();
-        assert_eq!(
-            order,
-            [
-                "a", "one->a", "two", "two->a", "b", "b->a", "three", "three->b"
-            ]
         );
     }
 

@@ -7,11 +7,17 @@ use crate::launch::{server_flags, shell_line};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// The tools whose results the PostToolUse hook sees: file reads and edits (file
+/// recall), shell commands that read, and web fetches and searches (capture nudges).
+/// The plugin's `hooks/hooks.json` names the same list.
+pub(super) const POST_TOOL_MATCHER: &str =
+    "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|WebFetch|WebSearch";
+
 /// Claude Code's hook event, our courier's event name, and the tool matcher.
 pub(super) const HOOK_EVENTS: [(&str, &str, Option<&str>); 3] = [
     ("SessionStart", "session-start", None),
     ("UserPromptSubmit", "prompt-submit", None),
-    ("PostToolUse", "post-tool", Some("Read|WebFetch|WebSearch")),
+    ("PostToolUse", "post-tool", Some(POST_TOOL_MATCHER)),
 ];
 
 /// Claude Code's name for one of our courier events (`session-start` → `SessionStart`).

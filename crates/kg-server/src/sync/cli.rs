@@ -4,9 +4,11 @@
 
 use super::files::{Scope, ignore_in_storage_root};
 use super::git::{Git, NETWORK_TIMEOUT};
-use super::{SyncOptions, off, setup, status, sync_once, synced_scopes};
+use super::{SyncOptions, off, setup, status, sync_live, synced_scopes};
 use crate::config::Settings;
+use crate::root_lock::RootLock;
 use anyhow::Context;
+use kg_core::Store;
 use std::path::Path;
 
 /// `kg-memory sync …`.
@@ -62,13 +64,6 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let root = settings.storage_root.as_path();
     let options = || -> anyhow::Result<SyncOptions> {
-        if let Some(held) = crate::root_lock::held(root) {
-            anyhow::bail!(
-                "{} is serving the storage root {} and keeps its graphs in memory, so it must not change under it. Stop that server (or quit the tray app), run this again, then start it again",
-                held.who(),
-                root.display()
-            );
-        }
         Ok(SyncOptions {
             driver_exe: std::env::current_exe()
                 .context("cannot find this program's own path for git's merge driver")?,
@@ -82,6 +77,7 @@ pub async fn run(
             project,
         } => {
             let options = options()?;
+            let (_lock, store) = open_for_sync(settings, now)?;
             // A local path is made absolute: git would read it from the repository.
             let url = if Path::new(&remote).exists() {
                 std::path::absolute(&remote)
@@ -94,12 +90,13 @@ pub async fn run(
             let scope = match project {
                 None => Scope::storage_root(root),
                 Some(path) => {
-                    let scope = project_scope(settings, &path, now, Lookup::OpenOrCreate)?;
+                    let scope = project_scope(settings, &store, &path, now, Lookup::OpenOrCreate)?;
                     keep_out_of_storage_root(root, &scope)?;
                     scope
                 }
             };
-            let report = setup(&scope, &name, &url, &options)?;
+            let report = setup(&scope, &name, &url, &store, &options)?;
+            store.flush();
             say(&format!(
                 "Sync is set up: {} now syncs with {url} as the remote {name}.\n{report}\n",
                 scope.describe()
@@ -113,29 +110,39 @@ pub async fn run(
                 let scopes = synced_scopes(root);
                 if scopes.is_empty() {
                     // Says how to set it up.
-                    sync_once(&Scope::storage_root(root), &options)?;
+                    return Err(super::SyncError::NotSetUp {
+                        what: Scope::storage_root(root).describe(),
+                    }
+                    .into());
                 }
+                let (_lock, store) = open_for_sync(settings, now)?;
                 for scope in scopes {
-                    let report = sync_once(&scope, &options)
+                    let report = sync_live(&scope, &store, &options)
                         .with_context(|| format!("sync of {}", scope.describe()))?;
-                    say(&format!(
+                    say(&crate::terminal::safe(&format!(
                         "{}:\n  {report}\n",
                         capitalised(&scope.describe())
-                    ));
+                    )));
                 }
+                store.flush();
             }
         },
         SyncAction::Status => {
-            say(&status(&Scope::storage_root(root))?.to_string());
+            say(&crate::terminal::safe(
+                &status(&Scope::storage_root(root))?.to_string(),
+            ));
             for scope in Scope::projects(root) {
-                say(&format!("\n{}", status(&scope)?));
+                say(&crate::terminal::safe(&format!("\n{}", status(&scope)?)));
             }
         }
         SyncAction::Off { project } => {
             let (scope, again) = match &project {
                 None => (Scope::storage_root(root), String::new()),
                 Some(path) => (
-                    project_scope(settings, path, now, Lookup::Existing)?,
+                    {
+                        let (_lock, store) = open_for_sync(settings, now)?;
+                        project_scope(settings, &store, path, now, Lookup::Existing)?
+                    },
                     format!("--project {} ", shlex::try_quote(path).unwrap_or_default()),
                 ),
             };
@@ -152,6 +159,25 @@ pub async fn run(
     Ok(())
 }
 
+/// The storage root opened for a sync command: its lock taken, so no server starts
+/// on it meanwhile (and one that holds it refuses the command), and its store opened,
+/// through which what a remote brings is taken in as a server takes it in.
+fn open_for_sync(settings: &Settings, now: f64) -> anyhow::Result<(Option<RootLock>, Store)> {
+    let root = &settings.storage_root;
+    let lock = RootLock::acquire(root, "", 0).map_err(|held| {
+        anyhow::anyhow!(
+            "{} is serving the storage root {} and keeps its graphs in memory, so it must not change under it. Stop that server (or quit the tray app), run this again, then start it again",
+            held.who(),
+            root.display()
+        )
+    })?;
+    let mut config = settings.store_config();
+    config.synced = true;
+    let store = Store::open(config, now)
+        .with_context(|| format!("cannot open the storage root {}", root.display()))?;
+    Ok((lock, store))
+}
+
 /// Whether a project's memory may start with this command (setup) or must exist
 /// already (off).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -164,16 +190,11 @@ enum Lookup {
 /// finds it (the store records this machine's folder for it as it does).
 fn project_scope(
     settings: &Settings,
+    store: &Store,
     path: &str,
     now: f64,
     lookup: Lookup,
 ) -> anyhow::Result<Scope> {
-    let store = kg_core::Store::open(settings.store_config(), now).with_context(|| {
-        format!(
-            "cannot open the storage root {}",
-            settings.storage_root.display()
-        )
-    })?;
     let project_root = store
         .resolve_root(path)
         .with_context(|| format!("{path} is not a project folder KG Memory can use"))?;

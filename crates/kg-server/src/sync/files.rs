@@ -1,6 +1,7 @@
-//! The files sync keeps in the storage root: which files git merges with our driver
-//! (`.gitattributes`), which it never sees (`.gitignore`), and this machine's record
-//! of the last sync.
+//! The files sync keeps in the storage root: which files travel (the graphs and what
+//! belongs to them, nothing else), how git treats them (our attributes and config, in
+//! `.git/info/attributes` and the repository's config, which outrank anything a
+//! remote's tree carries), and this machine's record of the last sync.
 
 use kg_core::{GraphFile, WriteMode, atomic_write, parse_graph};
 use serde::{Deserialize, Serialize};
@@ -13,10 +14,31 @@ pub const STATE_FILE: &str = ".kg-sync-state.json";
 /// The merge driver's name in `.gitattributes` and the git config (`merge.kg.*`).
 pub const DRIVER_NAME: &str = "kg";
 
-/// Graph files, merged node by node with `kg-memory merge-driver`.
-const ATTRIBUTES: &[&str] = &["/user.json merge=kg", "/projects/*/graph.json merge=kg"];
-/// The graph file of a project's own repository.
-const PROJECT_ATTRIBUTES: &[&str] = &["/graph.json merge=kg"];
+/// Every file is taken byte for byte, through no filter, encoding or line-ending
+/// conversion a `.gitattributes` in the tree could ask for; graph files are merged
+/// node by node with `kg-memory merge-driver`. In `.git/info/attributes`, which
+/// outranks every `.gitattributes` of the tree (a remote's included).
+const ATTRIBUTES: &[&str] = &[
+    "* -text -filter -working-tree-encoding -ident -eol -export-subst",
+    "/user.json merge=kg",
+    "/projects/*/graph.json merge=kg",
+];
+/// The same for a project's own repository.
+const PROJECT_ATTRIBUTES: &[&str] = &[
+    "* -text -filter -working-tree-encoding -ident -eol -export-subst",
+    "/graph.json merge=kg",
+];
+/// Repository settings sync relies on, set on every sync (a remote cannot set a
+/// repository's config; these keep the user's global config from changing what a
+/// checkout writes, and keep git's copies of the memory private to its owner).
+pub const REPOSITORY_CONFIG: &[(&str, &str)] = &[
+    ("core.autocrlf", "false"),
+    ("core.symlinks", "false"),
+    ("core.fsmonitor", "false"),
+    ("core.sharedRepository", "0600"),
+];
+/// Largest non-graph file that travels (`.gitignore`, a project's recorded remote).
+pub const MAX_SMALL_FILE: u64 = 64 * 1024;
 /// What a project's own repository never shares: as in the storage root.
 const PROJECT_IGNORED: &[&str] = &[
     "/tool_events.json",
@@ -24,6 +46,8 @@ const PROJECT_IGNORED: &[&str] = &[
     "*.prev-tmp",
     "*.corrupt-*",
     "*.tmp",
+    "*.held-back.json",
+    ".merge_file_*",
     "/.kg-sync-state.json",
 ];
 
@@ -37,18 +61,40 @@ const IGNORED: &[&str] = &[
     "/aliases.json",
     // Which storage folder each project folder of this machine uses.
     "/project-paths.json",
-    // One-generation backups, quarantined unreadable files, half-written temporaries.
+    // Credential findings a person here allowed as no secret.
+    "/secrets-allowed.json",
+    // Why recall spoke or stayed silent in this machine's sessions.
+    "/recall.jsonl",
+    // One-generation backups, quarantined unreadable files, half-written temporaries,
+    // content a sync held back, git's temporaries.
     "*.prev",
     "*.prev-tmp",
     "*.corrupt-*",
     "*.tmp",
-    // Which server holds this root, and when this machine last synced.
+    "*.held-back.json",
+    ".merge_file_*",
+    // Which server holds this root, its secret proof of it, and when this machine
+    // last synced.
     "/.kg-memory.lock",
+    "/.kg-memory.token",
     "/.kg-sync-state.json",
 ];
 
 const HEADER: &str = "# KG Memory sync (kg-memory sync setup): ";
 
+/// What a file of a synced repository is to sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Travel {
+    /// A graph file: merged node by node, screened, taken in through the store.
+    Graph,
+    /// A small file that belongs with the graphs: `.gitignore` (which projects left
+    /// the repository), a project's recorded git remote (`remotes/<name>.json`).
+    Small,
+    /// Anything else (the lock, sessions, tool events, aliases, path maps, backups,
+    /// quarantined files, git's temporaries, files a person or a remote added): never
+    /// committed, never taken from a remote.
+    No,
+}
 /// Is `path` (relative to the root, `/`-separated, as git prints it) a graph file?
 pub fn is_graph_path(path: &str) -> bool {
     if path == "user.json" {
@@ -166,6 +212,74 @@ impl Scope {
         }
     }
 
+    /// What `path` (as git names it in this repository) is to sync.
+    pub fn travels(&self, path: &str) -> Travel {
+        if self.graph_in_store(path).is_some() {
+            return Travel::Graph;
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        let remote_record = |name: &str| {
+            name.ends_with(".json")
+                && name.len() <= 200
+                && !name.starts_with('.')
+                && kg_core::validate_ident(kg_core::IdentKind::NodeId, name).is_ok()
+        };
+        let plain_slug = |slug: &str| !matches!(slug, "" | "." | "..");
+        let small = match (&self.project, parts.as_slice()) {
+            (_, [".gitignore"]) => true,
+            (None, ["projects", slug, "remotes", name]) => plain_slug(slug) && remote_record(name),
+            (Some(_), ["remotes", name]) => remote_record(name),
+            _ => false,
+        };
+        if small { Travel::Small } else { Travel::No }
+    }
+
+    /// The files of this repository's work tree that travel, as git names them:
+    /// regular files only (a symbolic link or anything else in their place stays
+    /// out). Graph files first.
+    pub fn travelling_files(&self) -> Vec<String> {
+        let mut found = self.graph_files();
+        let mut small = vec![".gitignore".to_string()];
+        let remote_dirs: Vec<(String, PathBuf)> = match &self.project {
+            Some(_) => vec![("remotes".to_string(), self.dir.join("remotes"))],
+            None => std::fs::read_dir(self.dir.join("projects"))
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        // A project with a repository of its own is not this one's.
+                        .filter(|e| !e.path().join(".git").exists())
+                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                        .map(|slug| {
+                            (
+                                format!("projects/{slug}/remotes"),
+                                self.dir.join("projects").join(&slug).join("remotes"),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        for (prefix, dir) in remote_dirs {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect();
+                names.sort();
+                small.extend(names.into_iter().map(|name| format!("{prefix}/{name}")));
+            }
+        }
+        found.extend(
+            small
+                .into_iter()
+                .filter(|p| self.travels(p) == Travel::Small),
+        );
+        found.retain(|path| {
+            std::fs::symlink_metadata(self.dir.join(path)).is_ok_and(|m| m.file_type().is_file())
+        });
+        found
+    }
+
     /// How messages name it.
     pub fn describe(&self) -> String {
         match &self.project {
@@ -174,24 +288,28 @@ impl Scope {
         }
     }
 
-    /// Add our lines to `.gitattributes` and `.gitignore`, keeping whatever the user
-    /// wrote there. Returns whether either file changed.
+    /// Write our attributes to `.git/info/attributes` (which outranks any
+    /// `.gitattributes` in the tree) and this machine's own files to `.gitignore` and
+    /// `.git/info/exclude`, keeping whatever the user wrote there. Returns whether
+    /// `.gitignore` changed.
     pub fn write_git_files(&self) -> io::Result<bool> {
         let (attributes, ignored) = match self.project {
             None => (ATTRIBUTES, IGNORED),
             Some(_) => (PROJECT_ATTRIBUTES, PROJECT_IGNORED),
         };
-        let attributes = add_lines(
-            &self.dir.join(".gitattributes"),
-            "graph files are merged node by node",
+        let info = self.dir.join(".git").join("info");
+        std::fs::create_dir_all(&info)?;
+        add_lines(
+            &info.join("attributes"),
+            "files are taken as they are; graph files are merged node by node",
             attributes,
         )?;
-        let ignore = add_lines(
+        add_lines(&info.join("exclude"), "this machine's own files", ignored)?;
+        add_lines(
             &self.dir.join(".gitignore"),
             "this machine's own files, never synced",
             ignored,
-        )?;
-        Ok(attributes || ignore)
+        )
     }
 }
 
@@ -319,7 +437,13 @@ mod tests {
             "{ignore}"
         );
         assert_eq!(ignore.matches("/sessions.json").count(), 1, "{ignore}");
-        let attributes = std::fs::read_to_string(dir.path().join(".gitattributes")).expect("read");
+        let attributes =
+            std::fs::read_to_string(dir.path().join(".git/info/attributes")).expect("read");
         assert!(attributes.contains("/user.json merge=kg\n"), "{attributes}");
+        assert!(
+            attributes.contains("* -text -filter -working-tree-encoding"),
+            "{attributes}"
+        );
+        assert!(!dir.path().join(".gitattributes").exists());
     }
 }

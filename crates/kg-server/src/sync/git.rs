@@ -223,6 +223,30 @@ impl Git {
     }
 }
 
+/// Whether any process has `path` open: `Some` on Linux, read from `/proc` (the
+/// processes of this user, which own the repository); `None` where that cannot be
+/// seen. A git command holds `index.lock` open from taking it until it lets go.
+pub fn open_by_any_process(path: &Path) -> Option<bool> {
+    let processes = std::fs::read_dir("/proc").ok()?;
+    let target = std::fs::canonicalize(path).ok()?;
+    for process in processes.flatten() {
+        let name = process.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(process.path().join("fd")) else {
+            continue; // another user's, or gone
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|link| link == target))
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

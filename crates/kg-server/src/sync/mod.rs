@@ -1,24 +1,33 @@
 //! Git sync of the storage root: one memory across a person's machines.
 //!
-//! The storage root is a git repository with a remote. A sync ([`sync_once`]) commits
-//! what changed here (as the autocommit does), fetches, merges the remote's branch —
-//! graph files through `kg-memory merge-driver` (kg-sync's node-by-node merge), set
-//! up by `.gitattributes` and the repository's git config — and pushes. Files that
-//! belong to this machine (sessions, tool events, backups, quarantined files, the
-//! lock) are git-ignored and never leave it.
+//! The storage root is a git repository with a remote. A sync commits what changed
+//! here, fetches, merges the remote's branch into the graphs the store holds (node by
+//! node, kg-sync's merge; see `live`) and pushes.
 //!
-//! Safety: a remote graph file that does not parse is refused before anything is
-//! merged; a merge git cannot finish is aborted, leaving the local files as they
-//! were; an unreachable remote fails the sync with nothing lost (the local commit
-//! stays and goes out with the next sync). Credentials are git's own.
+//! A remote is a stranger: what it sends is checked before anything is taken.
+//! - Only graph files travel, with `.gitignore` and each project's recorded git
+//!   remote ([`Scope::travels`]): the lock, sessions, tool events, aliases, path maps,
+//!   backups, quarantined files and git's temporaries are never committed and never
+//!   taken from a remote. Commits stage those paths one by one, never `git add -A`.
+//! - A remote tree holding a symbolic link, a submodule or any other non-regular file
+//!   is refused before anything is merged; so is a graph file that does not parse or
+//!   is larger than a graph may grow.
+//! - Every graph that arrives is screened against the write rules before it is
+//!   merged (`kg_core::screen_incoming`); what breaks a rule is held back, never
+//!   rendered.
+//! - Git never checks out a remote's tree: our merge writes the files, so a remote's
+//!   `.gitattributes` cannot filter, re-encode or line-merge a graph. Our attributes
+//!   and config live in `.git/info/attributes` and the repository config, which
+//!   outrank the tree, for a person's own git commands too.
+//! - git's copies of the memory are the owner's only (`core.sharedRepository`, an
+//!   owner-only `.git`).
 //!
-//! Sync writes graph files in the work tree, so it must not run beside a server that
-//! holds the root: that server would keep its own copy in memory and save over the
-//! merge. The CLI refuses then (see [`run`]).
+//! A merge that cannot finish, or a remote that cannot be reached, leaves the local
+//! memory as it was (plus, at most, a local commit of it). Credentials are git's own.
 
 mod cli;
 mod files;
-mod git;
+pub(crate) mod git;
 mod live;
 pub mod served;
 mod status;
@@ -26,11 +35,11 @@ mod status;
 pub use cli::{SyncAction, SyncArgs, run};
 pub use files::{STATE_FILE, Scope, SyncState, is_graph_path};
 pub use git::GitError;
+pub use live::held_back_in;
 pub use status::{SyncStatus, conflicts_in, status};
 
-use files::{DRIVER_NAME, read_graph};
+use files::{DRIVER_NAME, REPOSITORY_CONFIG, Travel, read_graph};
 use git::Git;
-use kg_core::{WriteMode, atomic_write};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +66,10 @@ pub enum SyncError {
         "the remote's {path} is not a readable memory graph ({cause}); nothing was merged and the local memory is untouched. Fix or revert that file on the remote (or on the machine that pushed it), then sync again"
     )]
     RemoteGraphUnreadable { path: String, cause: String },
+    #[error(
+        "the remote's {path:?} is {what}, not a plain file; sync takes only plain files, so nothing was merged and the local memory is untouched. Remove it from the remote (or from the machine that pushed it), then sync again"
+    )]
+    RemoteTreeRefused { path: String, what: String },
     #[error(
         "git could not merge the remote's changes{} ({detail}); the merge was undone and the local memory is untouched",
         files_clause(files)
@@ -157,6 +170,7 @@ pub fn setup(
     scope: &Scope,
     remote_name: &str,
     remote_url: &str,
+    store: &kg_core::Store,
     options: &SyncOptions,
 ) -> Result<SyncReport, SyncError> {
     let io = |error| SyncError::Io {
@@ -169,7 +183,7 @@ pub fn setup(
         git.ok(&["init", "--quiet", "--initial-branch=main"])?;
     }
     scope.write_git_files().map_err(io)?;
-    untrack_ignored(&git)?;
+    harden(scope, &git)?;
     match git.ok(&["remote", "get-url", remote_name]) {
         Ok(url) if url.trim() == remote_url => {}
         Ok(_) => {
@@ -182,7 +196,7 @@ pub fn setup(
     git.ok(&["config", CONFIG_REMOTE, remote_name])?;
     let branch = remote_branch_for(&git, remote_name)?;
     git.ok(&["config", CONFIG_BRANCH, &branch])?;
-    sync_once(scope, options)
+    sync_live(scope, store, options)
 }
 
 /// The remote's branch to sync with: the one named as this machine's branch if the
@@ -212,25 +226,6 @@ fn remote_branch_for(git: &Git, remote: &str) -> Result<String, SyncError> {
             branches: several.join(", "),
         }),
     }
-}
-
-/// Files the repository tracked before they were ignored (an autocommitted
-/// `sessions.json`): taken out of git, kept on disk.
-fn untrack_ignored(git: &Git) -> Result<(), GitError> {
-    let listed = git.ok(&[
-        "ls-files",
-        "-z",
-        "--cached",
-        "--ignored",
-        "--exclude-standard",
-    ])?;
-    let tracked: Vec<&str> = listed.split('\0').filter(|p| !p.is_empty()).collect();
-    if tracked.is_empty() {
-        return Ok(());
-    }
-    let mut args = vec!["rm", "--cached", "--quiet", "--"];
-    args.extend(tracked);
-    git.ok(&args).map(|_| ())
 }
 
 /// The remote sync uses in `scope`, or why there is none.
@@ -267,60 +262,20 @@ fn synced_branch(git: &Git) -> Result<String, GitError> {
     }
 }
 
-/// How the remote's commits are merged into this machine's.
-#[derive(Clone, Copy)]
-enum Merger<'a> {
-    /// `git merge` in the work tree, graph files through our merge driver: nobody
-    /// holds the graphs in memory.
-    Git,
-    /// The running server's store takes each graph file in (see [`sync_live`]).
-    Store(&'a kg_core::Store),
-}
-
-/// Commit, fetch, merge, push once, with no server holding the root. Records the
-/// outcome in the repository's sync record.
-pub fn sync_once(scope: &Scope, options: &SyncOptions) -> Result<SyncReport, SyncError> {
-    sync_recorded(scope, options, Merger::Git)
-}
-
-/// [`sync_once`] for the server that holds the root and keeps its graphs in `store`:
-/// its graphs are saved and committed, and what the remote brings is merged into
-/// them through the store, so requests are served throughout, a write made during
-/// the sync is kept, and sessions, `kg_sync` and live views see what arrived.
+/// Commit, fetch, merge, push once, in the process that holds the storage root and
+/// keeps its graphs in `store` (the server, or a `kg-memory sync` command that opened
+/// the store under the root's lock): its graphs are saved and committed, and what the
+/// remote brings is screened and merged into them through the store, so requests are
+/// served throughout, a write made during the sync is kept, and sessions, `kg_sync`
+/// and live views see what arrived. Records the outcome in the repository's sync
+/// record.
 pub fn sync_live(
     scope: &Scope,
     store: &kg_core::Store,
     options: &SyncOptions,
 ) -> Result<SyncReport, SyncError> {
     store.flush();
-    sync_recorded(scope, options, Merger::Store(store))
-}
-
-/// Whether `scope` syncs with a remote (a cheap look at its git config; no network).
-pub fn is_on(scope: &Scope) -> bool {
-    configured_remote(scope, &Git::new(&scope.dir)).is_ok()
-}
-
-/// The repositories of the storage root `root` that sync: the root itself and the
-/// projects with a remote of their own.
-pub fn synced_scopes(root: &Path) -> Vec<Scope> {
-    std::iter::once(Scope::storage_root(root))
-        .chain(Scope::projects(root))
-        .filter(is_on)
-        .collect()
-}
-
-/// Whether anything in the storage root `root` syncs.
-pub fn any_on(root: &Path) -> bool {
-    !synced_scopes(root).is_empty()
-}
-
-fn sync_recorded(
-    scope: &Scope,
-    options: &SyncOptions,
-    merger: Merger<'_>,
-) -> Result<SyncReport, SyncError> {
-    let result = sync_steps(scope, options, merger);
+    let result = sync_steps(scope, store, options);
     let mut state = SyncState::load(&scope.dir);
     state.last_attempt = Some(options.now);
     match &result {
@@ -343,25 +298,43 @@ fn sync_recorded(
     result
 }
 
+/// Whether `scope` syncs with a remote (a cheap look at its git config; no network).
+pub fn is_on(scope: &Scope) -> bool {
+    configured_remote(scope, &Git::new(&scope.dir)).is_ok()
+}
+
+/// The repositories of the storage root `root` that sync: the root itself and the
+/// projects with a remote of their own.
+pub fn synced_scopes(root: &Path) -> Vec<Scope> {
+    std::iter::once(Scope::storage_root(root))
+        .chain(Scope::projects(root))
+        .filter(is_on)
+        .collect()
+}
+
+/// Whether anything in the storage root `root` syncs.
+pub fn any_on(root: &Path) -> bool {
+    !synced_scopes(root).is_empty()
+}
+
 fn sync_steps(
     scope: &Scope,
+    store: &kg_core::Store,
     options: &SyncOptions,
-    merger: Merger<'_>,
 ) -> Result<SyncReport, SyncError> {
     let git = Git::new(&scope.dir).with_identity();
     let remote = configured_remote(scope, &git)?;
-    clear_stale_index_lock(&scope.dir);
+    recover_from_a_killed_git(&scope.dir);
     configure_driver(&git, &options.driver_exe)?;
-    // A root set up by an older version learns the files it must not share.
-    if scope.write_git_files().map_err(|error| SyncError::Io {
+    // A root set up by an older version learns our attributes and its own files.
+    scope.write_git_files().map_err(|error| SyncError::Io {
         path: scope.dir.clone(),
         error,
-    })? {
-        untrack_ignored(&git)?;
-    }
+    })?;
+    harden(scope, &git)?;
     let branch = synced_branch(&git)?;
     let mut report = SyncReport {
-        committed: commit_local(&git, options.now)?,
+        committed: commit_local(scope, &git, options.now)?,
         ..SyncReport::default()
     };
     let tracking = format!("refs/remotes/{remote}/{branch}");
@@ -372,16 +345,13 @@ fn sync_steps(
                 detail: e.stderr_or_what(),
             })?;
         if has_ref(&git, &tracking) {
-            report.received += match merger {
-                Merger::Git => merge_remote(scope, &git, &remote, &branch, &tracking, options.now)?,
-                Merger::Store(store) => live::merge_into_store(
-                    scope,
-                    &git,
-                    store,
-                    (&remote, &branch, &tracking),
-                    options.now,
-                )?,
-            };
+            report.received += live::merge_into_store(
+                scope,
+                &git,
+                store,
+                (&remote, &branch, &tracking),
+                options.now,
+            )?;
         }
         let outgoing = if has_ref(&git, &tracking) {
             count(&git, &format!("{tracking}..HEAD"))?
@@ -461,57 +431,191 @@ fn configure_driver(git: &Git, exe: &Path) -> Result<(), SyncError> {
 
 /// Commit the storage root `root` if it is a git repository and something changed
 /// (the autocommit, synced or not): whether a commit was made. Where git knows no
-/// author, KG Memory is the author, as for a sync's commits.
+/// author, KG Memory is the author, as for a sync's commits. Only what travels is
+/// committed (see [`Scope::travels`]).
 pub fn commit_storage_root(root: &Path, now: f64) -> Result<bool, GitError> {
     if !root.join(".git").is_dir() {
         return Ok(false); // checked every time, so a later `git init` is picked up
     }
-    commit_local(&Git::new(root).with_identity(), now)
+    commit_local(
+        &Scope::storage_root(root),
+        &Git::new(root).with_identity(),
+        now,
+    )
 }
 
-/// Commit everything changed here but the server's lock file (it says which process
-/// serves the root now: not history). Whether a commit was made.
-fn commit_local(git: &Git, now: f64) -> Result<bool, GitError> {
-    let lock = crate::root_lock::LOCK_FILE;
-    let exclude = format!(":(exclude){lock}");
-    let status = git.ok(&["status", "--porcelain", "--", ".", &exclude])?;
-    if status.trim().is_empty() {
+/// Commit what travels and changed here: whether a commit was made.
+fn commit_local(scope: &Scope, git: &Git, now: f64) -> Result<bool, GitError> {
+    stage_travelling(scope, git)?;
+    if git.ok(&["diff", "--cached", "--quiet"]).is_ok() {
         return Ok(false);
     }
     let message = format!("Auto-save {}", crate::clock::local_minute(now));
-    stage_all(git)?;
-    // Staged, then taken out again: in a root that is not synced, no .gitignore
-    // keeps it out (naming it in an exclude would make `git add` refuse where one does).
-    git.ok(&["rm", "-q", "--cached", "--ignore-unmatch", "--", lock])?;
     git.ok(&["commit", "--quiet", "--no-verify", "-m", &message])?;
     Ok(true)
 }
 
-/// A git command killed with its machine (a power cut) leaves `.git/index.lock`, and
-/// every later commit would fail on it. One older than any git command of ours may
-/// take is left from such a crash: removed, and said.
-fn clear_stale_index_lock(dir: &Path) {
-    let lock = dir.join(".git").join("index.lock");
-    let age = std::fs::metadata(&lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok());
-    if age.is_some_and(|age| age > git::LOCAL_TIMEOUT * 2) {
-        match std::fs::remove_file(&lock) {
-            Ok(()) => log::warn!(
-                "sync: removed {}, left by a git command that did not finish",
-                lock.display()
-            ),
-            Err(e) => log::warn!("sync: cannot remove the stale {}: {e}", lock.display()),
+/// Make the index hold exactly what travels, as the work tree has it: each graph file
+/// that reads as a graph within the size bound, `.gitignore` and the recorded remotes
+/// (regular files only, none that `.gitignore` names). Everything else that is
+/// tracked leaves the index and stays on disk: a lock file, a session registry or a
+/// `.merge_file_*` that an older version or a remote committed. A graph file that
+/// does not read as one keeps the last commit's version in the index, so it is never
+/// committed; its path is returned and logged.
+fn stage_travelling(scope: &Scope, git: &Git) -> Result<Vec<String>, GitError> {
+    let listed = |args: &[&str]| -> Result<Vec<String>, GitError> {
+        Ok(git
+            .ok(args)?
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect())
+    };
+    let tracked = listed(&["ls-files", "-z", "--cached"])?;
+    let candidates = scope.travelling_files();
+    let ignored = ignored_among(git, &candidates)?;
+    let mut add = Vec::new();
+    let mut refused = Vec::new();
+    for path in candidates {
+        if ignored.contains(&path) {
+            continue;
+        }
+        match fits_to_travel(scope, &path) {
+            Ok(()) => add.push(path),
+            Err(cause) => {
+                log::warn!(
+                    "sync: {path} is not committed: {cause}; the last commit's version stays until it reads as a graph again"
+                );
+                refused.push(path);
+            }
+        }
+    }
+    let leave: Vec<&str> = tracked
+        .iter()
+        .filter(|p| !add.contains(p) && !refused.contains(p))
+        .map(String::as_str)
+        .collect();
+    for chunk in leave.chunks(200) {
+        let mut args = vec!["rm", "--cached", "--quiet", "--ignore-unmatch", "--"];
+        args.extend(chunk);
+        git.ok(&args)?;
+    }
+    for chunk in add.chunks(200) {
+        let mut args = vec!["add", "--"];
+        args.extend(chunk.iter().map(String::as_str));
+        git.ok(&args)?;
+    }
+    Ok(refused)
+}
+
+/// Which of `paths` a `.gitignore` (or `.git/info/exclude`) names, tracked or not:
+/// what the merged `.gitignore` names (a project that moved to a remote of its own on
+/// another machine) leaves git and stays on disk.
+fn ignored_among(
+    git: &Git,
+    paths: &[String],
+) -> Result<std::collections::HashSet<String>, GitError> {
+    let mut ignored = std::collections::HashSet::new();
+    for chunk in paths.chunks(200) {
+        let mut args = vec![
+            "-c",
+            "core.quotePath=false",
+            "check-ignore",
+            "--no-index",
+            "--",
+        ];
+        args.extend(chunk.iter().map(String::as_str));
+        match git.ok(&args) {
+            Ok(out) => ignored.extend(out.lines().filter(|p| !p.is_empty()).map(str::to_string)),
+            // Exit status 1 and nothing said: none of them is ignored.
+            Err(e) if e.stderr.is_empty() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(ignored)
+}
+
+/// Whether the work tree's `path` (one that travels) may be committed: a graph file
+/// must read as a graph within the size bound, a small file must be small.
+fn fits_to_travel(scope: &Scope, path: &str) -> Result<(), String> {
+    let file = scope.dir.join(path);
+    match scope.travels(path) {
+        Travel::Graph => {
+            let bytes = std::fs::read(&file).map_err(|e| e.to_string())?;
+            if bytes.len() > kg_core::MAX_GRAPH_BYTES {
+                return Err(format!(
+                    "it is {} bytes, past the {} a graph may hold",
+                    bytes.len(),
+                    kg_core::MAX_GRAPH_BYTES
+                ));
+            }
+            read_graph(&bytes).map(drop)
+        }
+        _ => {
+            let size = std::fs::metadata(&file).map_err(|e| e.to_string())?.len();
+            if size > files::MAX_SMALL_FILE {
+                return Err(format!("it is {size} bytes, too large for what it is"));
+            }
+            Ok(())
         }
     }
 }
 
-/// Stage every change of the work tree. The lock file and the other machine-local
-/// files stay out through our `.gitignore` (naming the lock in an exclude as well
-/// makes git refuse, since it is ignored).
-fn stage_all(git: &Git) -> Result<(), GitError> {
-    git.ok(&["add", "-A", "--", "."]).map(|_| ())
+/// Keep git's copies of the memory private and its settings ours: the repository
+/// config sync relies on, and an owner-only `.git`.
+fn harden(scope: &Scope, git: &Git) -> Result<(), SyncError> {
+    for (key, value) in REPOSITORY_CONFIG {
+        git.ok(&["config", key, value])?;
+    }
+    let dot_git = scope.dir.join(".git");
+    crate::root_lock::owner_only(&dot_git).map_err(|error| SyncError::Io {
+        path: dot_git,
+        error,
+    })
+}
+
+/// What a `git` killed mid-way (with its machine, or with a `kg-memory sync` a person
+/// stopped) leaves behind: `.git/index.lock`, on which every later commit would fail,
+/// and the merge driver's `.merge_file_*` copies. Sync runs only in the process that
+/// holds the storage root, one at a time, so no git of ours runs now: a lock no
+/// process has open is a leftover and goes, said in the log. (Where the open files of
+/// processes cannot be seen, only a lock older than any git command of ours may take.)
+fn recover_from_a_killed_git(dir: &Path) {
+    let lock = dir.join(".git").join("index.lock");
+    if let Ok(meta) = std::fs::symlink_metadata(&lock) {
+        let stale = match git::open_by_any_process(&lock) {
+            Some(open) => !open,
+            None => meta
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > git::LOCAL_TIMEOUT * 2),
+        };
+        if stale {
+            match std::fs::remove_file(&lock) {
+                Ok(()) => log::warn!(
+                    "sync: removed {}, left by a git command that did not finish",
+                    lock.display()
+                ),
+                Err(e) => log::warn!("sync: cannot remove the stale {}: {e}", lock.display()),
+            }
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".merge_file_")
+            && entry.file_type().is_ok_and(|t| t.is_file())
+            && git::open_by_any_process(&entry.path()) != Some(true)
+        {
+            log::warn!("sync: removed git's leftover {}", entry.path().display());
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn has_ref(git: &Git, name: &str) -> bool {
@@ -532,138 +636,12 @@ fn is_rejected(e: &GitError) -> bool {
         .any(|s| e.stderr.contains(s))
 }
 
-/// Merge the remote's branch into HEAD; how many commits came in. Graph files the
-/// remote changed are read first, and one that does not parse refuses the merge
-/// before it starts; a merge git cannot finish is aborted.
-fn merge_remote(
-    scope: &Scope,
-    git: &Git,
-    remote: &str,
-    branch: &str,
-    tracking: &str,
-    now: f64,
-) -> Result<usize, SyncError> {
-    let incoming = incoming_checked(scope, git, tracking)?;
-    if incoming == 0 {
-        return Ok(0);
-    }
-    let kept = graphs_they_deleted(scope, git, tracking)?;
-    let message = merge_message(remote, branch, now);
-    let merged = git.ok(&[
-        "merge",
-        "--quiet",
-        "--no-edit",
-        "--no-verify",
-        "--allow-unrelated-histories",
-        "-m",
-        &message,
-        tracking,
-    ]);
-    if let Err(e) = merged {
-        let files: Vec<String> = git
-            .ok(&["diff", "--name-only", "--diff-filter=U"])
-            .map(|out| out.lines().map(str::to_string).collect())
-            .unwrap_or_default();
-        // Graphs the remote deleted and this machine changed stop git's merge: this
-        // machine's version stays (below), and the merge goes on.
-        let only_kept_graphs = !files.is_empty()
-            && files
-                .iter()
-                .all(|file| kept.iter().any(|(path, _)| path == file));
-        if only_kept_graphs {
-            keep_graphs(scope, git, &kept, now)?;
-            return Ok(incoming);
-        }
-        // Undo the half-done merge: the work tree returns to the local commit.
-        if git.ok(&["merge", "--abort"]).is_err() {
-            // `--abort` needs a merge in progress; one that failed before starting
-            // left nothing to undo, but make sure of it.
-            let _ = git.ok(&["reset", "--merge"]);
-        }
-        return Err(SyncError::MergeFailed {
-            files,
-            detail: e.stderr_or_what(),
-        });
-    }
-    keep_graphs(scope, git, &kept, now)?;
-    Ok(incoming)
-}
-
-/// The graph files the remote deleted since the common ancestor that this machine
-/// still has, with their bytes here. Sync never deletes a whole graph from a machine
-/// (the live merge keeps them too): a project that moved to a remote of its own on
-/// another machine leaves the storage root's repository, not this machine's memory.
-fn graphs_they_deleted(
-    scope: &Scope,
-    git: &Git,
-    tracking: &str,
-) -> Result<Vec<(String, Vec<u8>)>, GitError> {
-    let Ok(base) = git.ok(&["merge-base", "HEAD", tracking]) else {
-        return Ok(Vec::new()); // histories that never met delete nothing
-    };
-    let deleted = git.ok(&[
-        "diff",
-        "--name-only",
-        "-z",
-        "--no-renames",
-        "--diff-filter=D",
-        base.trim(),
-        tracking,
-    ])?;
-    let mut kept = Vec::new();
-    for path in deleted.split('\0').filter(|p| !p.is_empty()) {
-        if scope.graph_in_store(path).is_some()
-            && let Some(bytes) = git.blob("HEAD", path)?
-        {
-            kept.push((path.to_string(), bytes));
-        }
-    }
-    Ok(kept)
-}
-
-/// After git's merge: each graph of `kept` is on disk as this machine had it, and
-/// tracked unless the merged `.gitignore` names it; a merge git stopped at them is
-/// concluded, and a graph put back is committed.
-fn keep_graphs(
-    scope: &Scope,
-    git: &Git,
-    kept: &[(String, Vec<u8>)],
-    now: f64,
-) -> Result<(), SyncError> {
-    if kept.is_empty() {
-        return Ok(());
-    }
-    for (path, bytes) in kept {
-        let file = scope.dir.join(path);
-        if file.exists() {
-            continue; // git left this machine's version (a modify/delete conflict)
-        }
-        log::warn!("sync: {path} was deleted on the remote; this machine keeps its copy");
-        atomic_write(&file, bytes, WriteMode::ATOMIC, None, None).map_err(|e| SyncError::Io {
-            path: file.clone(),
-            error: std::io::Error::other(e.to_string()),
-        })?;
-    }
-    stage_all(git)?;
-    untrack_ignored(git)?;
-    if has_ref(git, "MERGE_HEAD") {
-        git.ok(&["commit", "--quiet", "--no-edit", "--no-verify"])?;
-    } else if git.ok(&["diff", "--cached", "--quiet"]).is_err() {
-        let message = format!(
-            "Sync {}: keep the graphs the remote deleted",
-            crate::clock::local_minute(now)
-        );
-        git.ok(&["commit", "--quiet", "--no-verify", "-m", &message])?;
-    }
-    Ok(())
-}
-
 /// How many of the remote's commits are not merged here yet; when there are any, the
-/// remote's graph files are checked first (see [`check_remote_graphs`]).
+/// remote's tree is checked first (see [`check_remote_tree`]).
 fn incoming_checked(scope: &Scope, git: &Git, tracking: &str) -> Result<usize, SyncError> {
     let incoming = count(git, &format!("HEAD..{tracking}"))?;
     if incoming > 0 {
-        check_remote_graphs(scope, git, tracking)?;
+        check_remote_tree(scope, git, tracking)?;
     }
     Ok(incoming)
 }
@@ -676,28 +654,51 @@ fn merge_message(remote: &str, branch: &str, now: f64) -> String {
     )
 }
 
-/// Refuse the remote's branch when a graph file it changed does not read as a graph:
-/// git would take such a file as it is when only the remote changed it.
-fn check_remote_graphs(scope: &Scope, git: &Git, tracking: &str) -> Result<(), SyncError> {
-    let changed = git.ok(&[
-        "diff",
-        "--name-only",
-        "-z",
-        "--no-renames",
-        "HEAD",
-        tracking,
-    ])?;
-    for path in changed
-        .split('\0')
-        .filter(|p| scope.graph_in_store(p).is_some())
-    {
-        let spec = format!("{tracking}:{path}");
-        // Deleted on the remote: nothing to read (the merge decides).
-        if git.ok(&["cat-file", "-e", &spec]).is_err() {
+/// Refuse the remote's branch before anything is merged when its tree holds anything
+/// but plain files (a symbolic link, which a path map could point a project at so
+/// that its graph is written outside the storage root; a submodule), or a graph file
+/// that is too large or does not read as a graph.
+fn check_remote_tree(scope: &Scope, git: &Git, tracking: &str) -> Result<(), SyncError> {
+    let listing = git.run(
+        &["ls-tree", "-r", "-z", "--full-tree", "-l", tracking],
+        git::LOCAL_TIMEOUT,
+    )?;
+    for entry in listing.stdout.split('\0').filter(|e| !e.is_empty()) {
+        // `<mode> <type> <object> <size>\t<path>`
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut fields = meta.split_whitespace();
+        let mode = fields.next().unwrap_or("");
+        let size: u64 = fields.nth(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let what = match mode {
+            "100644" | "100755" => None,
+            "120000" => Some("a symbolic link"),
+            "160000" => Some("a submodule (another repository)"),
+            _ => Some("not a regular file"),
+        };
+        if let Some(what) = what {
+            return Err(SyncError::RemoteTreeRefused {
+                path: crate::terminal::safe(path).into_owned(),
+                what: what.to_string(),
+            });
+        }
+        if scope.travels(path) != Travel::Graph {
             continue;
         }
-        let out = git.run(&["cat-file", "blob", &spec], git::LOCAL_TIMEOUT)?;
-        if let Err(cause) = read_graph(&out.bytes) {
+        if size > kg_core::MAX_GRAPH_BYTES as u64 {
+            return Err(SyncError::RemoteGraphUnreadable {
+                path: path.to_string(),
+                cause: format!(
+                    "it is {size} bytes, past the {} a graph may hold",
+                    kg_core::MAX_GRAPH_BYTES
+                ),
+            });
+        }
+        let Some(bytes) = git.blob(tracking, path)? else {
+            continue;
+        };
+        if let Err(cause) = read_graph(&bytes) {
             return Err(SyncError::RemoteGraphUnreadable {
                 path: path.to_string(),
                 cause,
@@ -733,20 +734,33 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     #[test]
-    fn only_an_index_lock_older_than_any_git_command_is_removed() {
+    fn an_index_lock_no_process_holds_is_removed_and_one_held_open_stays() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir_all(dir.path().join(".git")).expect(".git");
         let lock = dir.path().join(".git/index.lock");
-        std::fs::write(&lock, b"").expect("lock");
-        clear_stale_index_lock(dir.path());
-        assert!(lock.exists(), "a fresh lock belongs to a running git");
-        let old = SystemTime::now() - git::LOCAL_TIMEOUT * 2 - Duration::from_secs(1);
-        std::fs::File::options()
-            .write(true)
-            .open(&lock)
-            .and_then(|f| f.set_modified(old))
-            .expect("age the lock");
-        clear_stale_index_lock(dir.path());
-        assert!(!lock.exists(), "a lock from a crash is removed");
+        let held = std::fs::File::create(&lock).expect("lock");
+        if git::open_by_any_process(&lock).is_some() {
+            recover_from_a_killed_git(dir.path());
+            assert!(
+                lock.exists(),
+                "a lock a process holds open belongs to a running git"
+            );
+            drop(held);
+            recover_from_a_killed_git(dir.path());
+            assert!(!lock.exists(), "a lock nobody holds is a leftover");
+        } else {
+            // No way to see open files here: only an old lock goes.
+            drop(held);
+            recover_from_a_killed_git(dir.path());
+            assert!(lock.exists(), "a fresh lock may belong to a running git");
+            let old = SystemTime::now() - git::LOCAL_TIMEOUT * 2 - Duration::from_secs(1);
+            std::fs::File::options()
+                .write(true)
+                .open(&lock)
+                .and_then(|f| f.set_modified(old))
+                .expect("age the lock");
+            recover_from_a_killed_git(dir.path());
+            assert!(!lock.exists(), "a lock from a crash is removed");
+        }
     }
 }

@@ -139,6 +139,7 @@ pub fn status_json(status: &SyncStatus) -> Value {
         "behind": status.ahead_behind.map(|(_, behind)| behind),
         "uncommitted": status.uncommitted,
         "conflicts": status.conflict_count(),
+        "held_back": status.held_back_count(),
         "summary": status.to_string(),
     })
 }

@@ -5,7 +5,7 @@
 
 use super::files::{Scope, SyncState};
 use super::git::Git;
-use super::{SyncError, configured_remote, has_ref, remote_label, synced_branch};
+use super::{SyncError, configured_remote, has_ref, held_back_in, remote_label, synced_branch};
 use std::fmt;
 
 /// Unresolved merge conflicts per graph file in the work tree (files without any
@@ -38,6 +38,9 @@ pub struct SyncStatus {
     pub uncommitted: usize,
     /// Unresolved merge conflicts per graph file.
     pub conflicts: Vec<(String, usize)>,
+    /// Items held back from each graph file: content from a remote that broke a
+    /// write rule.
+    pub held_back: Vec<(String, usize)>,
 }
 
 /// The sync state of `scope`, from the repository and the sync record (no network).
@@ -51,6 +54,7 @@ pub fn status(scope: &Scope) -> Result<SyncStatus, SyncError> {
         ahead_behind: None,
         uncommitted: 0,
         conflicts: Vec::new(),
+        held_back: held_back_in(scope),
     };
     let remote = match configured_remote(scope, &git) {
         Ok(remote) => remote,
@@ -82,6 +86,11 @@ impl SyncStatus {
     /// Unresolved merge conflicts across the graph files.
     pub fn conflict_count(&self) -> usize {
         self.conflicts.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Items held back across the graph files.
+    pub fn held_back_count(&self) -> usize {
+        self.held_back.iter().map(|(_, n)| n).sum()
     }
 }
 
@@ -142,6 +151,21 @@ impl SyncStatus {
                 "  {path}: {n} node note(s) starting \"{}\"",
                 kg_sync::CONFLICT_NOTE_PREFIX.trim_end()
             )?;
+        }
+        if !self.held_back.is_empty() {
+            writeln!(
+                f,
+                "Held back from the remote (it broke a write rule; never shown to an agent): {}",
+                self.held_back_count()
+            )?;
+            for (path, n) in &self.held_back {
+                let file = kg_core::held_back_file(&self.scope.dir.join(path));
+                writeln!(
+                    f,
+                    "  {path}: {n} item(s), in {} (review, then delete the file)",
+                    file.display()
+                )?;
+            }
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Run `kg-memory <args>` with `stdin`, returning (stdout, exit code, duration).
-fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
+pub(crate) fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
     cmd.args(args)
@@ -35,7 +35,7 @@ fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Dura
 }
 
 /// The `additionalContext` a hook printed.
-fn context_of(out: &str) -> String {
+pub(crate) fn context_of(out: &str) -> String {
     let v: Value = serde_json::from_str(out.trim()).expect("hook JSON");
     v["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -43,7 +43,7 @@ fn context_of(out: &str) -> String {
         .to_string()
 }
 
-fn env_for(server: &Server) -> Vec<(&'static str, String)> {
+pub(crate) fn env_for(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("KG_HTTP_PORT", server.port.to_string()),
         ("HOME", server.home.to_string_lossy().into_owned()),
@@ -96,8 +96,9 @@ fn couriers_print_the_servers_answer() {
     );
 
     // After it, a prompt about something the memory knows, with nothing new to
-    // recall (the full read showed it), gets a reminder the server chose for the
-    // session's state; a prompt about something it does not know gets nothing.
+    // recall (the full read showed it), gets a pointer, then a reminder the server
+    // chose for the session's state; a prompt about something it does not know gets
+    // nothing.
     let (_, is_error) = server.call(
         "kg_put_node",
         &json!({"session_id": sid, "level": "project", "id": "cache-expiry",
@@ -105,6 +106,13 @@ fn couriers_print_the_servers_answer() {
     );
     assert!(!is_error);
     server.call("kg_read", &json!({"session_id": sid}));
+    // The full read put the node in context: the prompt about it gets a pointer to
+    // it, once; the next one a reminder.
+    let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
+    assert_eq!(
+        context_of(&out),
+        "KG recall — memory matching this prompt:\n- [project] cache-expiry (in context)"
+    );
     let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
     let reminder = context_of(&out);
     assert!(

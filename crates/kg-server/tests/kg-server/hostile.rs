@@ -895,7 +895,9 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
             "user.prev",
             "sessions.json",
             ".kg-memory.lock",
+            ".kg-memory.token",
             "project-paths.json",
+            "recall.jsonl",
         ]
         .contains(&text.as_ref())
             || (text.starts_with("projects/")

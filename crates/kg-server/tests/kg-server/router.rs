@@ -35,6 +35,7 @@ impl App {
             home: home.clone(),
             save_interval: Duration::from_secs(3600),
             autocommit_interval: None,
+            ws_ping_interval: Duration::from_secs(30),
             grace_days: 5.0,
             orphan_grace_days: 365.0,
             clock_file: Some(clock),
@@ -609,7 +610,8 @@ async fn mcp_is_served_at_the_root() {
             "kg_delete_edge",
             "kg_useful",
             "kg_sync",
-            "kg_progress"
+            "kg_progress",
+            "kg_fix_touch"
         ]
     );
     assert_eq!(

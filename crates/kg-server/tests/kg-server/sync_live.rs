@@ -20,17 +20,17 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One machine: its home (git's global config is there, none of the user's), its
 /// storage root, and the server holding that root.
-struct Machine {
-    name: String,
-    home: PathBuf,
-    root: PathBuf,
+pub(crate) struct Machine {
+    pub(crate) name: String,
+    pub(crate) home: PathBuf,
+    pub(crate) root: PathBuf,
     /// Where the shared project folder lies (`KG_PROJECT_ROOTS`).
-    work: PathBuf,
-    server: Option<ServerProcess>,
+    pub(crate) work: PathBuf,
+    pub(crate) server: Option<ServerProcess>,
 }
 
 impl Machine {
-    fn new(base: &Path, name: &str) -> Machine {
+    pub(crate) fn new(base: &Path, name: &str) -> Machine {
         let home = base.join(name);
         fs::create_dir_all(&home).expect("home");
         Machine {
@@ -42,7 +42,7 @@ impl Machine {
         }
     }
 
-    fn command(&self, args: &[&str]) -> Output {
+    pub(crate) fn command(&self, args: &[&str]) -> Output {
         kg_memory_on(&self.home, &self.root)
             .args(args)
             .output()
@@ -50,7 +50,7 @@ impl Machine {
     }
 
     /// `kg-memory sync <args>`: whether it succeeded, and what it printed.
-    fn cli_sync(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) fn cli_sync(&self, args: &[&str]) -> (bool, String) {
         let mut full = vec!["sync"];
         full.extend_from_slice(args);
         let out = self.command(&full);
@@ -62,9 +62,15 @@ impl Machine {
         (out.status.success(), said)
     }
 
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
+        self.start_with(&[]);
+    }
+
+    /// [`Machine::start`] with more of the server's environment.
+    pub(crate) fn start_with(&mut self, env: &[(&str, &str)]) {
         fs::create_dir_all(&self.work).expect("work folder");
         let server = logged(&self.home, &self.root)
+            .envs(env)
             .env("KG_PROJECT_ROOTS", &self.work)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
@@ -72,39 +78,39 @@ impl Machine {
         self.server = Some(server);
     }
 
-    fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.server.as_ref().expect("server running").port
     }
 
-    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    pub(crate) fn call(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         json_request(self.port(), method, path, body, TIMEOUT)
             .unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 
     /// Ask the server to sync now: its answer.
-    fn sync(&self) -> (u16, Value) {
+    pub(crate) fn sync(&self) -> (u16, Value) {
         self.call("POST", "/api/sync/now", Some(&json!({})))
     }
 
-    fn sync_ok(&self) -> Value {
+    pub(crate) fn sync_ok(&self) -> Value {
         let (status, answer) = self.sync();
         assert_eq!(status, 200, "{} could not sync: {answer}", self.name);
         answer
     }
 
-    fn graph(&self, relative: &str) -> GraphFile {
+    pub(crate) fn graph(&self, relative: &str) -> GraphFile {
         let bytes = fs::read(self.root.join(relative)).expect("graph file");
         parse_graph(&bytes).expect("graph parses")
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         git_in(&self.root, args)
     }
 }
 
 /// `names.len()` machines set up on one remote (the first one's memory seeds it),
 /// each with its server running.
-fn machines(base: &Path, names: &[&str]) -> (Vec<Machine>, PathBuf) {
+pub(crate) fn machines(base: &Path, names: &[&str]) -> (Vec<Machine>, PathBuf) {
     let remote = bare_remote(base);
     let url = remote.to_string_lossy().into_owned();
     let mut all = Vec::new();
@@ -120,7 +126,7 @@ fn machines(base: &Path, names: &[&str]) -> (Vec<Machine>, PathBuf) {
 
 /// Sync every machine in turn until all hold the same commit (at most three rounds;
 /// two always suffice when nobody writes).
-fn settle(machines: &[Machine]) {
+pub(crate) fn settle(machines: &[Machine]) {
     for _round in 0..3 {
         for m in machines {
             m.sync_ok();
@@ -442,7 +448,7 @@ fn node_ids(file: &GraphFile) -> Vec<String> {
     file.graph.nodes.keys().cloned().collect()
 }
 
-fn put(m: &Machine, id: &str, gist: &str) {
+pub(crate) fn put(m: &Machine, id: &str, gist: &str) {
     let (status, answer) = m.call(
         "POST",
         "/api/nodes",
@@ -665,7 +671,8 @@ fn a_server_killed_while_it_merges_loses_nothing() {
     for id in ours.iter().chain(&others) {
         assert!(ids.contains(id), "{id} is missing after the kills");
     }
-    assert!(a.git(&["status", "--porcelain"]).trim().is_empty());
+    let status = a.git(&["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "left in the work tree: {status}");
     machines[1].sync_ok();
     assert_eq!(
         fs::read(machines[0].root.join("user.json")).expect("graph"),
