@@ -216,9 +216,7 @@ pub fn session_bootstrap(
     let ours = store.config().policy == crate::store::Policy::Ours;
     let head = match header {
         PreloadHeader::Fixed(text) => text(&sid),
-        PreloadHeader::Standard if ours => {
-            wording::preload_header_ours(&sid, &crate::render::LeftOut::default())
-        }
+        PreloadHeader::Standard if ours => wording::preload_header_ours(&sid, [0; 3]),
         PreloadHeader::Standard => wording::preload_header(&sid),
     };
     let (mut rendered, mut viewed_at) =
@@ -229,7 +227,7 @@ pub fn session_bootstrap(
     let mut complete = false;
     if ours && matches!(header, PreloadHeader::Standard) {
         for _ in 0..3 {
-            let said = wording::preload_header_ours(&sid, &rendered.left_out);
+            let said = wording::preload_header_ours(&sid, rendered.left_out.counts());
             if said == head && rendered.left_out.is_nothing() {
                 break;
             }

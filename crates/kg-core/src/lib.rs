@@ -101,8 +101,8 @@ pub use tools::{
     kg_put_edge, kg_put_node, kg_read, kg_rename_node, kg_search, kg_sync, kg_useful,
 };
 pub use wording::{
-    LOCK_IS_A_PERSONS, NOT_WRITTEN, Reminder, ReminderFits, not_written, preload_header,
-    reminder_pool, server_warming_up, session_start_notice,
+    LOCK_IS_A_PERSONS, NOT_WRITTEN, Reminder, ReminderFits, preload_header, reminder_pool,
+    server_warming_up, session_start_notice,
 };
 
 // What the graph view, the tray and `kg-memory status` show.

@@ -1025,9 +1025,7 @@ impl IdentKind {
     }
 }
 
-/// The most words a new node id may have (since-0.9.30.md §5): an id names the
-/// subject in three to five; the claim belongs in the gist.
-pub const MAX_ID_WORDS: usize = 6;
+pub use crate::limits::MAX_ID_WORDS;
 
 /// What the id length rule says about a new id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

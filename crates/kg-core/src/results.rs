@@ -153,6 +153,43 @@ pub struct NotWritten {
     pub dropped_notes: Vec<String>,
 }
 
+impl NotWritten {
+    /// What the refused writer is told: the marker first, then why, the node as it
+    /// stands and how to proceed ([`crate::wording::not_written`]).
+    pub fn message(&self) -> String {
+        use crate::wording::{self, NotWrittenNext};
+        let (reason, next) = match &self.reason {
+            StaleReason::ChangedSinceSeen { by, seen_ts, .. } => (
+                wording::stale_since_seen(by.as_deref(), seen_ts.is_some()),
+                NotWrittenNext::MergeAndRewrite,
+            ),
+            StaleReason::UnreadList { field } => (
+                wording::stale_unread_list(field),
+                NotWrittenNext::MergeAndRewrite,
+            ),
+            StaleReason::DropsNotes => (
+                wording::stale_drops_notes(self.dropped_notes.len()),
+                NotWrittenNext::ResendIfMeant,
+            ),
+            StaleReason::ChangedSinceLoaded { by, .. } => (
+                wording::stale_since_loaded(by.as_deref()),
+                NotWrittenNext::MergeEdit,
+            ),
+        };
+        let node = crate::model::Node::from_object(self.node.clone());
+        let (notes, touches) = (node.notes(), node.touches());
+        let stands = (!node.is_empty()).then_some((node.gist(), &notes[..], &touches[..]));
+        wording::not_written(
+            &self.id,
+            self.level,
+            &reason,
+            stands,
+            &self.dropped_notes,
+            next,
+        )
+    }
+}
+
 /// What renaming a node did ([`Store::rename_node`](crate::Store::rename_node)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Renamed {
@@ -216,5 +253,10 @@ impl LeftOut {
     /// Nothing was left out: the render holds every active gist, edge and anchor.
     pub fn is_nothing(&self) -> bool {
         *self == LeftOut::default()
+    }
+
+    /// Active gists, edges and archived anchors left out, in that order.
+    pub fn counts(&self) -> [usize; 3] {
+        [self.gists, self.edges, self.anchors]
     }
 }

@@ -231,7 +231,7 @@ pub enum StoreError {
     CannotUndo(String),
     /// A write built on a stale view of the node (since-0.9.30.md §4): nothing was
     /// changed. The text is the refusal the writer reads, starting `NOT WRITTEN`.
-    #[error("{}", crate::wording::not_written(.0))]
+    #[error("{}", .0.message())]
     NotWritten(Box<NotWritten>),
     /// An agent's rewrite, rename or delete of a node a person locked; the refusal
     /// is kept in the graph's `rejections` progress entry. Nothing else changed.

@@ -81,10 +81,11 @@ pub struct ReadArgs {
     pub client: pages::Client,
 }
 
-/// `kg_read`: the whole memory, or nodes in full; a reply longer than the client keeps
-/// whole comes in parts, the rest fetched with `more`.
+/// `kg_read`: the whole memory, or nodes in full; under our policy a reply longer than
+/// the client keeps whole comes in parts, the rest fetched with `more` (the reference
+/// has no parts, and reads `more` as an argument it does not know).
 pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
-    if args.more {
+    if args.more && store.config().policy == Policy::Ours {
         return next_part(store, args.session_id.as_deref().unwrap_or_default(), now);
     }
     // Looked up in place: a copy of the record (its seen ids) cost more than the
@@ -164,8 +165,10 @@ fn deliver(
     client: pages::Client,
     now: f64,
 ) -> String {
-    let unit = client.unit();
-    let parts = pages::split_parts(&text, unit, client.reply_limit());
+    let parts = match store.config().policy {
+        Policy::Ours => pages::split_parts(&text, client.unit(), client.reply_limit()),
+        Policy::Reference => vec![text],
+    };
     let total = parts.len();
     let viewed_at = effects.as_ref().map_or(now, |e| e.viewed_at);
     let mut assigned: HashSet<String> = HashSet::new();
@@ -553,7 +556,7 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
         }
         // A refusal is what the agent must act on, marker first, not an `Error: `.
         Err(StoreError::NotWritten(refused)) => ToolText {
-            text: wording::not_written(&refused),
+            text: refused.message(),
             is_error: true,
         },
         Err(e) => ToolText::error(&e),

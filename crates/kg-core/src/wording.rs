@@ -24,8 +24,10 @@ pub fn preload_header(sid: &str) -> String {
 /// Header of the session-start preload under our policy: it says whether the preload
 /// holds every active node (then no full read is needed) or names what it left out.
 /// Charged to the preload budget like the reference's.
-pub fn preload_header_ours(sid: &str, left_out: &crate::results::LeftOut) -> String {
-    if left_out.is_nothing() {
+/// `left_out` counts the active gists, edges and archived anchors it left out.
+pub fn preload_header_ours(sid: &str, left_out: [usize; 3]) -> String {
+    let [gists, edges, anchors] = left_out;
+    if left_out == [0; 3] {
         return format!(
             "KG MEMORY PRELOADED — complete: every active node of both graphs is below, with \
              its edges and archived anchors, so no full read is needed. session_id: {sid} (pass \
@@ -38,9 +40,9 @@ pub fn preload_header_ours(sid: &str, left_out: &crate::results::LeftOut) -> Str
     }
     let mut parts = Vec::new();
     for (n, what) in [
-        (left_out.gists, "active gist(s)"),
-        (left_out.edges, "edge(s)"),
-        (left_out.anchors, "archived anchor(s)"),
+        (gists, "active gist(s)"),
+        (edges, "edge(s)"),
+        (anchors, "archived anchor(s)"),
     ] {
         if n > 0 {
             parts.push(format!("{n} {what}"));
@@ -148,68 +150,96 @@ fn writer(by: Option<&str>) -> String {
     }
 }
 
-/// The answer to a write refused as built on a stale view (since-0.9.30.md §4): the
-/// marker, the node and level, why, that nothing changed, the node as it stands (the
-/// notes the write would remove marked), and how to proceed.
-pub fn not_written(refused: &crate::results::NotWritten) -> String {
-    use crate::results::StaleReason;
-    use std::fmt::Write;
-    let (id, level) = (&refused.id, refused.level);
-    let reason = match &refused.reason {
-        StaleReason::ChangedSinceSeen {
-            by, seen_ts: None, ..
-        } => format!(
-            "{} wrote this node, and this session has not seen it yet",
-            writer(by.as_deref())
-        ),
-        StaleReason::ChangedSinceSeen { by, .. } => format!(
+/// Why a write was refused: someone wrote the node since this session saw it, or
+/// (`seen` false) before it ever saw it.
+pub fn stale_since_seen(by: Option<&str>, seen: bool) -> String {
+    if seen {
+        format!(
             "{} changed this node after this session last saw it",
-            writer(by.as_deref())
-        ),
-        StaleReason::UnreadList { field } => format!(
-            "the write would replace its {field}, which this session has not read since they were last written"
-        ),
-        StaleReason::DropsNotes => format!(
-            "the write leaves out {} of its stored notes (marked below)",
-            refused.dropped_notes.len()
-        ),
-        StaleReason::ChangedSinceLoaded { by, .. } => format!(
-            "{} changed this node after it was loaded for this edit",
-            writer(by.as_deref())
-        ),
-    };
+            writer(by)
+        )
+    } else {
+        format!(
+            "{} wrote this node, and this session has not seen it yet",
+            writer(by)
+        )
+    }
+}
+
+/// Why a write was refused: it would replace a list (`notes`, `touches`) the session
+/// has not read since it was last written.
+pub fn stale_unread_list(field: &str) -> String {
+    format!(
+        "the write would replace its {field}, which this session has not read since they were last written"
+    )
+}
+
+/// Why a write was refused: it leaves out `dropped` of the stored notes.
+pub fn stale_drops_notes(dropped: usize) -> String {
+    format!("the write leaves out {dropped} of its stored notes (marked below)")
+}
+
+/// Why a person's write was refused: someone wrote the node after the edit loaded it.
+pub fn stale_since_loaded(by: Option<&str>) -> String {
+    format!(
+        "{} changed this node after it was loaded for this edit",
+        writer(by)
+    )
+}
+
+/// What a refused writer does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotWrittenNext {
+    /// A person's edit overtaken by a newer write: merge, save again.
+    MergeEdit,
+    /// A write that leaves notes out: send it again if meant.
+    ResendIfMeant,
+    /// An agent that had not seen the node: the refusal showed it; merge, write again.
+    MergeAndRewrite,
+}
+
+/// The answer to a write refused as built on a stale view (since-0.9.30.md §4): the
+/// marker, the node and level, `reason`, that nothing changed, the node as it stands
+/// (`None` when it does not exist; the notes the write would remove marked), and how
+/// to proceed.
+pub fn not_written(
+    id: &str,
+    level: impl std::fmt::Display,
+    reason: &str,
+    stands: Option<(&str, &[String], &[String])>,
+    dropped_notes: &[String],
+    next: NotWrittenNext,
+) -> String {
+    use std::fmt::Write;
     let mut text =
         format!("{NOT_WRITTEN}: node '{id}' ({level} graph) — {reason}. Nothing was changed.");
-    let node = crate::model::Node::from_object(refused.node.clone());
-    if node.is_empty() {
+    let Some((gist, notes, touches)) = stands else {
         return text;
-    }
+    };
     text.push_str("\n\nThe node as it stands now:\n  gist: ");
-    text.push_str(node.gist());
-    let notes = node.notes();
+    text.push_str(gist);
     if !notes.is_empty() {
         text.push_str("\n  notes:");
-        for note in &notes {
+        for note in notes {
             let _ = write!(text, "\n    - {note}");
-            if refused.dropped_notes.contains(note) {
+            if dropped_notes.contains(note) {
                 text.push_str("   ← your write would remove this note");
             }
         }
     }
-    let touches = node.touches();
     if !touches.is_empty() {
         let _ = write!(text, "\n  touches: {}", touches.join(" · "));
     }
     text.push_str("\n\n");
-    text.push_str(match refused.reason {
-        StaleReason::ChangedSinceLoaded { .. } => {
+    text.push_str(match next {
+        NotWrittenNext::MergeEdit => {
             "Look at what changed, merge your edit into it, and save again."
         }
-        StaleReason::DropsNotes => {
+        NotWrittenNext::ResendIfMeant => {
             "If removing those notes is what you mean, send the same kg_put_node again and it \
              will be written. Otherwise merge them into your notes list and send it in full."
         }
-        _ => {
+        NotWrittenNext::MergeAndRewrite => {
             "This counts as reading the node: merge your change into what stands above, then \
              call kg_put_node again with the full notes and touches lists."
         }
@@ -222,7 +252,7 @@ pub fn id_too_long(id: &str, words: usize) -> String {
     format!(
         "Node id '{id}' has {words} words; ids of new nodes may have at most {max}. Name the \
          subject in 3–5 words (a date counts as one) and put the claim in the gist.",
-        max = crate::model::MAX_ID_WORDS
+        max = crate::limits::MAX_ID_WORDS
     )
 }
 
@@ -231,7 +261,7 @@ pub fn id_at_most_words(id: &str) -> String {
     format!(
         "Note: '{id}' is at the {max}-word limit for ids. An id names the subject; the claim \
          belongs in the gist. kg_rename_node can shorten it and keeps its edges and history.",
-        max = crate::model::MAX_ID_WORDS
+        max = crate::limits::MAX_ID_WORDS
     )
 }
 
@@ -245,7 +275,7 @@ pub fn id_with_date(id: &str) -> String {
 }
 
 /// An agent's `op` (rewrite, delete, rename) of a locked node, refused.
-pub fn locked_refusal(id: &str, level: crate::model::Level, op: &str) -> String {
+pub fn locked_refusal(id: &str, level: impl std::fmt::Display, op: &str) -> String {
     format!(
         "Node '{id}' ({level} graph) is locked: a person locked it, so an agent may not \
          {op} it. Nothing was changed. Reading it, searching it and edges to or from it \
@@ -260,7 +290,7 @@ pub const LOCK_IS_A_PERSONS: &str = "a node's lock is set and cleared only by a 
      as usual.";
 
 /// A rename done.
-pub fn renamed(old: &str, new: &str, level: crate::model::Level, edge_ends: usize) -> String {
+pub fn renamed(old: &str, new: &str, level: impl std::fmt::Display, edge_ends: usize) -> String {
     format!(
         "Renamed '{old}' → '{new}' in the {level} graph; {edge_ends} edge reference(s) now \
          name '{new}'. Its history, endorsements and tier came along."
@@ -284,7 +314,7 @@ pub fn rename_onto_itself(id: &str) -> String {
 }
 
 /// A rename onto an id another node of the graph has.
-pub fn rename_target_exists(old: &str, new: &str, level: crate::model::Level) -> String {
+pub fn rename_target_exists(old: &str, new: &str, level: impl std::fmt::Display) -> String {
     format!(
         "Cannot rename '{old}' to '{new}': the {level} graph already has a node '{new}'. Pick \
          a free id, or, if the two are one concept, merge them on purpose: fold one node's \

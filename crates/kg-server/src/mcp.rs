@@ -151,142 +151,176 @@ fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-/// The tools in the order clients list them.
-fn specs() -> &'static [ToolSpec] {
-    static SPECS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
-    SPECS.get_or_init(|| {
-        vec![
-            ToolSpec {
-                name: "kg_read",
-                description: "Read persistent memory. First call of a session: pass cwd (the project root); \
-                    it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
-                    With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
-                    or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
-                    to active. level limits id lookups to one graph. A reply longer than your client \
-                    keeps whole comes in parts: each says so, and kg_read(session_id, more=true) \
-                    returns the next.",
-                ours_only: false,
-                schema: object(
-                    json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level(),
-                           "more": {"type": "boolean"}}),
-                    &[],
-                ),
+/// What `kg_read` says of itself under both policies.
+macro_rules! read_description {
+    () => {
+        "Read persistent memory. First call of a session: pass cwd (the project root); \
+        it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
+        With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
+        or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
+        to active. level limits id lookups to one graph."
+    };
+}
+
+/// The tools offered under `policy`, in the order clients list them: the
+/// reference's nine, and under our policy ours among them, with `kg_read`'s paging.
+fn specs(policy: Policy) -> &'static [ToolSpec] {
+    static OURS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    static REFERENCE: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    let cell = match policy {
+        Policy::Ours => &OURS,
+        Policy::Reference => &REFERENCE,
+    };
+    cell.get_or_init(|| {
+        let mut specs = all_specs(policy);
+        specs.retain(|s| !s.ours_only || policy == Policy::Ours);
+        specs
+    })
+}
+
+fn all_specs(policy: Policy) -> Vec<ToolSpec> {
+    let ours = policy == Policy::Ours;
+    let mut read_properties = json!({"cwd": string(), "session_id": string(), "id": string(),
+                                     "ids": strings(), "level": level()});
+    if ours {
+        read_properties["more"] = json!({"type": "boolean"});
+    }
+    vec![
+        ToolSpec {
+            name: "kg_read",
+            description: if ours {
+                concat!(
+                    read_description!(),
+                    " A reply longer than your client keeps whole comes in parts: each says so, \
+                        and kg_read(session_id, more=true) returns the next."
+                )
+            } else {
+                read_description!()
             },
-            ToolSpec {
-                name: "kg_search",
-                description: "Ranked full-text search over ids, gists, notes and touches of both graphs, every \
+            ours_only: false,
+            schema: object(read_properties, &[]),
+        },
+        ToolSpec {
+            name: "kg_search",
+            description: "Ranked full-text search over ids, gists, notes and touches of both graphs, every \
                     tier included (archived and orphaned nodes too), with the connections between the best hits. \
                     Search before writing a node (avoid duplicates) and whenever a problem feels familiar. \
                     Pass session_id so the project graph is searched and already-seen notes are skipped.",
-                ours_only: false,
-                schema: object(json!({"query": string(), "session_id": string()}), &["query"]),
-            },
-            ToolSpec {
-                name: "kg_put_node",
-                description: "Create or update one insight at the moment you learn it. level: 'user' for \
+            ours_only: false,
+            schema: object(
+                json!({"query": string(), "session_id": string()}),
+                &["query"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_put_node",
+            description: "Create or update one insight at the moment you learn it. level: 'user' for \
                     cross-project knowledge about the person or craft, 'project' for this codebase. id: short \
                     kebab-case. gist: one line, the bottom line (aim under 120 chars; over 300 scans badly). \
                     notes: depth and rationale; touches: precise file pointers. Omitted notes/touches stay as \
                     they were; an update re-activates an archived node. Connect it with kg_put_edge.",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
                            "notes": strings(), "touches": strings()}),
-                    &["session_id", "level", "id", "gist"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_rename_node",
-                description: "Give a node a new id. Its edges follow in every graph (cross-level edges of \
+                &["session_id", "level", "id", "gist"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_rename_node",
+            description: "Give a node a new id. Its edges follow in every graph (cross-level edges of \
                     projects not loaded included), and so do its creation time, endorsements, tier and \
                     history: the only way to change an id without losing them (put + delete loses them). \
                     new_id names the subject in 3-5 kebab-case words; the claim belongs in the gist. \
                     Refused when new_id exists or would make an edge reach a different node. level \
                     limits the lookup (user first, then project, when omitted).",
-                ours_only: true,
-                schema: object(
-                    json!({"session_id": string(), "old_id": string(), "new_id": string(), "level": level()}),
-                    &["session_id", "old_id", "new_id"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_put_edge",
-                description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
+            ours_only: true,
+            schema: object(
+                json!({"session_id": string(), "old_id": string(), "new_id": string(), "level": level()}),
+                &["session_id", "old_id", "new_id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_put_edge",
+            description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
                     node to another node. Prefer an edge between existing nodes over a new node; cross-level \
                     edges live in the project graph and point at user nodes. A file path belongs in a node's \
                     touches; point an edge at a path only when the relation itself is the fact (lives-in).",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
                            "rel": string(), "notes": strings()}),
-                    &["session_id", "level", "from", "to", "rel"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_delete_node",
-                description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
+                &["session_id", "level", "from", "to", "rel"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_delete_node",
+            description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
                     (looks in the user graph first, then the project graph).",
-                ours_only: false,
-                schema: object(json!({"session_id": string(), "id": string()}), &["session_id", "id"]),
-            },
-            ToolSpec {
-                name: "kg_delete_edge",
-                description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
-                    &["session_id", "from", "to", "rel"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_useful",
-                description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "id": string()}),
+                &["session_id", "id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_delete_edge",
+            description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
+                &["session_id", "from", "to", "rel"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_useful",
+            description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
                     judged by results, not by having been read. Endorsements decay over 90 days and keep valuable \
                     nodes active.",
-                ours_only: false,
-                schema: object(json!({"session_id": string(), "ids": strings()}), &["session_id", "ids"]),
-            },
-            ToolSpec {
-                name: "kg_sync",
-                description: "Fetch what other sessions (or your subagents) changed since this session last \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "ids": strings()}),
+                &["session_id", "ids"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_sync",
+            description: "Fetch what other sessions (or your subagents) changed since this session last \
                     synced or started.",
-                ours_only: false,
-                schema: object(json!({"session_id": string()}), &["session_id"]),
-            },
-            ToolSpec {
-                name: "kg_progress",
-                description: "Durable checkpoints for long tasks (scout, extract, maintain), kept across sessions, \
+            ours_only: false,
+            schema: object(json!({"session_id": string()}), &["session_id"]),
+        },
+        ToolSpec {
+            name: "kg_progress",
+            description: "Durable checkpoints for long tasks (scout, extract, maintain), kept across sessions, \
                     restarts and compaction. With state: replace the task's stored state. Without: read it. \
                     A maintenance pass stamps task 'maintain' with {\"last_ts\": <unix seconds>} — only that \
                     stamp resets a graph's DEBT staleness.",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
-                    &["session_id", "task_id"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_fix_touch",
-                description: "Stale touches (DEBT counts them) name files that no longer exist. Without id: \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
+                &["session_id", "task_id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_fix_touch",
+            description: "Stale touches (DEBT counts them) name files that no longer exist. Without id: \
                     list this session's stale touches, with the path git says each file was renamed to. With \
                     id and touch (the entry exactly as stored): point that touch at git's new path, or at to, \
                     keeping its line range or symbol. level limits it to one graph.",
-                ours_only: true,
-                schema: object(
-                    json!({"session_id": string(), "id": string(), "touch": string(), "to": string(),
+            ours_only: true,
+            schema: object(
+                json!({"session_id": string(), "id": string(), "touch": string(), "to": string(),
                            "level": level()}),
-                    &["session_id"],
-                ),
-            },
-        ]
-    })
+                &["session_id"],
+            ),
+        },
+    ]
 }
 
 /// The tools a client is offered under `policy`, in the order they are listed.
 fn offered(policy: Policy) -> impl Iterator<Item = &'static ToolSpec> {
-    specs()
-        .iter()
-        .filter(move |s| !s.ours_only || policy == Policy::Ours)
+    specs(policy).iter()
 }
 
 fn tool_list(policy: Policy) -> Vec<Tool> {
@@ -457,9 +491,10 @@ fn dispatch(
             now,
         ),
         "kg_put_node"
-            if args
-                .get("fields")
-                .is_some_and(|f| f.get("locked").is_some()) =>
+            if state.store.config().policy == Policy::Ours
+                && args
+                    .get("fields")
+                    .is_some_and(|f| f.get("locked").is_some()) =>
         {
             ToolText {
                 text: format!("Error: {}", kg_core::LOCK_IS_A_PERSONS),
@@ -603,7 +638,7 @@ mod tests {
     use super::*;
 
     fn schema(name: &str) -> &'static Value {
-        &specs()
+        &specs(Policy::Ours)
             .iter()
             .find(|s| s.name == name)
             .expect("tool")

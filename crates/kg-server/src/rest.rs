@@ -102,7 +102,7 @@ impl IntoResponse for ApiError {
         let (status, detail) = match self {
             ApiError::NotWritten(refused) => {
                 let body = json!({
-                    "detail": kg_core::not_written(&refused),
+                    "detail": refused.message(),
                     "level": refused.level.as_str(),
                     "id": refused.id,
                     "node": refused.node,
