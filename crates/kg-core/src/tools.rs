@@ -520,7 +520,10 @@ fn admit(
 /// `kg_put_node`: create or update a node in the user or the session's project graph. A
 /// write re-activates an archived or orphaned node and may compact the level. Answers
 /// `Node '<id>' saved to <level> graph`, with advice to shorten a gist over 300
-/// characters.
+/// characters and, for a created node under our policy, a note on its id (at the word
+/// limit, or dated) and on an existing node it nearly repeats. A write built on a stale
+/// view of the node is refused (`NOT WRITTEN …`, no notes appended), and so is an
+/// update of a locked node.
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
     let idents = [(IdentKind::NodeId, args.id.as_str())];
     if let Err(e) = admit(store, &args.session_id, &idents, now) {
@@ -542,7 +545,9 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
             if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
                 text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
             }
+            // The nudges point at kg_rename_node, which the reference policy does not offer.
             if put.created
+                && store.config().policy == Policy::Ours
                 && let Some(nudge) = id_nudge(&args.id)
             {
                 text.push_str("\n\n");

@@ -219,3 +219,58 @@ fn more_without_a_started_read_is_a_clear_error() {
     let (text, err) = server.call("kg_read", &json!({"session_id": "0badf00d", "more": true}));
     assert!(err && text.contains("Unknown session"), "{text}");
 }
+
+#[test]
+fn the_reference_policy_answers_whole_and_offers_neither_more_nor_a_rename() {
+    let (_dir, home) = crate::server::temp_home();
+    let mut server = Server::start_in(
+        &home,
+        &home.join("storage"),
+        None,
+        &[("KG_POLICY", "reference")],
+    );
+    let sid = session(&mut server);
+    let ids: Vec<String> = (0..40).map(|i| format!("long-notes-{i:02}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let notes: Vec<String> = (0..4)
+            .map(|k| format!("note {k} of {i} 🧪 {}", "detail ".repeat(70)))
+            .collect();
+        let (text, err) = server.call("kg_put_node", &json!({"session_id": sid, "level": "user", "id": id, "gist": format!("Lesson {i}"), "notes": notes}));
+        assert!(!err, "{text}");
+    }
+    let args = json!({"session_id": sid, "ids": ids});
+    let (whole, err) = call_as(&server, "claude-code/2.1", "kg_read", &args);
+    assert!(!err, "{whole}");
+    assert!(utf16(&whole) > 80_000, "{}", utf16(&whole));
+    assert!(!whole.contains("more=true"), "one reply, as 0.9.30 gave");
+    // `more` is an argument the reference does not know: the read is answered anew.
+    let (again, err) = call_as(
+        &server,
+        "claude-code/2.1",
+        "kg_read",
+        &json!({"session_id": sid, "more": true}),
+    );
+    assert!(!err && again.contains("USER GRAPH"), "{again}");
+
+    let (status, body) = server.rpc(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_str(&body).expect("json");
+    let read = &list["result"]["tools"][0];
+    assert_eq!(read["name"], "kg_read");
+    assert_eq!(
+        read["inputSchema"]["properties"].get("more"),
+        None,
+        "{read}"
+    );
+    assert!(
+        !read["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("more=true")),
+        "{read}"
+    );
+    let (text, err) = server.call(
+        "kg_rename_node",
+        &json!({"session_id": sid, "old_id": "long-notes-00", "new_id": "short-notes"}),
+    );
+    assert!(err && text.contains("Unknown tool"), "{text}");
+}
