@@ -6,6 +6,7 @@ mod conflicts;
 mod connections;
 mod crash;
 mod cross_site;
+mod drop_in;
 mod faults;
 mod golden_wire;
 mod hooks;
