@@ -125,7 +125,8 @@ async def test_initialize_and_list_tools(server):
             if key == "level":
                 assert prop["enum"] == ["user", "project"], tool.name
     props = {t.name: t.input_schema["properties"] for t in listed.tools}
-    assert set(props["kg_read"]) == {"cwd", "session_id", "id", "ids", "level"}
+    assert set(props["kg_read"]) == {"cwd", "session_id", "id", "ids", "level", "more"}
+    assert props["kg_read"]["more"] == {"type": "boolean"}
     assert props["kg_read"]["ids"] == {"type": "array", "items": {"type": "string"}}
     assert set(props["kg_put_node"]) == {"session_id", "level", "id", "gist", "notes", "touches"}
     assert set(props["kg_put_edge"]) == {"session_id", "level", "from", "to", "rel", "notes"}
