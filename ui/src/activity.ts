@@ -1,11 +1,13 @@
 // The activity panel: recent changes of the levels on screen from the server's change
 // log (who wrote what, when: an agent's session, a graph view, maintenance), filtered
 // by level and kind. Each entry picks its node. It follows live changes while open.
+// Its second tab says why the memory spoke or stayed silent (recalls.ts).
 
 import { actions, graph, live } from './app';
 import { api, ApiError } from './api';
 import { $, fill, h, when } from './dom';
 import { nodeKey } from './graph';
+import { loadRecalls, recallTab } from './recalls';
 import { onScreen, projectOnScreen, state } from './state';
 import type { ActivityEntry, ActivityKind, LevelName } from './types';
 
@@ -99,18 +101,43 @@ function filters(): HTMLElement {
   );
 }
 
+/** The two tabs: the graphs' changes, and why the memory spoke. */
+function tabs(): HTMLElement {
+  const tab = (value: 'changes' | 'recall', label: string) =>
+    h('button', {
+      type: 'button',
+      role: 'tab',
+      id: `activity-tab-${value}`,
+      class: state.activity.tab === value ? 'tab selected' : 'tab',
+      'aria-selected': String(state.activity.tab === value),
+      text: label,
+      onclick: () => {
+        state.activity.tab = value;
+        renderActivity();
+        void (value === 'recall' ? loadRecalls(renderActivity) : loadActivity());
+      },
+    });
+  return h('div', { class: 'activity-tabs', role: 'tablist' }, tab('changes', 'Changes'), tab('recall', 'Why memory spoke'));
+}
+
 export function renderActivity(): void {
   const panel = $('activity');
   if (!state.activity.open) return;
+  const head = h(
+    'div',
+    { class: 'head' },
+    h('h2', { text: 'Recent activity' }),
+    h('button', { type: 'button', 'aria-label': 'Close recent activity (A)', text: '✕', onclick: () => toggleActivity(false) }),
+  );
+  if (state.activity.tab === 'recall') {
+    fill(panel, head, tabs(), ...recallTab());
+    return;
+  }
   const list = shown();
   fill(
     panel,
-    h(
-      'div',
-      { class: 'head' },
-      h('h2', { text: 'Recent changes' }),
-      h('button', { type: 'button', 'aria-label': 'Close recent changes (A)', text: '✕', onclick: () => toggleActivity(false) }),
-    ),
+    head,
+    tabs(),
     h('p', { class: 'small muted', text: 'Since the memory server started, newest first.' }),
     filters(),
     error ? h('p', { class: 'error', role: 'alert', text: error }) : null,
@@ -123,6 +150,7 @@ export function renderActivity(): void {
 /** Fetch the newest changes of the levels on screen and show them. */
 export async function loadActivity(): Promise<void> {
   if (!state.activity.open) return;
+  if (state.activity.tab === 'recall') return loadRecalls(renderActivity);
   try {
     const answer = await api.activity(onScreen(), projectOnScreen());
     entries = answer.entries;
@@ -151,4 +179,5 @@ export function toggleActivity(open?: boolean): void {
   });
   $('activity-toggle').setAttribute('aria-expanded', String(next));
   if (next) void loadActivity();
+  else window.clearTimeout(state.activity.recallTimer);
 }

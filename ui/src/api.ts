@@ -8,6 +8,7 @@ import type {
   LevelData,
   LevelName,
   NeighbourhoodAnswer,
+  RecallAnswer,
   SearchAnswer,
   StepAnswer,
   UndoAnswer,
@@ -141,6 +142,8 @@ export const api = {
   syncNow: () => request<SyncNowAnswer>('POST', '/api/sync/now', {}),
   /** A person says the text behind a credential refusal is no secret (see secrets.ts). */
   allowSecret: (finding: string) => request<{ allowed: string }>('POST', '/api/secrets/allow', { finding }),
+  /** Why the memory spoke or stayed silent, for the project on screen. */
+  recall: (projectPath: string | null) => request<RecallAnswer>('GET', `/api/view/recall${q({ project_path: projectPath })}`),
   activity: (levels: LevelName[], projectPath: string | null) =>
     request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */

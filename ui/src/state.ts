@@ -91,6 +91,9 @@ export const state = {
   /** The activity panel: open or not, and its filters. */
   activity: {
     open: false,
+    /** Which tab: the graphs' changes, or why memory spoke (recall decisions). */
+    tab: 'changes' as 'changes' | 'recall',
+    recallTimer: undefined as number | undefined,
     level: 'all' as LevelName | 'all',
     kind: 'all' as string,
     timer: undefined as number | undefined,

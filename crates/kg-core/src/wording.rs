@@ -495,7 +495,11 @@ pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -
             } else {
                 String::new()
             };
-            format!("Showed {shown} node(s) that {what} points at{held}.")
+            if trigger == "file" {
+                format!("Showed {shown} node(s) whose touches name the file{held}.")
+            } else {
+                format!("Showed {shown} node(s) the prompt's words point at{held}.")
+            }
         }
         "all_seen" => {
             format!("Everything that matched {what} was already in the session's context.")
