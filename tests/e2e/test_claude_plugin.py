@@ -4,7 +4,8 @@
 then `claude -p "<prompt>"` in a project folder: Claude Code fires our SessionStart and
 UserPromptSubmit hooks (before it stops with "Not logged in" — no login is needed for
 this), the couriers (`kg-memory hook …`) reach the server, and the server shows a session
-bound to that Claude session, preloaded, with the prompt answered by the full-read nudge.
+bound to that Claude session, preloaded, with the prompt answered by its recall (the
+preload held everything, so the recall points at the preloaded node that fits).
 
 The plugin is the top-level `hooks/` folder (manifest, `hooks.json`, skills, `.mcp.json`);
 the marketplace at the repository root points at it. Claude Code copies the plugin's whole
@@ -119,8 +120,10 @@ def test_plugin_hooks_reach_the_server(kg_server, shm_dir):
     assert f"{kg_server.base_url}/" in line and "Connected" in line, mcp.stdout + mcp.stderr
 
     # The UserPromptSubmit courier reached /api/prompt_context, which answered with the
-    # full-read nudge (the preload is partial and no full read happened yet).
-    assert "KG preload shows only a PARTIAL view" in log, f"the prompt hook's answer is not in Claude's log\n{info}"
+    # recall: the preload was complete (no full-read nudge is owed), and the node that
+    # fits the prompt is already in context, so it is pointed at, not repeated.
+    assert "- [user] release-checklist (in context)" in log, f"the prompt hook's answer is not in Claude's log\n{info}"
+    assert "KG preload shows only a PARTIAL view" not in log, f"no nudge after a complete preload\n{info}"
     assert "KG MEMORY PRELOADED" in log, f"the session-start hook's answer is not in Claude's log\n{info}"
 
 
@@ -152,6 +155,13 @@ def test_plugin_and_installer_together_preload_once_and_say_which_to_remove(kg_s
     claude_home.mkdir()
     project = kg_server.make_project("twice")
     env = claude_env(claude_home, kg_server.port)
+    # Something the prompt's recall points at, so that a prompt answer exists to count.
+    seed = json.dumps({"level": "user", "id": "release-checklist", "gist": "Releases: tag vX.Y.Z, CI publishes"}).encode()
+    req = urllib.request.Request(
+        f"{kg_server.base_url}/api/nodes", data=seed, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200
     where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
     installed = kg_memory(*where, "install", "claude-code", home=claude_home)
     assert installed.returncode == 0, installed.stdout + installed.stderr

@@ -22,6 +22,7 @@ TOOL_NAMES = [
     "kg_read",
     "kg_search",
     "kg_put_node",
+    "kg_rename_node",
     "kg_put_edge",
     "kg_delete_node",
     "kg_delete_edge",
@@ -35,6 +36,7 @@ REQUIRED = {
     "kg_read": [],
     "kg_search": ["query"],
     "kg_put_node": ["session_id", "level", "id", "gist"],
+    "kg_rename_node": ["session_id", "old_id", "new_id"],
     "kg_put_edge": ["session_id", "level", "from", "to", "rel"],
     "kg_delete_node": ["session_id", "id"],
     "kg_delete_edge": ["session_id", "from", "to", "rel"],
@@ -123,7 +125,8 @@ async def test_initialize_and_list_tools(server):
             if key == "level":
                 assert prop["enum"] == ["user", "project"], tool.name
     props = {t.name: t.input_schema["properties"] for t in listed.tools}
-    assert set(props["kg_read"]) == {"cwd", "session_id", "id", "ids", "level"}
+    assert set(props["kg_read"]) == {"cwd", "session_id", "id", "ids", "level", "more"}
+    assert props["kg_read"]["more"] == {"type": "boolean"}
     assert props["kg_read"]["ids"] == {"type": "array", "items": {"type": "string"}}
     assert set(props["kg_put_node"]) == {"session_id", "level", "id", "gist", "notes", "touches"}
     assert set(props["kg_put_edge"]) == {"session_id", "level", "from", "to", "rel", "notes"}

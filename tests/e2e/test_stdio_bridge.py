@@ -14,11 +14,12 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp_client import Kg
 
-# The reference's nine, then ours.
+# The reference's nine, with ours: a rename beside the write, the touch fix last.
 TOOLS = [
     "kg_read",
     "kg_search",
     "kg_put_node",
+    "kg_rename_node",
     "kg_put_edge",
     "kg_delete_node",
     "kg_delete_edge",

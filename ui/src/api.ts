@@ -14,11 +14,13 @@ import type {
   UndoAnswer,
 } from './types';
 
-/** A refused request, with the server's own message. */
+/** A refused request, with the server's own message (and its whole answer: a
+ * refused stale write carries the node as it stands). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
+    readonly data: unknown = null,
   ) {
     super(detail);
   }
@@ -59,7 +61,7 @@ async function request<T>(method: string, url: string, body?: unknown): Promise<
   } catch {
     data = null;
   }
-  if (!res.ok) throw new ApiError(res.status, detailOf(data, text, res.status));
+  if (!res.ok) throw new ApiError(res.status, detailOf(data, text, res.status), data);
   return data as T;
 }
 
@@ -73,7 +75,9 @@ const q = (params: Record<string, string | null | undefined>): string => {
 /** One action of a step (`POST /api/view/step`). */
 export type StepAction =
   | { kind: 'promote' | 'archive' | 'delete_node'; id: string }
-  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[] }
+  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[]; written_ts?: number }
+  | { kind: 'lock'; id: string; locked: boolean }
+  | { kind: 'rename'; id: string; new_id: string }
   | { kind: 'retouch'; id: string; from: string; to: string };
 
 /** Where a write goes: the level, the project on screen, the view's live session. */

@@ -56,7 +56,33 @@ const chosenInfos = (): NodeInfo[] => [...state.chosen].map((k) => graph.nodes.g
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
-type BulkKind = 'promote' | 'archive' | 'delete_node';
+type BulkKind = 'promote' | 'archive' | 'delete_node' | 'lock' | 'unlock';
+
+const isLocked = (n: NodeInfo): boolean => n.node.locked === true;
+
+/** Whether a bulk action changes node `n`. */
+function appliesTo(kind: BulkKind, n: NodeInfo): boolean {
+  switch (kind) {
+    case 'promote':
+      return n.tier !== 'active';
+    case 'archive':
+      return n.tier === 'active' && !isLocked(n);
+    case 'lock':
+      return !isLocked(n);
+    case 'unlock':
+      return isLocked(n);
+    default:
+      return true;
+  }
+}
+
+const VERB: Record<BulkKind, [string, string]> = {
+  promote: ['Promote', 'Promoted'],
+  archive: ['Archive', 'Archived'],
+  delete_node: ['Delete', 'Deleted'],
+  lock: ['Lock', 'Locked'],
+  unlock: ['Unlock', 'Unlocked'],
+};
 
 /** Do one bulk action on the chosen nodes it applies to, as one step of their level. */
 async function run(kind: BulkKind): Promise<void> {
@@ -64,11 +90,13 @@ async function run(kind: BulkKind): Promise<void> {
   const levels = new Set(infos.map((n) => n.level));
   if (levels.size !== 1) return; // the bar offers no action then
   const level = [...levels][0] as LevelName;
-  const applies = infos.filter((n) => (kind === 'promote' ? n.tier !== 'active' : kind === 'archive' ? n.tier === 'active' : true));
+  const applies = infos.filter((n) => appliesTo(kind, n));
   if (!applies.length) return;
   const ids = applies.map((n) => n.id);
-  const step: StepAction[] = ids.map((id) => ({ kind, id }));
-  const verb = kind === 'promote' ? 'Promote' : kind === 'archive' ? 'Archive' : 'Delete';
+  const step: StepAction[] = ids.map((id) =>
+    kind === 'lock' || kind === 'unlock' ? { kind: 'lock', id, locked: kind === 'lock' } : { kind, id },
+  );
+  const [verb, did] = VERB[kind];
   const shown = ids.length > 12 ? `${ids.slice(0, 12).join(', ')} and ${ids.length - 12} more` : ids.join(', ');
   try {
     const done = await runStep(level, step, {
@@ -83,7 +111,6 @@ async function run(kind: BulkKind): Promise<void> {
     changed();
     const keys = applies.map((n) => n.key);
     await actions.refresh(false, [...keys, ...movedKeys(done)]);
-    const did = kind === 'promote' ? 'Promoted' : kind === 'archive' ? 'Archived' : 'Deleted';
     showMoves(describeStep(`${did} ${plural(ids.length, 'node')} in one step: ${shown}.`, done));
   } catch (e) {
     toast(`${verb} refused: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
@@ -116,7 +143,9 @@ export function renderBulk(): void {
     h('strong', { text: `${plural(infos.length, 'node')} chosen` }),
     levels.size !== 1 ? h('span', { class: 'small muted', text: 'from both levels: choose nodes of one level to act on them together' }) : null,
     button('promote', 'Promote', count((n) => n.tier !== 'active'), 'Bring the archived and orphaned ones back to the active graph'),
-    button('archive', 'Archive', count((n) => n.tier === 'active'), 'Move the active ones to the archive'),
+    button('archive', 'Archive', count((n) => appliesTo('archive', n)), 'Move the active ones to the archive (locked ones stay)'),
+    button('lock', 'Lock', count((n) => appliesTo('lock', n)), 'Keep agents from rewriting, renaming or deleting them, and compaction from archiving them'),
+    button('unlock', 'Unlock', count((n) => appliesTo('unlock', n)), 'Let agents change them again'),
     button('delete_node', 'Delete', infos.length, 'Delete them and their edges'),
     h('button', { type: 'button', text: 'Clear', title: 'Choose none (Esc)', onclick: clearChosen }),
     h('span', { class: 'small muted', text: 'Shift-click adds or removes a node; Shift-drag draws a box.' }),

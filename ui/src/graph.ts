@@ -474,7 +474,7 @@ export class GraphView {
       for (const n of l.nodes) {
         const id = String(n.node.id ?? '');
         set.add(id);
-        nodes.set(nodeKey(l.level, id), { key: nodeKey(l.level, id), level: l.level, id, label: label(id), tier: n.tier, node: n.node, why: n.why });
+        nodes.set(nodeKey(l.level, id), { key: nodeKey(l.level, id), level: l.level, id, label: n.node.locked === true ? `${label(id)} (locked)` : label(id), tier: n.tier, node: n.node, why: n.why });
       }
       ids.set(l.level, set);
     }

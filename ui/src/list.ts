@@ -112,7 +112,12 @@ function row(n: NodeInfo): HTMLElement {
     h('td', {}, h('input', { type: 'checkbox', 'aria-label': `Choose ${n.id}`, checked: state.chosen.has(n.key), onchange: () => toggleChosen(n.key) })),
     h('td', { class: 'id' }, h('button', { type: 'button', class: 'link', text: n.id, title: 'Show its details' })),
     h('td', { class: 'gist', text: gist, title: gist }),
-    h('td', { class: `tier ${n.tier}`, text: tierMark[n.tier] }),
+    h(
+      'td',
+      { class: `tier ${n.tier}` },
+      tierMark[n.tier],
+      n.node.locked === true ? h('span', { class: 'lock-mark', text: 'LOCKED', title: 'Locked by a person: agents cannot change it, compaction never archives it' }) : null,
+    ),
     h('td', { class: 'num', text: n.why.score === null ? '—' : n.why.score.toFixed(3) }),
     h('td', { class: 'num', text: read ? when(read).replace(/^.*\((.*)\)$/, '$1') : '—', title: read ? when(read) : 'never read' }),
     h('td', { class: 'num', text: useful ? when(useful).replace(/^.*\((.*)\)$/, '$1') : '—', title: useful ? when(useful) : 'never marked useful' }),

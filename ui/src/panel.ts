@@ -12,7 +12,8 @@ import type { EdgeInfo, NodeInfo } from './graph';
 import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
 import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
-import type { LevelName, StepAnswer, TierWhy } from './types';
+import { writtenTs, type LevelName, type StepAnswer, type StoredNode, type TierWhy } from './types';
+import { nodeKey } from './graph';
 
 type Part = HTMLElement | string | null;
 
@@ -67,7 +68,7 @@ export function renderPanel(force: boolean): void {
   if (draft?.dirty && !force) {
     // Keep the person's edit; say so when the node changed underneath.
     const note = panel.querySelector('#panel-stale');
-    if (note) note.textContent = draft.gist !== info.node.gist ? 'This node changed on the server while you edit; saving replaces it.' : '';
+    if (note) note.textContent = draft.writtenTs !== writtenTs(info.node) ? 'This node changed on the server while you edit; saving shows you both versions first.' : '';
     return;
   }
   // Unchanged node: keep the panel as it is (focus, scroll, an open form).
@@ -77,7 +78,7 @@ export function renderPanel(force: boolean): void {
   state.panel.sig = sig;
   const notesText = listOf(info.node.notes).join('\n');
   const touchesText = listOf(info.node.touches).join('\n');
-  state.panel.draft = { key, gist: String(info.node.gist ?? ''), notes: notesText, touches: touchesText, dirty: false };
+  state.panel.draft = { key, writtenTs: writtenTs(info.node), gist: String(info.node.gist ?? ''), notes: notesText, touches: touchesText, dirty: false };
   graph.keepingPlace(() => {
     panel.hidden = false;
     panel.replaceChildren(panelBody(info, notesText, touchesText));
@@ -91,6 +92,7 @@ function panelBody(info: NodeInfo, notesText: string, touchesText: string): HTML
     panelHead(info),
     h('p', { class: 'small muted', id: 'panel-stale' }),
     editFields(info, notesText, touchesText),
+    identitySection(info),
     whySection(info),
     edgesSection(info),
     timesSection(info),
@@ -109,6 +111,10 @@ function panelHead(info: NodeInfo): HTMLElement {
       h('span', { class: `tier-badge ${info.tier}`, text: tierMark[info.tier] }),
       ' ',
       h('span', { class: 'level-badge', text: `${info.level} level` }),
+      info.node.locked === true ? ' ' : null,
+      info.node.locked === true
+        ? h('span', { class: 'lock-badge', id: 'lock-badge', text: 'LOCKED', title: 'A person locked it: agents cannot rewrite, rename or delete it, and it is never archived' })
+        : null,
     ),
     h('button', { type: 'button', 'aria-label': 'Close details (Esc)', title: 'Close (Esc)', text: '✕', onclick: () => select(null) }),
   );
@@ -195,12 +201,31 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     const notes = notesBox.value !== notesText ? lines(notesBox.value) : undefined;
     const touches = touchesBox.value !== touchesText ? lines(touchesBox.value) : undefined;
     saveBtn.disabled = true;
-    try {
-      const done = await runStep(info.level, [{ kind: 'put_node', id: info.id, gist: gistBox.value, notes, touches }], {
+    const save = (basedOn: number) =>
+      runStep(info.level, [{ kind: 'put_node', id: info.id, gist: gistBox.value, notes, touches, written_ts: basedOn }], {
         title: `Save ${info.id}?`,
         message: '',
         verb: 'Save',
       });
+    try {
+      let done: StepAnswer | null;
+      try {
+        done = await save(state.panel.draft?.writtenTs ?? writtenTs(info.node));
+      } catch (e) {
+        // Someone wrote the node since this edit began: show both, let the person choose.
+        const theirs = e instanceof ApiError && e.status === 409 ? (e.data as { node?: StoredNode } | null)?.node : undefined;
+        if (!theirs) throw e;
+        const mine = { gist: gistBox.value, notes: notes ?? listOf(info.node.notes), touches: touches ?? listOf(info.node.touches) };
+        if (!(await compareDialog(info.id, theirs, mine))) {
+          // Not saved: the edit stays for the person to merge by hand. They have seen
+          // the newer version now, so their next save is built on it.
+          if (state.panel.draft) state.panel.draft.writtenTs = writtenTs(theirs);
+          error.textContent = 'Not saved. Merge what you need from the newer version (shown in the dialog), then Save again.';
+          saveBtn.disabled = false;
+          return;
+        }
+        done = await save(writtenTs(theirs));
+      }
       if (!done) {
         saveBtn.disabled = false;
         return;
@@ -238,6 +263,108 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
     error,
     h('div', { class: 'row' }, saveBtn, revertBtn),
   ];
+}
+
+/** The two versions of a node side by side: the one written since the edit began
+ * (theirs) and the person's edit. Resolves true to save the edit over theirs. */
+function compareDialog(id: string, theirs: StoredNode, mine: { gist: string; notes: string[]; touches: string[] }): Promise<boolean> {
+  const who = theirs._written?.by ? `an agent (session ${theirs._written.by})` : 'someone else';
+  const side = (title: string, gist: string, notes: string[], touches: string[], other: { gist: string; notes: string[]; touches: string[] }) =>
+    h(
+      'section',
+      {},
+      h('h3', { text: title }),
+      h('p', { class: gist !== other.gist ? 'changed' : '', text: gist }),
+      notes.length ? h('ul', {}, notes.map((n) => h('li', { class: other.notes.includes(n) ? '' : 'changed', text: n }))) : h('p', { class: 'small muted', text: 'no notes' }),
+      touches.length ? h('p', { class: 'small', text: touches.join(' · ') }) : null,
+    );
+  const current = { gist: String(theirs.gist ?? ''), notes: listOf(theirs.notes), touches: listOf(theirs.touches) };
+  const detail = h(
+    'div',
+    { class: 'compare', id: 'compare' },
+    side('Written since you began', current.gist, current.notes, current.touches, mine),
+    side('Your edit', mine.gist, mine.notes, mine.touches, current),
+  );
+  return confirmDialog(
+    `${id} changed while you edited it`,
+    `${who} wrote this node after you opened it. What differs is in bold. Saving replaces their version with yours; Cancel keeps your edit unsaved, to merge by hand.`,
+    'Save mine over it',
+    detail,
+    false,
+  );
+}
+
+// ----- its id and its lock -------------------------------------------------------------------------
+
+function identitySection(info: NodeInfo): Part[] {
+  const locked = info.node.locked === true;
+  return [
+    h('h3', { text: 'Id and lock' }),
+    h(
+      'p',
+      { class: 'small muted' },
+      locked
+        ? 'Locked: agents cannot rewrite, rename or delete it, and compaction never archives it. You still can.'
+        : 'Lock it to keep agents from rewriting, renaming or deleting it, and compaction from archiving it.',
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      h('button', { type: 'button', id: 'rename', text: 'Rename…', title: 'Give it a new id; its edges in every graph follow', onclick: () => void renameNode(info) }),
+      h('button', { type: 'button', id: 'lock', text: locked ? 'Unlock' : 'Lock', onclick: () => void setLock(info, !locked) }),
+    ),
+  ];
+}
+
+/** Lock or unlock a node, as a step (undo takes it back). */
+async function setLock(info: NodeInfo, locked: boolean): Promise<void> {
+  try {
+    const done = await runStep(info.level, [{ kind: 'lock', id: info.id, locked }], { title: `${locked ? 'Lock' : 'Unlock'} ${info.id}?`, message: '', verb: locked ? 'Lock' : 'Unlock' });
+    if (!done) return;
+    await actions.refresh(false, [info.key, ...movedKeys(done)]);
+    showMoves(describeStep(`${locked ? 'Locked' : 'Unlocked'} ${info.id}.`, done));
+    renderPanel(true);
+  } catch (e) {
+    toast(`${locked ? 'Lock' : 'Unlock'} refused: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+  }
+}
+
+/** Ask for a new id and rename the node (a step: undo brings the old id back). */
+function renameNode(info: NodeInfo): void {
+  const dialog = $<HTMLDialogElement>('dialog');
+  const input = h('input', { type: 'text', id: 'rename-id', value: info.id, autocomplete: 'off', 'aria-label': 'New id' });
+  const error = h('div', { class: 'error', id: 'rename-error', role: 'alert' });
+  const cancel = h('button', { type: 'button', text: 'Cancel', onclick: () => dialog.close() });
+  const go = h('button', { type: 'button', class: 'primary', id: 'rename-go', text: 'Rename' });
+  go.addEventListener('click', async () => {
+    error.textContent = '';
+    const newId = input.value.trim();
+    const step = [{ kind: 'rename' as const, id: info.id, new_id: newId }];
+    try {
+      await api.step(address(info.level), step, true);
+      dialog.close();
+      const done = await runStep(info.level, step, { title: `Rename ${info.id} to ${newId}?`, message: '', verb: 'Rename' });
+      if (!done) return;
+      const key = nodeKey(info.level, newId);
+      state.picked = key;
+      await actions.refresh(false, [key]);
+      actions.focusNode(key);
+      const moved = done.renamed?.edges_rewired ?? 0;
+      showMoves([h('strong', { text: `Renamed ${info.id} to ${newId}.` }), ` Its edges moved with it (${moved} reference(s), in every graph).`]);
+    } catch (e) {
+      error.textContent = e instanceof ApiError ? e.detail : String(e);
+      input.focus();
+    }
+  });
+  dialog.replaceChildren(
+    h('h2', { text: `Rename ${info.id}` }),
+    h('p', { class: 'small muted', text: 'The id names the subject in 3–5 words; the claim belongs in the gist. Its edges, history and likes come along.' }),
+    h('div', { class: 'form-grid' }, h('label', {}, 'New id', input), error),
+    h('div', { class: 'actions' }, cancel, go),
+  );
+  dialog.onclose = null;
+  dialog.showModal();
+  input.select();
 }
 
 /** The node's touches whose file is gone, each with git's new path and its fix. */

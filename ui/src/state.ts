@@ -18,6 +18,9 @@ export interface Undoable {
 /** The node panel's edit, as typed (dirty once it differs from the node). */
 export interface PanelDraft {
   key: string;
+  /** The node's `_written.ts` when the edit began (0: none): a save built on it is
+   * refused when someone wrote the node since. */
+  writtenTs: number;
   gist: string;
   notes: string;
   touches: string;

@@ -16,8 +16,15 @@ export interface StoredNode {
   _useful_ts?: number[];
   _archived?: boolean;
   _orphaned_ts?: number;
+  /** Who wrote the current content and when (`by`: a KG session, or null for a person). */
+  _written?: { ts: number; by: string | null };
+  /** A person locked it: agents may not rewrite, rename or delete it. */
+  locked?: boolean;
   [key: string]: unknown;
 }
+
+/** The content stamp a write built on this node names (0: none yet). */
+export const writtenTs = (node: StoredNode | undefined): number => (typeof node?._written?.ts === 'number' ? node._written.ts : 0);
 
 export interface StoredEdge {
   from: string;

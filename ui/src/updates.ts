@@ -60,6 +60,14 @@ function announce(m: Change, level: LevelName): string[] {
         say(`${graph.nodes.has(k(String(m.node.id))) ? 'Updated' : 'New'} node ${m.node.id} (by ${who})`);
       }
       break;
+    case 'node_renamed':
+      if (m.node) {
+        keys.push(k(String(m.node.id)));
+        // A panel open on the old id follows the node to its new one.
+        if (state.picked === k(m.old_id)) state.picked = k(String(m.node.id));
+        if (!ownStepJustNow()) say(`Renamed ${m.old_id} to ${m.node.id} (by ${who})`);
+      }
+      break;
     case 'edge_updated':
       if (m.edge) say(`Edge ${m.edge.from} → ${m.edge.rel} → ${m.edge.to} (by ${who})`);
       break;

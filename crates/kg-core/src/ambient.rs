@@ -135,13 +135,33 @@ fn read_transcript(path: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes[from..]).into_owned())
 }
 
-/// Start or resume a KG session for a Claude Code session and render its preload.
-/// `header` writes the preload header for a session id (production passes
-/// [`wording::preload_header`]).
+/// Which header a preload gets.
+#[derive(Clone, Copy)]
+pub enum PreloadHeader<'a> {
+    /// The product's: under our policy it says whether the preload is complete (then
+    /// no full read is owed) or names what it left out; under the reference's, the
+    /// reference's partial header ([`wording::preload_header`]).
+    Standard,
+    /// A fixed text for a session id, whatever the render leaves out (tests that
+    /// replay the reference's budget with a header of its length).
+    Fixed(&'a dyn Fn(&str) -> String),
+}
+
+impl std::fmt::Debug for PreloadHeader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PreloadHeader::Standard => "Standard",
+            PreloadHeader::Fixed(_) => "Fixed",
+        })
+    }
+}
+
+/// Start or resume a KG session for a Claude Code session and render its preload
+/// under `header`.
 pub fn session_bootstrap(
     store: &Store,
     request: &BootstrapRequest,
-    header: &dyn Fn(&str) -> String,
+    header: PreloadHeader<'_>,
     now: f64,
 ) -> Result<Bootstrap, StoreError> {
     // A folder outside the allowed ones has no project graph, but the user graph is
@@ -193,12 +213,44 @@ pub fn session_bootstrap(
             stats: None,
         });
     }
-    let head = header(&sid);
-    let rendered = render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
+    let ours = store.config().policy == crate::store::Policy::Ours;
+    let head = match header {
+        PreloadHeader::Fixed(text) => text(&sid),
+        PreloadHeader::Standard if ours => wording::preload_header_ours(&sid, [0; 3]),
+        PreloadHeader::Standard => wording::preload_header(&sid),
+    };
+    let (mut rendered, mut viewed_at) =
+        render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
+    // Ours says whether the preload is complete, and if not, what it left out. The
+    // header is part of the budget, so the render is redone with the header that
+    // says so, until what it says holds.
+    let mut complete = false;
+    if ours && matches!(header, PreloadHeader::Standard) {
+        for _ in 0..3 {
+            let said = wording::preload_header_ours(&sid, rendered.left_out.counts());
+            if said == head && rendered.left_out.is_nothing() {
+                break;
+            }
+            let again = render_session(store, &sid, ReadKind::Preload, Some(&said), None, now);
+            let settled = again.0.left_out == rendered.left_out;
+            (rendered, viewed_at) = again;
+            if settled {
+                break;
+            }
+        }
+        complete = rendered.left_out.is_nothing();
+    }
     store.with_sessions(|sessions| {
         if let Some(r) = sessions.lookup_mut(&sid) {
+            // Everything is in context: no full read is owed.
+            r.preload_complete = complete;
             r.preloaded_ids = Some(rendered.shown_ids.to_vec());
             r.mark_seen(rendered.shown_ids.iter());
+            r.record_view(
+                rendered.shown_ids.iter(),
+                crate::session::View::Seen,
+                viewed_at,
+            );
         }
     });
     let body = rendered.body().to_string();

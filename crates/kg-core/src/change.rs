@@ -21,6 +21,14 @@ pub enum ChangeKind {
         /// The edge as stored after the write (`from`, `to`, `rel`, then its other fields).
         edge: Object,
     },
+    /// A node was renamed: it keeps its fields under the new id (version bumped),
+    /// and the edges naming it follow (announced as edge changes in other graphs).
+    NodeRenamed {
+        /// Its id before.
+        old_id: String,
+        /// The node as stored after the rename, its new id in `id`.
+        node: Object,
+    },
     /// A client deleted a node, and with it every edge of this graph touching it.
     NodeDeleted {
         /// The deleted node's id.
@@ -132,7 +140,9 @@ impl Change {
     /// The `_meta.versions` key this change bumped, if it bumped one.
     pub fn version_key(&self) -> Option<String> {
         match &self.kind {
-            ChangeKind::NodeUpdated { node } | ChangeKind::NodeRecalled { node, .. } => node
+            ChangeKind::NodeUpdated { node }
+            | ChangeKind::NodeRecalled { node, .. }
+            | ChangeKind::NodeRenamed { node, .. } => node
                 .get("id")
                 .and_then(|v| v.as_str())
                 .map(crate::model::node_version_key),
@@ -181,6 +191,10 @@ impl Change {
             ChangeKind::EdgeUpdated { edge } => ChangeKind::EdgeUpdated {
                 edge: keep(edge, &["from", "to", "rel"]),
             },
+            ChangeKind::NodeRenamed { old_id, node } => ChangeKind::NodeRenamed {
+                old_id: old_id.clone(),
+                node: keep(node, &["id"]),
+            },
             other => other.clone(),
         };
         Change {
@@ -207,6 +221,7 @@ impl Change {
             ChangeKind::NodeUpdated { node } => object(node),
             ChangeKind::EdgeUpdated { edge } => object(edge),
             ChangeKind::NodeRecalled { node, rescued } => object(node) + texts(rescued),
+            ChangeKind::NodeRenamed { old_id, node } => text(old_id) + object(node),
             ChangeKind::NodeDeleted { id } => text(id),
             ChangeKind::StepUndone { nodes } => texts(nodes),
             ChangeKind::EdgeDeleted { key } => text(key.from()) + text(key.to()) + text(key.rel()),

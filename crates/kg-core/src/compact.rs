@@ -83,12 +83,14 @@ impl<'a, 'g> Pass<'a, 'g> {
         ))
     }
 
-    /// `pool` (node order, nodes past grace) with the grace overflow merged in.
+    /// `pool` (node order, nodes past grace) with the grace overflow merged in, the
+    /// locked nodes left out: a person's lock keeps a node active whatever it costs.
     fn with_overflow(&self, mut pool: Vec<usize>) -> Vec<usize> {
         if !self.overflow.is_empty() {
             pool.extend_from_slice(&self.overflow);
             pool.sort_unstable();
         }
+        pool.retain(|&i| !self.index.locked[i]);
         pool
     }
 
@@ -200,9 +202,12 @@ pub fn compact_graph_with(
     key: &str,
     grace: (f64, GraceRule),
     now: f64,
-    journal: Option<&mut Journal>,
+    mut journal: Option<&mut Journal>,
 ) -> TierMoves {
     let (grace_days, rule) = grace;
+    // A locked node found out of the active tier (an older file, a hand edit) comes
+    // back first: compaction never archives one.
+    let unlocked_out = restore_locked(graph, journal.as_deref_mut());
     let index = LevelIndex::of(graph);
     let (moves, orphaned, flags, stall) = {
         let mut pass = Pass {
@@ -250,7 +255,16 @@ pub fn compact_graph_with(
         let mut tiers = pass.tiers().to_vec();
         let mut orphaned = orphan_pass(&pass, &mut tiers);
         orphaned.extend_from_slice(&pass.walk_orphans);
-        let mut moves = TierMoves::default();
+        let mut moves = TierMoves {
+            restored: unlocked_out,
+            ..TierMoves::default()
+        };
+        if pass.meter.exceeds(LEVEL_BUDGET) && pass.index.locked.iter().any(|&l| l) {
+            log::info!(
+                "Graph {key} stays over its {LEVEL_BUDGET}-character budget ({} chars): its locked nodes are never archived",
+                pass.meter.exact()
+            );
+        }
         for ((id, was), now_tier) in index.ids.iter().zip(&index.tiers).zip(&tiers) {
             let list = match (*was, *now_tier) {
                 (a, b) if a == b => continue,
@@ -311,6 +325,27 @@ pub fn compact_graph_with(
         }
     }
     moves
+}
+
+/// Bring every locked node that is not active back to the active tier, journalled;
+/// returns their ids.
+fn restore_locked(graph: &mut Graph, mut journal: Option<&mut Journal>) -> Vec<String> {
+    let out: Vec<String> = graph
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.is_locked() && n.tier() != Tier::Active)
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in &out {
+        if let Some(journal) = journal.as_deref_mut() {
+            journal.node(graph, id);
+        }
+        if let Some(node) = graph.node_mut(id) {
+            node.remove(field::ARCHIVED);
+            node.remove(field::ORPHANED_TS);
+        }
+    }
+    out
 }
 
 /// The archive walk (core.md §6.2): archive nodes in `order` (lowest score first) while

@@ -64,17 +64,22 @@ mod layering;
 pub use change::{Change, ChangeKind, TierMoves};
 pub use graph::Graph;
 pub use model::{
-    Edge, EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field,
-    float_value, is_artifact_ref, node_version_key, validate_ident,
+    Edge, EdgeKey, IdShape, IdentKind, Level, MAX_ID_WORDS, Node, Object, Tier, Version,
+    WriteStamp, edge_version_key, field, float_value, is_artifact_ref, node_version_key,
+    validate_ident,
 };
 pub use namespace::{Alternative, AlternativeKind, Layout, Namespace, PathError};
 pub use persist::PersistError;
-pub use results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
-pub use session::{SessionRecord, SessionRegistry};
+pub use results::{
+    Likes, NodeRead, PutNode, Renamed, SkipReason, SkippedGraph, SyncItem, SyncReport, UnseenWrite,
+};
+pub use session::{Page, Pages, SessionRecord, SessionRegistry, View};
 pub use store::{
-    Action, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, MAX_HELD_BACK,
-    Outcome, Policy, ProjectChoice, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
-    TakenIn, Target, UNDO_STEPS, Undone, held_back_file, screen_incoming, sync_origin, sync_source,
+    Action, Actor, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, LockedOp,
+    MAX_HELD_BACK, NotWritten, Outcome, Policy, ProjectChoice, REJECTIONS_KEPT, REJECTIONS_TASK,
+    ReadBudgets, StaleReason, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
+    TakenIn, Target, UNDO_STEPS, Undone, WriteCheck, held_back_file, screen_incoming, sync_origin,
+    sync_source,
 };
 
 // Files the memory does not own (a project's `.git`, transcripts, imports), opened as
@@ -84,18 +89,20 @@ pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadStats, PromptReply,
-    USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
+    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
+    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
     session_bootstrap, tool_event,
 };
 pub use stale_touches::{Renames, renamed_path};
+pub use tools::pages::{Client, Unit};
 pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};
 pub use tools::{
     PutEdgeArgs, PutNodeArgs, ReadArgs, ToolText, kg_delete_edge, kg_delete_node, kg_progress,
-    kg_put_edge, kg_put_node, kg_read, kg_search, kg_sync, kg_useful,
+    kg_put_edge, kg_put_node, kg_read, kg_rename_node, kg_search, kg_sync, kg_useful,
 };
 pub use wording::{
-    Reminder, ReminderFits, preload_header, reminder_pool, server_warming_up, session_start_notice,
+    LOCK_IS_A_PERSONS, NOT_WRITTEN, Reminder, ReminderFits, preload_header, reminder_pool,
+    server_warming_up, session_start_notice,
 };
 
 // What the graph view, the tray and `kg-memory status` show.

@@ -215,6 +215,10 @@ pub fn for_log(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// The most words a new node id may have (since-0.9.30.md §5): an id names the
+/// subject in three to five; the claim belongs in the gist.
+pub const MAX_ID_WORDS: usize = 6;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,6 +94,58 @@ pub mod field {
     pub const ARCHIVED: &str = "_archived";
     /// Present: the node is orphaned, since this time (a tier flag).
     pub const ORPHANED_TS: &str = "_orphaned_ts";
+    /// Who wrote the node's current content and when: `{"ts": <seconds>, "by": <KG
+    /// session id or null>}` (see [`WriteStamp`](super::WriteStamp)).
+    pub const WRITTEN: &str = "_written";
+    /// `true`: a person locked the node (only boolean `true` counts). Agents cannot
+    /// rewrite, rename or delete it, and compaction never archives it.
+    pub const LOCKED: &str = "locked";
+}
+
+/// Who wrote a node's current content, and when (the node field `_written`).
+///
+/// Set by every write that changes the node's content (its creation, gist, notes or
+/// touches), whoever asks for it: an agent's `kg_put_node`, a REST write, the graph
+/// view. Promotions, renames, read stamps, endorsements and tier moves leave it alone,
+/// so it answers "has the content changed since this session last looked?" (the
+/// stale-write guard) and "what did other sessions write meanwhile?" (cross-session
+/// push).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteStamp {
+    /// When the content was written, in seconds since the Unix epoch. The store hands
+    /// these out strictly increasing (see `Store::event_ts`), so a write and a view
+    /// of the same graph never share a time.
+    pub ts: f64,
+    /// The KG session that wrote it; `None` for a person (REST, the graph view) or a
+    /// caller that named no registered session.
+    pub by: Option<String>,
+}
+
+impl WriteStamp {
+    /// Read a stored `_written` value; anything without a number `ts` reads as absent
+    /// (a hand edit or another version may have left something else there).
+    pub fn parse(value: &Value) -> Option<WriteStamp> {
+        let ts = value.get("ts").and_then(Value::as_f64)?;
+        let by = value.get("by").and_then(Value::as_str).map(str::to_string);
+        Some(WriteStamp { ts, by })
+    }
+
+    /// The stored form, `{"ts": <float>, "by": <string or null>}`.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Object::new();
+        obj.insert("ts".into(), float_value(self.ts));
+        obj.insert(
+            "by".into(),
+            self.by.clone().map_or(Value::Null, Value::String),
+        );
+        Value::Object(obj)
+    }
+
+    /// Written by someone other than session `sid`: another session, a person, or a
+    /// caller without a session.
+    pub fn by_other_than(&self, sid: &str) -> bool {
+        self.by.as_deref() != Some(sid)
+    }
 }
 
 /// Python's truthiness, which the reference applies to flags such as `_archived`.
@@ -229,6 +281,8 @@ pub struct NodeMeta {
     gist_at: Option<usize>,
     pub gist_chars: usize,
     pub useful_ts: Box<[f64]>,
+    /// A person locked the node (`"locked": true`).
+    pub locked: bool,
     /// Notes that start with [`crate::wording::CONFLICT_NOTE_PREFIX`]: merge
     /// conflicts nobody has resolved (DEBT counts them on every read).
     pub conflict_notes: usize,
@@ -272,6 +326,7 @@ impl NodeMeta {
         let (mut created_ts, mut last_read_ts) = (None, None);
         let (mut gist, mut gist_at) = ("", None);
         let mut useful_ts = Box::default();
+        let mut locked = false;
         let mut conflict_notes = 0;
         let is_conflict = |note: &str| note.starts_with(crate::wording::CONFLICT_NOTE_PREFIX);
         for (at, (key, value)) in fields.enumerate() {
@@ -290,6 +345,7 @@ impl NodeMeta {
                         useful_ts = items.iter().filter_map(Value::as_f64).collect();
                     }
                 }
+                field::LOCKED => locked = *value == Value::Bool(true),
                 // Read as `Node::notes` reads them: a list, or one string.
                 field::NOTES => {
                     conflict_notes = match value {
@@ -313,6 +369,7 @@ impl NodeMeta {
             gist_at,
             gist_chars: char_len(gist),
             useful_ts,
+            locked,
             conflict_notes,
         }
     }
@@ -634,6 +691,17 @@ impl Node {
     /// level's 17,500-character budget.
     pub fn is_active(&self) -> bool {
         self.tier() == Tier::Active
+    }
+
+    /// Whether a person locked the node (`"locked": true`).
+    pub fn is_locked(&self) -> bool {
+        self.meta().locked
+    }
+
+    /// Who wrote the node's current content and when (`_written`); `None` for a node
+    /// no write has stamped since stamps began (files of older versions, hand edits).
+    pub fn written(&self) -> Option<WriteStamp> {
+        self.get(field::WRITTEN).and_then(WriteStamp::parse)
     }
 }
 
@@ -957,6 +1025,59 @@ impl IdentKind {
     }
 }
 
+pub use crate::limits::MAX_ID_WORDS;
+
+/// What the id length rule says about a new id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdShape {
+    /// Its words: the non-empty hyphen-separated parts, an ISO date
+    /// (`YYYY-MM` or `YYYY-MM-DD`) counting as one.
+    pub words: usize,
+    /// It holds an ISO date.
+    pub dated: bool,
+}
+
+impl IdShape {
+    /// Count the words of `id` and find any date in it.
+    pub fn of(id: &str) -> IdShape {
+        let parts: Vec<&str> = id.split('-').collect();
+        let (mut words, mut dated, mut i) = (0, false, 0);
+        while i < parts.len() {
+            let date_len = date_parts(&parts[i..]);
+            if date_len > 0 {
+                dated = true;
+                words += 1;
+                i += date_len;
+                continue;
+            }
+            if !parts[i].is_empty() {
+                words += 1;
+            }
+            i += 1;
+        }
+        IdShape { words, dated }
+    }
+
+    /// Over [`MAX_ID_WORDS`]: refused for a new node or a rename target.
+    pub fn too_long(self) -> bool {
+        self.words > MAX_ID_WORDS
+    }
+}
+
+/// How many hyphen parts at the start of `parts` form an ISO date: 3 for
+/// `YYYY-MM-DD`, 2 for `YYYY-MM`, 0 for none.
+fn date_parts(parts: &[&str]) -> usize {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let in_range = |s: &str, max: u32| s.parse::<u32>().is_ok_and(|v| (1..=max).contains(&v));
+    match parts {
+        [y, m, rest @ ..] if digits(y, 4) && digits(m, 2) && in_range(m, 12) => match rest {
+            [d, ..] if digits(d, 2) && in_range(d, 31) => 3,
+            _ => 2,
+        },
+        _ => 0,
+    }
+}
+
 /// Whether an edge end names a file or folder (an artifact the node is about) rather
 /// than a node: it holds `/` or `~`, which node ids cannot.
 pub fn is_artifact_ref(reference: &str) -> bool {
@@ -1117,6 +1238,24 @@ mod tests {
             validate_ident(IdentKind::NodeId, "bad id!").unwrap_err(),
             "Invalid node id 'bad id!': use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"
         );
+    }
+
+    #[test]
+    fn id_words_count_a_date_as_one() {
+        let shape = |id: &str| {
+            let s = IdShape::of(id);
+            (s.words, s.dated)
+        };
+        assert_eq!(shape("one-two-three-four-five-six"), (6, false));
+        assert_eq!(shape("one-two-three-four-five-six-seven"), (7, false));
+        assert_eq!(shape("release-2026-08-25"), (2, true));
+        assert_eq!(shape("report-2026-08"), (2, true));
+        assert_eq!(shape("a-2026-13-01"), (4, false)); // no month 13
+        assert_eq!(shape("v0.9.10-consistency-audit"), (3, false));
+        assert_eq!(shape("a--b-"), (2, false));
+        assert_eq!(shape("x"), (1, false));
+        assert!(IdShape::of("a-b-c-d-e-f-g").too_long());
+        assert!(!IdShape::of("2026-01-02-a-b-c-d-e").too_long());
     }
 
     #[test]

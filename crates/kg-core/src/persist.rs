@@ -173,6 +173,11 @@ pub fn serialize_graph(graph: &Graph, level: Level, project_path: Option<&str>) 
     writer.text
 }
 
+/// The text of a graph file read with [`parse_graph`], as a save writes it.
+pub fn serialize_file(file: &GraphFile, level: Level) -> String {
+    serialize_graph(&file.graph, level, file.project_path.as_deref())
+}
+
 /// Builds a graph's file text, keeping the last text it built and where each entry
 /// lies in it. The next text copies every run of entries that still hold the text it
 /// wrote as one block, and serialises only entries that changed or were added: visiting

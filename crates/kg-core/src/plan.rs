@@ -23,6 +23,8 @@ pub struct LevelIndex<'g> {
     pub gist_chars: Vec<usize>,
     /// Tiers as stored.
     pub tiers: Vec<Tier>,
+    /// Locked by a person: never archived, and its line says so.
+    pub locked: Vec<bool>,
     graph: &'g Graph,
     structure: std::sync::Arc<crate::structure::Structure>,
 }
@@ -36,6 +38,7 @@ impl<'g> LevelIndex<'g> {
             id_chars: Vec::with_capacity(n),
             gist_chars: Vec::with_capacity(n),
             tiers: Vec::with_capacity(n),
+            locked: Vec::with_capacity(n),
             graph,
             structure: structure.clone(),
         };
@@ -44,6 +47,7 @@ impl<'g> LevelIndex<'g> {
             let meta = node.meta();
             index.gist_chars.push(meta.gist_chars);
             index.tiers.push(meta.tier);
+            index.locked.push(meta.locked);
         }
         index.id_chars.extend_from_slice(&structure.id_chars);
         index
@@ -90,7 +94,8 @@ impl<'g> LevelIndex<'g> {
 
     /// `  <id>: <gist>` plus its newline.
     pub fn node_line_cost(&self, i: usize) -> usize {
-        2 + self.id_chars[i] + 2 + self.gist_chars[i] + 1
+        let lock = if self.locked[i] { LOCKED_TAIL.len() } else { 0 };
+        2 + self.id_chars[i] + lock + 2 + self.gist_chars[i] + 1
     }
 
     /// `  <id>` plus its newline.
@@ -98,6 +103,9 @@ impl<'g> LevelIndex<'g> {
         2 + self.id_chars[i] + 1
     }
 }
+
+/// What follows the id of a locked node in its active line: `  <id> (locked): <gist>`.
+pub const LOCKED_TAIL: &str = " (locked)";
 
 /// Which nodes render in full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,8 @@
 
 use crate::graph::Graph;
 use crate::model::{Level, Tier};
-use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LevelIndex, Mode, Plan};
+use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LOCKED_TAIL, LevelIndex, Mode, Plan};
+pub use crate::results::LeftOut;
 use crate::score::{NodeScore, RawSignals, score_all};
 use crate::structure::Dir;
 use crate::structure::IdList;
@@ -55,6 +56,8 @@ pub struct ReadOptions<'a> {
 /// The result of a two-level render.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadRender {
+    /// What the budget left out.
+    pub left_out: LeftOut,
     /// Prefix (dedup note or preload header), a blank line, then the body.
     pub text: String,
     /// Where the body starts in `text`.
@@ -330,7 +333,12 @@ impl<'g> Block<'g> {
         for entry in self.entries.iter().filter(|e| !e.removed) {
             let id = self.id(entry);
             if entry.full_gist {
-                line(&["  ", id, ": ", index.gist(entry.node)]);
+                let lock = if index.locked[entry.node] {
+                    LOCKED_TAIL
+                } else {
+                    ""
+                };
+                line(&["  ", id, lock, ": ", index.gist(entry.node)]);
             } else {
                 line(&["  ", id, PRELOADED_TAIL]);
             }
@@ -531,6 +539,11 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
             .map_or(0, |b| b.active_count)
     };
     ReadRender {
+        left_out: LeftOut {
+            gists: blocks.iter().map(|b| b.hidden_active).sum(),
+            edges: hidden_edges,
+            anchors: hidden_anchors,
+        },
         shown_ids,
         active_ids,
         user_active: count(Level::User),

@@ -1,7 +1,7 @@
 //! The session registry: application-level KG sessions that outlive MCP transport
 //! sessions and server restarts (`sessions.json`).
 
-use crate::model::{Object, as_ts, float_value};
+use crate::model::{Level, Object, as_ts, float_value};
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -16,6 +16,90 @@ pub const LIKES_PER_SESSION: usize = 5;
 /// memory and `sessions.json` without bound. Far above real use: a session lives
 /// 24 h idle, and a person runs a few dozen a day.
 pub const MAX_SESSIONS: usize = 1_000;
+
+/// A `kg_read` reply too long for the client, split into parts the session fetches
+/// with `kg_read(more=true)` (since-0.9.30.md §6). Persisted, so the parts survive a
+/// restart; any other `kg_read` replaces them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pages {
+    /// Every part, footer included, first to last.
+    pub parts: Vec<Page>,
+    /// The part `more=true` returns next (1 after the first was given).
+    pub next: usize,
+    /// The view time of the read the parts come from.
+    pub viewed_at: f64,
+}
+
+/// One part of a split reply and what delivering it tells the session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    /// What the session reads.
+    pub text: String,
+    /// Ids the part shows on a line of their own: seen once it is delivered.
+    pub seen: Vec<String>,
+    /// Of those, the ones whose gist it shows (their view time is recorded).
+    pub gists: Vec<String>,
+    /// Delivering this part completes a full read (the last part of one).
+    pub completes_full_read: bool,
+}
+
+impl Pages {
+    fn to_value(&self) -> Value {
+        let parts: Vec<Value> = self
+            .parts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "text": p.text,
+                    "seen": p.seen,
+                    "gists": p.gists,
+                    "completes_full_read": p.completes_full_read,
+                })
+            })
+            .collect();
+        serde_json::json!({"parts": parts, "next": self.next, "total": self.parts.len(),
+                           "viewed_at": self.viewed_at})
+    }
+
+    fn from_value(value: &Value) -> Option<Pages> {
+        let parts = value
+            .get("parts")?
+            .as_array()?
+            .iter()
+            .map(|p| Page {
+                text: p
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                seen: p.get("seen").map(strings).unwrap_or_default(),
+                gists: p.get("gists").map(strings).unwrap_or_default(),
+                completes_full_read: p.get("completes_full_read") == Some(&Value::Bool(true)),
+            })
+            .collect();
+        let next = value.get("next").and_then(Value::as_u64)? as usize;
+        let viewed_at = value
+            .get("viewed_at")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        Some(Pages {
+            parts,
+            next,
+            viewed_at,
+        })
+    }
+}
+
+/// How much of a node a session was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Its gist (and id): the preload, a full read, search hits, prompt recall, and
+    /// what other routes show of it in one line.
+    Seen,
+    /// All of its content, notes and touches too: a node read by id, the session's
+    /// own write of it, a refused write (which shows the node as it stands).
+    Read,
+}
 
 /// One KG session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -43,14 +127,28 @@ pub struct SessionRecord {
     /// When the session last did a full `kg_read`, in seconds since the Unix epoch.
     /// Until the first, every prompt gets the full-read nudge instead of recall.
     pub full_read_ts: Option<f64>,
+    /// The parts of a split `kg_read` reply still to be fetched, if any.
+    pub pages: Option<Pages>,
+    /// The session-start preload held every active node and said so (our policy): no
+    /// full read is owed.
+    pub preload_complete: bool,
     /// When `kg_sync` last reported to the session, in seconds since the Unix epoch;
     /// after a restart it reports the changes made since.
     pub last_synced_ts: Option<f64>,
     /// Ids the session endorsed with `kg_useful`, at most 5 and each once; `None`
     /// before the first like.
     pub liked_ids: Option<Vec<String>>,
+    /// View times: node id → when the session was last shown the node's gist
+    /// (`seen_at` in `sessions.json`), and node id → when it was last shown its notes
+    /// and touches too (`read_at`). See [`View`].
+    seen_at: IndexMap<String, f64>,
+    read_at: IndexMap<String, f64>,
     /// Fields written by other versions, kept as they are.
     pub extra: Object,
+    /// Notes lists whose removals a refused write showed the session, by node: the
+    /// same write sent again means the removal is intended (since-0.9.30.md §4, rule
+    /// 3). Not persisted: after a restart the agent is asked once more.
+    refused_removals: std::collections::HashMap<(Level, String), Vec<String>>,
     /// Position in this process's change log up to which `kg_sync` has reported.
     /// Not persisted: after a restart the timestamp watermark takes over.
     pub sync_seq: Option<u64>,
@@ -93,6 +191,107 @@ impl SessionRecord {
         }
     }
 
+    /// Record that the session was shown nodes at `at` (a view time from
+    /// `Store::event_ts`, taken under the locks of the graphs shown): their view
+    /// times move forward to `at` (never back: two replies of one session may be
+    /// recorded out of order). The seen set is the routes' own business (see
+    /// [`SessionRecord::mark_seen`]): a session's own write, say, has a view time but
+    /// leaves recall free to bring the node back later.
+    pub fn record_view<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, view: View, at: f64) {
+        for id in ids {
+            advance(&mut self.seen_at, id, at);
+            if view == View::Read {
+                advance(&mut self.read_at, id, at);
+            }
+        }
+    }
+
+    /// When the session was last shown the gist of node `id`, if ever since view
+    /// times were recorded.
+    pub fn seen_at(&self, id: &str) -> Option<f64> {
+        self.seen_at.get(id).copied()
+    }
+
+    /// When the session was last shown all of node `id` (its notes and touches too), if
+    /// ever since view times were recorded.
+    pub fn read_at(&self, id: &str) -> Option<f64> {
+        self.read_at.get(id).copied()
+    }
+
+    /// Whether the session has seen node `id` since its content was last written
+    /// at `written_ts`: a view time at or after the write.
+    pub fn has_seen_since(&self, id: &str, written_ts: f64) -> bool {
+        self.seen_at(id).is_some_and(|at| at >= written_ts)
+    }
+
+    /// Node `old` is called `new` now: the ids the session saw, had preloaded or
+    /// liked, its view times and refused removals follow.
+    pub fn rename_id(&mut self, old: &str, new: &str) {
+        let rename = |ids: &mut Vec<String>| {
+            for id in ids.iter_mut().filter(|id| *id == old) {
+                *id = new.to_string();
+            }
+        };
+        if self.seen_set.remove(old) {
+            if self.seen_set.insert(new.to_string()) {
+                rename(&mut self.seen);
+            } else {
+                self.seen.retain(|id| id != old);
+            }
+        }
+        if let Some(ids) = &mut self.preloaded_ids {
+            rename(ids);
+        }
+        if let Some(ids) = &mut self.liked_ids {
+            rename(ids);
+        }
+        for times in [&mut self.seen_at, &mut self.read_at] {
+            if let Some(at) = times.shift_remove(old) {
+                advance(times, new, at);
+            }
+        }
+        let keys: Vec<(Level, String)> = self
+            .refused_removals
+            .keys()
+            .filter(|(_, id)| id == old)
+            .cloned()
+            .collect();
+        for (level, id) in keys {
+            if let Some(notes) = self.refused_removals.remove(&(level, id)) {
+                self.refused_removals
+                    .insert((level, new.to_string()), notes);
+            }
+        }
+    }
+
+    /// Remember that a write sending `notes` for node `id` was refused for the stored
+    /// notes it leaves out.
+    pub fn remember_refused_removal(&mut self, level: Level, id: &str, notes: &[String]) {
+        self.refused_removals
+            .insert((level, id.to_string()), notes.to_vec());
+    }
+
+    /// Whether a write sending `notes` for node `id` repeats one refused for the
+    /// notes it leaves out: the removal is then intended.
+    pub fn confirms_removal(&self, level: Level, id: &str, notes: &[String]) -> bool {
+        self.refused_removals
+            .get(&(level, id.to_string()))
+            .is_some_and(|refused| refused.as_slice() == notes)
+    }
+
+    /// Forget a refused removal once a write of the node went through.
+    pub fn settle_removal(&mut self, level: Level, id: &str) {
+        if !self.refused_removals.is_empty() {
+            self.refused_removals.remove(&(level, id.to_string()));
+        }
+    }
+
+    /// Whether the session still owes a full read: it made none, and its preload did
+    /// not hold everything.
+    pub fn needs_full_read(&self) -> bool {
+        self.full_read_ts.is_none() && !self.preload_complete
+    }
+
     /// The ids the session liked so far (empty before the first like).
     pub fn liked(&self) -> &[String] {
         self.liked_ids.as_deref().unwrap_or(&[])
@@ -116,8 +315,12 @@ impl SessionRecord {
         let seen_value = take("seen_ids");
         let preloaded_ids = take("preloaded_ids").map(|v| strings(&v));
         let full_read_ts = as_ts(take("full_read_ts").as_ref());
+        let preload_complete = take("preload_complete") == Some(Value::Bool(true));
+        let pages = take("pages").as_ref().and_then(Pages::from_value);
         let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
         let liked_ids = take("liked_ids").map(|v| strings(&v));
+        let seen_at = view_times(take("seen_at"));
+        let read_at = view_times(take("read_at"));
         let mut record = SessionRecord {
             start_ts,
             project_path,
@@ -126,8 +329,12 @@ impl SessionRecord {
             claude_sid,
             preloaded_ids,
             full_read_ts,
+            preload_complete,
+            pages,
             last_synced_ts,
             liked_ids,
+            seen_at,
+            read_at,
             extra: obj,
             ..SessionRecord::default()
         };
@@ -159,16 +366,49 @@ impl SessionRecord {
         if let Some(t) = self.full_read_ts {
             obj.insert("full_read_ts".into(), float_value(t));
         }
+        if self.preload_complete {
+            obj.insert("preload_complete".into(), Value::Bool(true));
+        }
+        if let Some(pages) = &self.pages {
+            obj.insert("pages".into(), pages.to_value());
+        }
         if let Some(t) = self.last_synced_ts {
             obj.insert("last_synced_ts".into(), float_value(t));
         }
         if let Some(l) = &self.liked_ids {
             obj.insert("liked_ids".into(), string_array(l));
         }
+        for (key, times) in [("seen_at", &self.seen_at), ("read_at", &self.read_at)] {
+            if !times.is_empty() {
+                let times = times.iter().map(|(id, &at)| (id.clone(), float_value(at)));
+                obj.insert(key.into(), Value::Object(times.collect()));
+            }
+        }
         for (k, v) in &self.extra {
             obj.insert(k.clone(), v.clone());
         }
         obj
+    }
+}
+
+/// Move a view time forward to `at`.
+fn advance(times: &mut IndexMap<String, f64>, id: &str, at: f64) {
+    match times.get_mut(id) {
+        Some(t) => *t = t.max(at),
+        None => {
+            times.insert(id.to_string(), at);
+        }
+    }
+}
+
+/// A stored view-time map (`{id: seconds}`); entries that are not numbers are dropped.
+fn view_times(value: Option<Value>) -> IndexMap<String, f64> {
+    match value {
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .filter_map(|(id, at)| at.as_f64().map(|at| (id, at)))
+            .collect(),
+        _ => IndexMap::new(),
     }
 }
 
@@ -354,6 +594,14 @@ impl SessionRegistry {
         best.map(|(sid, _)| sid)
     }
 
+    /// Node `old` is called `new` now, in every session (see
+    /// [`SessionRecord::rename_id`]).
+    pub fn rename_id(&mut self, old: &str, new: &str) {
+        for record in self.records.values_mut() {
+            record.rename_id(old, new);
+        }
+    }
+
     /// Drop sessions idle longer than the TTL; returns how many went.
     pub fn expire(&mut self, now: f64) -> usize {
         let before = self.records.len();
@@ -428,6 +676,34 @@ mod tests {
         assert_eq!(r.claude_sid.as_deref(), Some("cc-1"));
         assert_eq!(again.to_object(), obj);
         assert!(SessionRegistry::from_object(obj, 10.0 + SESSION_TTL_SECS + 1.0).is_empty());
+    }
+
+    #[test]
+    fn view_times_move_forward_and_survive_a_round_trip() {
+        let mut reg = SessionRegistry::default();
+        let sid = reg.register(None, None, 10.0, 0);
+        let r = reg.lookup_mut(&sid).expect("registered");
+        r.record_view(["a", "b"], View::Seen, 20.0);
+        r.record_view(["a"], View::Read, 30.0);
+        // A reply recorded late does not move a view time back.
+        r.record_view(["a", "b"], View::Read, 25.0);
+        assert!(
+            r.seen_ids().is_empty(),
+            "view times leave the seen set alone"
+        );
+        assert_eq!((r.seen_at("a"), r.read_at("a")), (Some(30.0), Some(30.0)));
+        assert_eq!((r.seen_at("b"), r.read_at("b")), (Some(25.0), Some(25.0)));
+        assert!(r.has_seen_since("a", 30.0) && !r.has_seen_since("a", 30.5));
+        assert_eq!(r.seen_at("c"), None);
+        let obj = reg.to_object();
+        assert_eq!(
+            obj[&sid]["seen_at"],
+            serde_json::json!({"a": 30.0, "b": 25.0})
+        );
+        let again = SessionRegistry::from_object(obj.clone(), 40.0);
+        assert_eq!(again.to_object(), obj);
+        let r = again.lookup(&sid).expect("kept");
+        assert_eq!((r.seen_at("b"), r.read_at("b")), (Some(25.0), Some(25.0)));
     }
 
     #[test]

@@ -20,8 +20,8 @@ use crate::heal::heal;
 use crate::journal::Journal;
 use crate::limits;
 use crate::model::{
-    EdgeKey, IdentKind, Level, Node, Object, Tier, Version, edge_version_key, field, float_value,
-    node_version_key, validate_ident,
+    EdgeKey, IdentKind, Level, Node, Object, Tier, Version, WriteStamp, edge_version_key, field,
+    float_value, node_version_key, validate_ident,
 };
 use crate::namespace::{Layout, Namespace, PathError, resolve_path, resolve_project_root};
 use crate::persist::{
@@ -30,9 +30,9 @@ use crate::persist::{
 };
 use crate::plan::Health;
 use crate::render::tier_counts;
-pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport};
+pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 use crate::search::SearchGraph;
-use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry};
+use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
 pub use crate::stale_touches::StaleTouch;
 use crate::tool_events::ToolEvents;
 use indexmap::IndexMap;
@@ -45,15 +45,20 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 mod actions;
 mod batch;
 mod graphs;
+mod guard;
 mod incoming;
+mod locks;
 mod projects;
+mod rename;
 mod screen;
 mod sessions;
 mod writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use batch::{BatchEdge, BatchNode, BatchOutcome};
+pub use guard::{NotWritten, StaleReason, WriteCheck};
 pub use incoming::{TakenIn, sync_origin, sync_source};
+pub use locks::{Actor, LockedOp, REJECTIONS_KEPT, REJECTIONS_TASK};
 pub use projects::ProjectChoice;
 pub use screen::{HeldBack, MAX_HELD_BACK, StoredCredential, held_back_file, screen_incoming};
 
@@ -74,6 +79,9 @@ pub struct StoreConfig {
     /// Folders besides home under which project folders may lie
     /// (`KG_PROJECT_ROOTS`); resolved, like home.
     pub project_roots: Vec<PathBuf>,
+    /// How much a full read and the session-start preload may show
+    /// (`KG_READ_BUDGET`, `KG_PRELOAD_BUDGET`).
+    pub budgets: ReadBudgets,
     /// The storage root syncs with other machines through git. A project graph file
     /// then keeps the project path it records (the first machine's) instead of this
     /// machine's: each machine finds its own folder through its own path map, and a
@@ -125,6 +133,28 @@ impl StoreConfig {
             policy: Policy::Ours,
             project_roots: Vec::new(),
             synced: false,
+            budgets: ReadBudgets::default(),
+        }
+    }
+}
+
+/// The size targets of the two whole-memory renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBudgets {
+    /// A full `kg_read`, in characters: a target (active gists are never dropped;
+    /// what does not fit one reply comes in parts).
+    pub read: usize,
+    /// The session-start preload, header included: in UTF-16 code units under our
+    /// policy (what Claude Code counts in a hook's context), in characters under the
+    /// reference's.
+    pub preload: usize,
+}
+
+impl Default for ReadBudgets {
+    fn default() -> ReadBudgets {
+        ReadBudgets {
+            read: crate::render::READ_BUDGET,
+            preload: crate::render::PRELOAD_BUDGET,
         }
     }
 }
@@ -199,6 +229,21 @@ pub enum StoreError {
     /// changed again since (the message names it). Nothing was changed.
     #[error("{0}")]
     CannotUndo(String),
+    /// A write built on a stale view of the node (since-0.9.30.md §4): nothing was
+    /// changed. The text is the refusal the writer reads, starting `NOT WRITTEN`.
+    #[error("{}", .0.message())]
+    NotWritten(Box<NotWritten>),
+    /// An agent's rewrite, rename or delete of a node a person locked; the refusal
+    /// is kept in the graph's `rejections` progress entry. Nothing else changed.
+    #[error("{}", crate::wording::locked_refusal(id, *level, op.as_str()))]
+    Locked {
+        /// The node.
+        id: String,
+        /// Its graph.
+        level: Level,
+        /// What the agent tried.
+        op: LockedOp,
+    },
 }
 
 impl StoreError {
@@ -211,6 +256,8 @@ impl StoreError {
             StoreError::Invalid(_)
                 | StoreError::Credential { .. }
                 | StoreError::NodeNotFound { .. }
+                | StoreError::NotWritten(_)
+                | StoreError::Locked { .. }
                 | StoreError::UnknownSession(_)
                 | StoreError::MalformedSession(_)
                 | StoreError::Path(PathError::OutsideHome(_) | PathError::Relative(_))
@@ -377,6 +424,8 @@ pub struct Store {
     unloaded_ids: Mutex<IndexMap<String, Vec<String>>>,
     /// What the graphs not in memory look like, for [`Store::catalogue`].
     catalogue: Catalogue,
+    /// The last time [`Store::event_ts`] handed out (`f64` bits).
+    last_event: AtomicU64,
     /// The projects client folders were found to belong to lately (a leaf lock).
     recent_choices: projects::RecentChoices,
     /// Why recall spoke or stayed silent (`recall.jsonl`), our policy only.
@@ -443,6 +492,7 @@ impl Store {
             listeners: RwLock::new(Vec::new()),
             unloaded_ids: Mutex::new(IndexMap::new()),
             catalogue: Catalogue::default(),
+            last_event: AtomicU64::new(0),
             recent_choices: projects::RecentChoices::default(),
             recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
             clock_doubt: Mutex::new(None),
@@ -866,6 +916,41 @@ impl Store {
     /// Run `f` with a graph locked (read access for renderers and search).
     pub fn with_graph<R>(&self, slot: &GraphSlot, f: impl FnOnce(&Graph) -> R) -> R {
         f(&slot.lock().graph)
+    }
+
+    /// A time for a write stamp or a view time: `now`, or just after the last time
+    /// handed out when that is not earlier. Strictly increasing, so, taken while the
+    /// graph is locked, a write's stamp and a view of the same graph never tie, and
+    /// their order is the order in which they held the graph: a view time before a
+    /// write's stamp means the view did not show that write. (Request times alone
+    /// cannot say that: a request that started first may take the lock second.)
+    pub fn event_ts(&self, now: f64) -> f64 {
+        let mut last = self.last_event.load(Ordering::SeqCst);
+        loop {
+            let before = f64::from_bits(last);
+            let next = if now > before { now } else { before.next_up() };
+            match self.last_event.compare_exchange_weak(
+                last,
+                next.to_bits(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return next,
+                Err(actual) => last = actual,
+            }
+        }
+    }
+
+    /// [`Store::with_graphs`], and a view time for what `f` shows of them (see
+    /// [`Store::event_ts`]), taken while they are locked: record it with
+    /// [`Store::record_views`] once the session has been shown the nodes.
+    pub fn with_graphs_viewed<R>(
+        &self,
+        slots: &[Arc<GraphSlot>],
+        now: f64,
+        f: impl FnOnce(&[SearchGraph<'_>], f64) -> R,
+    ) -> R {
+        self.with_graphs(slots, |graphs| f(graphs, self.event_ts(now)))
     }
 
     /// Run `f` with a graph locked and the positions of its nodes whose touches name

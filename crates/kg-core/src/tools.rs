@@ -5,15 +5,17 @@
 
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
-use crate::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
+use crate::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
-use crate::store::{GraphSlot, Policy, Store, StoreError, Target};
+use crate::session::{Page, Pages, View};
+use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
 use crate::wording;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
+pub mod pages;
 pub mod text;
 pub mod touches;
 
@@ -73,10 +75,19 @@ pub struct ReadArgs {
     /// Limits id lookups to one graph; without it the user graph is tried first, then the
     /// project graph.
     pub level: Option<Level>,
+    /// Fetch the next part of the session's last read that did not fit in one reply.
+    pub more: bool,
+    /// Who reads: replies longer than it keeps whole come in parts.
+    pub client: pages::Client,
 }
 
-/// `kg_read`: the whole memory, or nodes in full.
+/// `kg_read`: the whole memory, or nodes in full; under our policy a reply longer than
+/// the client keeps whole comes in parts, the rest fetched with `more` (the reference
+/// has no parts, and reads `more` as an argument it does not know).
 pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
+    if args.more && store.config().policy == Policy::Ours {
+        return next_part(store, args.session_id.as_deref().unwrap_or_default(), now);
+    }
     // Looked up in place: a copy of the record (its seen ids) cost more than the
     // rest of a full read's bookkeeping.
     let reusable = args.session_id.as_deref().filter(|sid| {
@@ -119,15 +130,132 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         .clone()
         .filter(|ids| !ids.is_empty())
         .or_else(|| args.id.clone().map(|id| vec![id]));
-    let mut reply = match ids {
-        Some(ids) => answer(read_nodes(store, &sid, &ids, args.level, now)),
-        None => answer(Ok(full_read(store, &sid, now))),
+    let read = match ids {
+        Some(ids) => read_nodes(store, &sid, &ids, args.level, now).map(|text| (text, None)),
+        None => Ok(full_read(store, &sid, now)).map(|(text, effects)| (text, Some(effects))),
+    };
+    let mut reply = match read {
+        Ok((text, effects)) => ToolText::ok(deliver(store, &sid, text, effects, args.client, now)),
+        Err(e) => ToolText::error(&e),
     };
     if let Some(note) = project_note {
         reply.text.push_str("\n\n");
         reply.text.push_str(&note);
     }
     reply
+}
+
+/// What a full read tells the session, applied as its parts are delivered.
+struct FullReadEffects {
+    /// Every rendered active node: seen.
+    active: Vec<String>,
+    /// The ones whose gist is shown: their view time is recorded.
+    gists: Vec<String>,
+    viewed_at: f64,
+}
+
+/// Hand the session a reply: whole, or its first part, the others kept for
+/// `kg_read(more=true)`. A full read's effects follow delivery: an id is seen with the
+/// part that shows its line, and the read completes with the last part.
+fn deliver(
+    store: &Store,
+    sid: &str,
+    text: String,
+    effects: Option<FullReadEffects>,
+    client: pages::Client,
+    now: f64,
+) -> String {
+    let parts = match store.config().policy {
+        Policy::Ours => pages::split_parts(&text, client.unit(), client.reply_limit()),
+        Policy::Reference => vec![text],
+    };
+    let total = parts.len();
+    let viewed_at = effects.as_ref().map_or(now, |e| e.viewed_at);
+    let mut assigned: HashSet<String> = HashSet::new();
+    let mut built: Vec<Page> = Vec::with_capacity(total);
+    for (i, part) in pages::with_footers(parts, sid).into_iter().enumerate() {
+        let last = i + 1 == total;
+        let mut page = Page {
+            text: part,
+            completes_full_read: last && effects.is_some(),
+            ..Page::default()
+        };
+        if let Some(e) = &effects {
+            let seen: Vec<String> = if last {
+                e.active
+                    .iter()
+                    .filter(|id| !assigned.contains(*id))
+                    .cloned()
+                    .collect()
+            } else {
+                pages::ids_shown_in(&page.text, &e.active)
+                    .into_iter()
+                    .filter(|id| !assigned.contains(id))
+                    .collect()
+            };
+            page.gists = seen
+                .iter()
+                .filter(|id| e.gists.contains(id))
+                .cloned()
+                .collect();
+            assigned.extend(seen.iter().cloned());
+            page.seen = seen;
+        }
+        built.push(page);
+    }
+    let first = built.first().cloned().unwrap_or_default();
+    store.with_sessions(|sessions| {
+        if let Some(r) = sessions.lookup_mut(sid) {
+            apply_page(r, &first, viewed_at, now);
+            r.pages = (total > 1).then_some(Pages {
+                parts: built,
+                next: 1,
+                viewed_at,
+            });
+        }
+    });
+    if total > 1 {
+        store.save_sessions();
+    }
+    first.text
+}
+
+fn apply_page(r: &mut crate::session::SessionRecord, page: &Page, viewed_at: f64, now: f64) {
+    r.mark_seen(page.seen.iter().map(String::as_str));
+    r.record_view(page.gists.iter().map(String::as_str), View::Seen, viewed_at);
+    if page.completes_full_read {
+        r.full_read_ts = Some(now);
+    }
+}
+
+/// `kg_read(session_id, more=true)`: the next part of the session's last split read.
+fn next_part(store: &Store, sid: &str, now: f64) -> ToolText {
+    if let Err(e) = store.count_op(sid, now) {
+        return ToolText::error(&e);
+    }
+    if sid.is_empty() {
+        return ToolText::error(&StoreError::SessionRequired);
+    }
+    let part = store.with_sessions(|sessions| {
+        let r = sessions.lookup_mut(sid)?;
+        let pages = r.pages.as_mut()?;
+        let page = pages.parts.get(pages.next)?.clone();
+        pages.next += 1;
+        let viewed_at = pages.viewed_at;
+        if pages.next >= pages.parts.len() {
+            r.pages = None;
+        }
+        apply_page(r, &page, viewed_at, now);
+        Some(page.text)
+    });
+    store.save_sessions();
+    match part {
+        Some(text) => ToolText::ok(text),
+        None => ToolText {
+            text: format!("Error: {}", wording::NOTHING_MORE),
+            is_error: true,
+        },
+    }
 }
 
 /// How recent a preload must be for `kg_read(cwd)` to continue its session.
@@ -175,6 +303,8 @@ fn read_nodes(
             Err(e) => return Err(e),
         }
     }
+    // Each read recorded its own view time (`Store::read_node`); this keeps the seen
+    // list in the order the ids were asked for.
     store.mark_seen(sid, found);
     Ok(format!("{}\n\nSession: {sid}", blocks.join("\n\n")))
 }
@@ -198,6 +328,7 @@ pub fn session_slots(
 }
 
 /// Render both levels for a session (full read or preload); locks user then project.
+/// Also answers the view time of what it shows (see [`Store::event_ts`]).
 pub fn render_session(
     store: &Store,
     sid: &str,
@@ -205,19 +336,28 @@ pub fn render_session(
     header: Option<&str>,
     preloaded: Option<&HashSet<String>>,
     now: f64,
-) -> crate::render::ReadRender {
+) -> (crate::render::ReadRender, f64) {
     let (user, project) = session_slots(store, sid, now);
     let user_debt = store.level_debt_now(&user, now).line();
     let project_debt = project
         .as_ref()
         .map(|p| store.level_debt_now(p, now).line());
     let empty = crate::graph::Graph::default();
-    let opts = ReadOptions {
+    let budgets = store.config().budgets;
+    let budget = match kind {
+        ReadKind::FullRead => budgets.read,
+        ReadKind::Preload => budgets.preload,
+    };
+    // Ours measures the preload as Claude Code does, in UTF-16 code units; the render
+    // counts characters, so a text over the budget in that unit is rendered again
+    // with the excess taken off.
+    let unit = match (kind, store.config().policy) {
+        (ReadKind::Preload, Policy::Ours) => pages::Unit::Utf16,
+        _ => pages::Unit::Chars,
+    };
+    let mut opts = ReadOptions {
         kind,
-        budget: match kind {
-            ReadKind::FullRead => READ_BUDGET,
-            ReadKind::Preload => crate::render::PRELOAD_BUDGET,
-        },
+        budget,
         preloaded,
         header,
         session_id: Some(sid),
@@ -226,7 +366,7 @@ pub fn render_session(
     };
     let mut slots = vec![user];
     slots.extend(project);
-    store.with_graphs(&slots, |graphs| {
+    store.with_graphs_viewed(&slots, now, |graphs, viewed_at| {
         let of = |level: Level| graphs.iter().find(|g| g.level == level).map(|g| g.graph);
         let levels = [
             LevelSource {
@@ -240,11 +380,20 @@ pub fn render_session(
                 debt_line: project_debt.as_deref(),
             },
         ];
-        render_read(levels, &opts)
+        let mut rendered = render_read(levels, &opts);
+        for _ in 0..8 {
+            let size = unit.len(&rendered.text);
+            if size <= budget || opts.budget == 0 {
+                break;
+            }
+            opts.budget = opts.budget.saturating_sub(size - budget);
+            rendered = render_read(levels, &opts);
+        }
+        (rendered, viewed_at)
     })
 }
 
-fn full_read(store: &Store, sid: &str, now: f64) -> String {
+fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
     let (preloaded, first) = store.with_sessions(|sessions| match sessions.lookup(sid) {
         Some(r) => {
             let preloaded: Option<HashSet<String>> = r
@@ -255,7 +404,7 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
         }
         None => (None, true),
     });
-    let rendered = render_session(
+    let (rendered, viewed_at) = render_session(
         store,
         sid,
         ReadKind::FullRead,
@@ -263,18 +412,18 @@ fn full_read(store: &Store, sid: &str, now: f64) -> String {
         preloaded.as_ref(),
         now,
     );
-    store.with_sessions(|sessions| {
-        if let Some(r) = sessions.lookup_mut(sid) {
-            r.mark_seen(rendered.active_ids.iter());
-            r.full_read_ts = Some(now);
-        }
-    });
+    // Preloaded anchors show no gist: their view time stays the preload's.
+    let effects = FullReadEffects {
+        active: rendered.active_ids.iter().map(str::to_string).collect(),
+        gists: rendered.shown_ids.iter().map(str::to_string).collect(),
+        viewed_at,
+    };
     let mut text = rendered.text;
     if first {
         text.push_str("\n\n");
         text.push_str(&wording::first_read_close());
     }
-    text
+    (text, effects)
 }
 
 /// `kg_search`.
@@ -300,18 +449,21 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
     });
     let is_seen = |id: &str| seen.as_ref().is_some_and(|s| s.contains(id));
     let seen_fn = seen.as_ref().map(|_| &is_seen as &dyn Fn(&str) -> bool);
-    let result = match store.config().policy {
-        Policy::Reference => store.with_graphs(&slots, |graphs| {
-            search(graphs, &query_terms(query), seen_fn)
+    let (result, viewed_at) = match store.config().policy {
+        Policy::Reference => store.with_graphs_viewed(&slots, now, |graphs, at| {
+            (search(graphs, &query_terms(query), seen_fn), at)
         }),
         Policy::Ours => {
             let words = Query::of(query);
-            store.with_graphs(&slots, |graphs| search_ours(graphs, &words, seen_fn))
+            store.with_graphs_viewed(&slots, now, |graphs, at| {
+                (search_ours(graphs, &words, seen_fn), at)
+            })
         }
     };
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
         store.mark_seen(sid, ids.iter().map(String::as_str));
+        store.record_views(sid, ids.iter().map(String::as_str), View::Seen, viewed_at);
     }
     ToolText::ok(search_text(query, &result, session_id.is_some()))
 }
@@ -368,35 +520,97 @@ fn admit(
 /// `kg_put_node`: create or update a node in the user or the session's project graph. A
 /// write re-activates an archived or orphaned node and may compact the level. Answers
 /// `Node '<id>' saved to <level> graph`, with advice to shorten a gist over 300
-/// characters.
+/// characters and, for a created node under our policy, a note on its id (at the word
+/// limit, or dated) and on an existing node it nearly repeats. A write built on a stale
+/// view of the node is refused (`NOT WRITTEN …`, no notes appended), and so is an
+/// update of a locked node.
 pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
     let idents = [(IdentKind::NodeId, args.id.as_str())];
     if let Err(e) = admit(store, &args.session_id, &idents, now) {
         return ToolText::error(&e);
     }
     let target = Target::session(args.level, &args.session_id);
-    answer(
-        store
-            .put_node(
-                target,
-                &args.id,
-                &args.gist,
-                args.notes.clone(),
-                args.touches.clone(),
-                now,
-            )
-            .map(|put| {
-                let mut text = format!("Node '{}' saved to {} graph", args.id, put.level);
-                if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
-                    text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
-                }
-                if let Some(nudge) = repeat_nudge(store, target, &args.id, put.created, now) {
-                    text.push_str("\n\n");
-                    text.push_str(&nudge);
-                }
-                text
-            }),
-    )
+    let put = store.put_node_checked(
+        target,
+        &args.id,
+        &args.gist,
+        args.notes.clone(),
+        args.touches.clone(),
+        WriteCheck::SessionView,
+        now,
+    );
+    match put {
+        Ok(put) => {
+            let mut text = format!("Node '{}' saved to {} graph", args.id, put.level);
+            if put.submitted_gist_chars > crate::debt::GIST_SCAN_LIMIT {
+                text.push_str(&wording::oversized_gist_advice(put.submitted_gist_chars));
+            }
+            // The nudges point at kg_rename_node, which the reference policy does not offer.
+            if put.created
+                && store.config().policy == Policy::Ours
+                && let Some(nudge) = id_nudge(&args.id)
+            {
+                text.push_str("\n\n");
+                text.push_str(&nudge);
+            }
+            if let Some(nudge) = repeat_nudge(store, target, &args.id, put.created, now) {
+                text.push_str("\n\n");
+                text.push_str(&nudge);
+            }
+            ToolText::ok(text)
+        }
+        // A refusal is what the agent must act on, marker first, not an `Error: `.
+        Err(StoreError::NotWritten(refused)) => ToolText {
+            text: refused.message(),
+            is_error: true,
+        },
+        Err(e) => ToolText::error(&e),
+    }
+}
+
+/// The note a created id earns under the id length rule: at the word limit, or
+/// holding a date (since-0.9.30.md §5).
+pub fn id_nudge(id: &str) -> Option<String> {
+    let shape = crate::model::IdShape::of(id);
+    if shape.words == crate::model::MAX_ID_WORDS {
+        Some(wording::id_at_most_words(id))
+    } else if shape.dated {
+        Some(wording::id_with_date(id))
+    } else {
+        None
+    }
+}
+
+/// `kg_rename_node`: give a node a new id, its edges (in every graph), history and
+/// fields following it. `level` limits the lookup to one graph; without it the user
+/// graph is tried first, then the session's project graph.
+pub fn kg_rename_node(
+    store: &Store,
+    session_id: &str,
+    old_id: &str,
+    new_id: &str,
+    level: Option<Level>,
+    now: f64,
+) -> ToolText {
+    let renamed = admit(store, session_id, &[], now).and_then(|()| {
+        let target = level.map(|level| Target::session(level, session_id));
+        store.rename_node(target, Some(session_id), old_id, new_id, Actor::Agent, now)
+    });
+    answer(renamed.map(|r| {
+        let mut text = wording::renamed(&r.from, &r.to, r.level, r.edges_rewired);
+        for skipped in &r.skipped {
+            text.push('\n');
+            text.push_str(&wording::rename_skipped(
+                &skipped.graph,
+                skipped.reason.as_str(),
+            ));
+        }
+        if let Some(nudge) = id_nudge(new_id) {
+            text.push_str("\n\n");
+            text.push_str(&nudge);
+        }
+        text
+    }))
 }
 
 /// Under our policy, the note a created node earns when it nearly repeats one its
@@ -485,7 +699,7 @@ pub fn kg_put_edge(store: &Store, args: &PutEdgeArgs, now: f64) -> ToolText {
 pub fn kg_delete_node(store: &Store, session_id: &str, id: &str, now: f64) -> ToolText {
     answer(
         admit(store, session_id, &[], now)
-            .and_then(|()| store.delete_node(None, Some(session_id), id, now))
+            .and_then(|()| store.delete_node_by(None, Some(session_id), id, Actor::Agent, now))
             .map(|(level, n)| {
                 format!("Deleted node '{id}' and {n} connected edges from {level} graph")
             }),
@@ -572,7 +786,7 @@ mod tests {
             source: Some("startup".into()),
             transcript_path: None,
         };
-        session_bootstrap(store, &request, &crate::wording::preload_header, T)
+        session_bootstrap(store, &request, crate::ambient::PreloadHeader::Standard, T)
             .expect("bootstrap")
             .session_id
     }

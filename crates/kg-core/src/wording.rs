@@ -21,6 +21,59 @@ pub fn preload_header(sid: &str) -> String {
     )
 }
 
+/// Header of the session-start preload under our policy: it says whether the preload
+/// holds every active node (then no full read is needed) or names what it left out.
+/// Charged to the preload budget like the reference's.
+/// `left_out` counts the active gists, edges and archived anchors it left out.
+pub fn preload_header_ours(sid: &str, left_out: [usize; 3]) -> String {
+    let [gists, edges, anchors] = left_out;
+    if left_out == [0; 3] {
+        return format!(
+            "KG MEMORY PRELOADED — complete: every active node of both graphs is below, with \
+             its edges and archived anchors, so no full read is needed. session_id: {sid} (pass \
+             it to every kg_* call). Announce \"{RECALL_PHRASE}\" now. \
+             kg_read(session_id, ids=[...]) reads nodes in depth (notes, touches, edges); \
+             kg_search looks up anything, archived nodes included. Subagents never receive \
+             this preload, so a dispatch prompt must carry the gists or kg_* instructions the \
+             subagent needs."
+        );
+    }
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (gists, "active gist(s)"),
+        (edges, "edge(s)"),
+        (anchors, "archived anchor(s)"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    format!(
+        "KG MEMORY PRELOADED — PARTIAL: to fit the budget this preload left out {}, which \
+         the '…N more' lines below count. session_id: {sid} (pass it to every kg_* call). \
+         REQUIRED before any substantive work: one kg_read(session_id) call (follow its parts \
+         with more=true if it says it continues), which renders what was left out and repeats \
+         nothing shown; only AFTER that full read announce \"{RECALL_PHRASE}\". \
+         kg_read(session_id, ids=[...]) reads nodes in depth; kg_search looks up anything, \
+         archived nodes included. Subagents never receive this preload, so a dispatch prompt \
+         must carry the gists or kg_* instructions the subagent needs.",
+        parts.join(", ")
+    )
+}
+
+/// Ends each part of a split `kg_read` reply but the last.
+pub fn part_footer(part: usize, total: usize, sid: &str) -> String {
+    format!(
+        "[part {part} of {total} — the reply continues. Call kg_read(session_id='{sid}', more=true) \
+         for part {}; the read is complete only after part {total}.]",
+        part + 1
+    )
+}
+
+/// `kg_read(more=true)` with no part waiting.
+pub const NOTHING_MORE: &str = "there is no further part to read: the last kg_read was \
+     complete, or a newer kg_read replaced it. Call kg_read(session_id) for a full read.";
+
 /// The whole answer to a resumed session: nothing is rendered again.
 pub fn resume_note(sid: &str) -> String {
     format!(
@@ -83,6 +136,219 @@ pub fn oversized_gist_advice(chars: usize) -> String {
     format!(
         " — note: the gist is {chars} chars; gists scan best at ≤300, so keep the headline \
          here and move the detail into notes."
+    )
+}
+
+/// The marker a refused write starts with, for an agent to recognise.
+pub const NOT_WRITTEN: &str = "NOT WRITTEN";
+
+/// Who wrote a node, as a refusal names them.
+fn writer(by: Option<&str>) -> String {
+    match by {
+        Some(sid) => format!("session {sid}"),
+        None => "a person (graph view or REST)".to_string(),
+    }
+}
+
+/// Why a write was refused: someone wrote the node since this session saw it, or
+/// (`seen` false) before it ever saw it.
+pub fn stale_since_seen(by: Option<&str>, seen: bool) -> String {
+    if seen {
+        format!(
+            "{} changed this node after this session last saw it",
+            writer(by)
+        )
+    } else {
+        format!(
+            "{} wrote this node, and this session has not seen it yet",
+            writer(by)
+        )
+    }
+}
+
+/// Why a write was refused: it would replace a list (`notes`, `touches`) the session
+/// has not read since it was last written.
+pub fn stale_unread_list(field: &str) -> String {
+    format!(
+        "the write would replace its {field}, which this session has not read since they were last written"
+    )
+}
+
+/// Why a write was refused: it leaves out `dropped` of the stored notes.
+pub fn stale_drops_notes(dropped: usize) -> String {
+    format!("the write leaves out {dropped} of its stored notes (marked below)")
+}
+
+/// Why a person's write was refused: someone wrote the node after the edit loaded it.
+pub fn stale_since_loaded(by: Option<&str>) -> String {
+    format!(
+        "{} changed this node after it was loaded for this edit",
+        writer(by)
+    )
+}
+
+/// What a refused writer does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotWrittenNext {
+    /// A person's edit overtaken by a newer write: merge, save again.
+    MergeEdit,
+    /// A write that leaves notes out: send it again if meant.
+    ResendIfMeant,
+    /// An agent that had not seen the node: the refusal showed it; merge, write again.
+    MergeAndRewrite,
+}
+
+/// The answer to a write refused as built on a stale view (since-0.9.30.md §4): the
+/// marker, the node and level, `reason`, that nothing changed, the node as it stands
+/// (`None` when it does not exist; the notes the write would remove marked), and how
+/// to proceed.
+pub fn not_written(
+    id: &str,
+    level: impl std::fmt::Display,
+    reason: &str,
+    stands: Option<(&str, &[String], &[String])>,
+    dropped_notes: &[String],
+    next: NotWrittenNext,
+) -> String {
+    use std::fmt::Write;
+    let mut text =
+        format!("{NOT_WRITTEN}: node '{id}' ({level} graph) — {reason}. Nothing was changed.");
+    let Some((gist, notes, touches)) = stands else {
+        return text;
+    };
+    text.push_str("\n\nThe node as it stands now:\n  gist: ");
+    text.push_str(gist);
+    if !notes.is_empty() {
+        text.push_str("\n  notes:");
+        for note in notes {
+            let _ = write!(text, "\n    - {note}");
+            if dropped_notes.contains(note) {
+                text.push_str("   ← your write would remove this note");
+            }
+        }
+    }
+    if !touches.is_empty() {
+        let _ = write!(text, "\n  touches: {}", touches.join(" · "));
+    }
+    text.push_str("\n\n");
+    text.push_str(match next {
+        NotWrittenNext::MergeEdit => {
+            "Look at what changed, merge your edit into it, and save again."
+        }
+        NotWrittenNext::ResendIfMeant => {
+            "If removing those notes is what you mean, send the same kg_put_node again and it \
+             will be written. Otherwise merge them into your notes list and send it in full."
+        }
+        NotWrittenNext::MergeAndRewrite => {
+            "This counts as reading the node: merge your change into what stands above, then \
+             call kg_put_node again with the full notes and touches lists."
+        }
+    });
+    text
+}
+
+/// Why a new id (or a rename target) of `words` words is refused.
+pub fn id_too_long(id: &str, words: usize) -> String {
+    format!(
+        "Node id '{id}' has {words} words; ids of new nodes may have at most {max}. Name the \
+         subject in 3–5 words (a date counts as one) and put the claim in the gist.",
+        max = crate::limits::MAX_ID_WORDS
+    )
+}
+
+/// Appended to a saved write that created an id of the most words allowed.
+pub fn id_at_most_words(id: &str) -> String {
+    format!(
+        "Note: '{id}' is at the {max}-word limit for ids. An id names the subject; the claim \
+         belongs in the gist. kg_rename_node can shorten it and keeps its edges and history.",
+        max = crate::limits::MAX_ID_WORDS
+    )
+}
+
+/// Appended to a saved write that created an id holding a date.
+pub fn id_with_date(id: &str) -> String {
+    format!(
+        "Note: '{id}' holds a date. A date says when, not what: a series of dated nodes \
+         is better kept as one lasting node that is updated. kg_rename_node can rename it \
+         and keeps its edges and history."
+    )
+}
+
+/// An agent's `op` (rewrite, delete, rename) of a locked node, refused.
+pub fn locked_refusal(id: &str, level: impl std::fmt::Display, op: &str) -> String {
+    format!(
+        "Node '{id}' ({level} graph) is locked: a person locked it, so an agent may not \
+         {op} it. Nothing was changed. Reading it, searching it and edges to or from it \
+         still work; if it needs to change, ask the person, who can edit or unlock it in \
+         the graph view (or over REST)."
+    )
+}
+
+/// Why an agent cannot set `fields.locked`.
+pub const LOCK_IS_A_PERSONS: &str = "a node's lock is set and cleared only by a person (the \
+     graph view, or REST); kg_put_node takes no `locked` field. Leave it out and write the node \
+     as usual.";
+
+/// A rename done.
+pub fn renamed(old: &str, new: &str, level: impl std::fmt::Display, edge_ends: usize) -> String {
+    format!(
+        "Renamed '{old}' → '{new}' in the {level} graph; {edge_ends} edge reference(s) now \
+         name '{new}'. Its history, endorsements and tier came along."
+    )
+}
+
+/// A project graph a rename of a user node left alone (`reason` as the REST answer
+/// names it).
+pub fn rename_skipped(slug: &str, reason: &str) -> String {
+    let why = match reason {
+        "local-node" => "it has its own node of the old id, which its edges name",
+        "collision" => "it has its own node of the new id, which that name means there",
+        _ => "its file could not be written, so its edges still name the old id",
+    };
+    format!("- projects/{slug} left alone ({reason}): {why}; check it by hand.")
+}
+
+/// A rename onto the id the node already has.
+pub fn rename_onto_itself(id: &str) -> String {
+    format!("Node '{id}' is already called '{id}': nothing to rename.")
+}
+
+/// A rename onto an id another node of the graph has.
+pub fn rename_target_exists(old: &str, new: &str, level: impl std::fmt::Display) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': the {level} graph already has a node '{new}'. Pick \
+         a free id, or, if the two are one concept, merge them on purpose: fold one node's \
+         content into the other with kg_put_node, then delete it."
+    )
+}
+
+/// A project-node rename that would make the project's edges to a user node reach the
+/// renamed node instead.
+pub fn rename_captures_user_node(old: &str, new: &str, edges: usize) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': {edges} edge(s) of this project name the user \
+         node '{new}', and after the rename they would reach this project node instead. \
+         Pick another id."
+    )
+}
+
+/// A user-node rename that would make projects' edges reach their own node of the new
+/// id.
+pub fn rename_captured_by_projects(old: &str, new: &str, slugs: &[String]) -> String {
+    format!(
+        "Cannot rename '{old}' to '{new}': {} project graph(s) ({}) have edges to '{old}' \
+         and a node '{new}' of their own, so those edges would reach their own node after \
+         the rename. Pick another id, or rename the project node first.",
+        slugs.len(),
+        slugs.join(", ")
+    )
+}
+
+/// A user-node rename refused because a project graph file cannot be checked.
+pub fn rename_unreadable_project(slug: &str, cause: &str) -> String {
+    format!(
+        "Cannot rename: the project graph projects/{slug}/graph.json cannot be read ({cause}), \
+         so its edges to the node cannot be moved. Repair or move that file, then rename again."
     )
 }
 
@@ -537,6 +803,9 @@ pub fn session_start_notice(sid: &str, reused: bool, stats: Option<(u64, u64, u6
         "preloaded"
     };
     match stats {
+        Some((user, project, shown)) if shown >= user + project => format!(
+            "KG memory {verb} (session {sid}): {user} user + {project} project active nodes, every gist inline."
+        ),
         Some((user, project, shown)) => format!(
             "KG memory {verb} (session {sid}): {user} user + {project} project active nodes, {shown} gists inline; kg_read renders the rest."
         ),

@@ -143,6 +143,14 @@ fn entry(change: &Change, author: Author) -> ActivityEntry<'_> {
                 format!("linked {from} —{rel}→ {to}"),
             )
         }
+        ChangeKind::NodeRenamed { old_id, node } => {
+            let id = node_id(node);
+            (
+                ActivityKind::NodeRenamed,
+                vec![id.clone(), old_id.clone()],
+                format!("renamed {old_id} to {id}"),
+            )
+        }
         ChangeKind::NodeDeleted { id } => (
             ActivityKind::NodeDeleted,
             vec![id.clone()],

@@ -36,6 +36,9 @@ pub struct Settings {
     /// Folders besides home where project folders may lie (`KG_PROJECT_ROOTS`, separated
     /// like `PATH`).
     pub project_roots: Vec<PathBuf>,
+    /// The size targets of a full read and of the preload (`KG_READ_BUDGET`,
+    /// `KG_PRELOAD_BUDGET`).
+    pub budgets: kg_core::ReadBudgets,
     /// The `kg-memory` program git runs as the graph merge driver when the storage
     /// root syncs; `None`: this program. The tray app names the `kg-memory` beside it.
     pub merge_driver: Option<PathBuf>,
@@ -59,6 +62,26 @@ fn home_dir() -> PathBuf {
 /// The storage root when `KG_STORAGE_ROOT` does not name one.
 pub fn default_storage_root(home: &std::path::Path) -> PathBuf {
     home.join(".knowledge-graph")
+}
+
+/// A budget from the environment: a whole number within bounds, else a clear error
+/// (a budget of junk would render nothing, or everything).
+fn budget(name: &str, default: usize) -> Result<usize, SettingError> {
+    const RANGE: std::ops::RangeInclusive<usize> = 1_000..=1_000_000;
+    match std::env::var(name) {
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if RANGE.contains(&n) => Ok(n),
+            _ => Err(SettingError {
+                name: name.into(),
+                message: format!(
+                    "{v:?} is not a budget: give a whole number of characters from {} to {}",
+                    RANGE.start(),
+                    RANGE.end()
+                ),
+            }),
+        },
+        Err(_) => Ok(default),
+    }
 }
 
 /// Read a number of seconds; the reference falls back to the default on junk.
@@ -122,6 +145,13 @@ impl Settings {
                 })
                 .unwrap_or_default(),
             merge_driver: None,
+            budgets: {
+                let defaults = kg_core::ReadBudgets::default();
+                kg_core::ReadBudgets {
+                    read: budget("KG_READ_BUDGET", defaults.read)?,
+                    preload: budget("KG_PRELOAD_BUDGET", defaults.preload)?,
+                }
+            },
         })
     }
 
@@ -132,6 +162,7 @@ impl Settings {
         config.policy = self.policy;
         config.project_roots = self.project_roots.clone();
         config.synced = crate::sync::any_on(&self.storage_root);
+        config.budgets = self.budgets;
         config
     }
 

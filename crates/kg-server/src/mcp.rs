@@ -151,125 +151,176 @@ fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-/// The tools in the order clients list them.
-fn specs() -> &'static [ToolSpec] {
-    static SPECS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
-    SPECS.get_or_init(|| {
-        vec![
-            ToolSpec {
-                name: "kg_read",
-                description: "Read persistent memory. First call of a session: pass cwd (the project root); \
-                    it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
-                    With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
-                    or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
-                    to active. level limits id lookups to one graph.",
-                ours_only: false,
-                schema: object(
-                    json!({"cwd": string(), "session_id": string(), "id": string(), "ids": strings(), "level": level()}),
-                    &[],
-                ),
+/// What `kg_read` says of itself under both policies.
+macro_rules! read_description {
+    () => {
+        "Read persistent memory. First call of a session: pass cwd (the project root); \
+        it returns both graphs (user and project) and a session_id to pass to every later kg_* call. \
+        With session_id alone it renders the whole active graph again. With ids (preferred, batched) \
+        or id it reads nodes in full — notes, touches, every edge — and brings archived nodes back \
+        to active. level limits id lookups to one graph."
+    };
+}
+
+/// The tools offered under `policy`, in the order clients list them: the
+/// reference's nine, and under our policy ours among them, with `kg_read`'s paging.
+fn specs(policy: Policy) -> &'static [ToolSpec] {
+    static OURS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    static REFERENCE: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    let cell = match policy {
+        Policy::Ours => &OURS,
+        Policy::Reference => &REFERENCE,
+    };
+    cell.get_or_init(|| {
+        let mut specs = all_specs(policy);
+        specs.retain(|s| !s.ours_only || policy == Policy::Ours);
+        specs
+    })
+}
+
+fn all_specs(policy: Policy) -> Vec<ToolSpec> {
+    let ours = policy == Policy::Ours;
+    let mut read_properties = json!({"cwd": string(), "session_id": string(), "id": string(),
+                                     "ids": strings(), "level": level()});
+    if ours {
+        read_properties["more"] = json!({"type": "boolean"});
+    }
+    vec![
+        ToolSpec {
+            name: "kg_read",
+            description: if ours {
+                concat!(
+                    read_description!(),
+                    " A reply longer than your client keeps whole comes in parts: each says so, \
+                        and kg_read(session_id, more=true) returns the next."
+                )
+            } else {
+                read_description!()
             },
-            ToolSpec {
-                name: "kg_search",
-                description: "Ranked full-text search over ids, gists, notes and touches of both graphs, every \
+            ours_only: false,
+            schema: object(read_properties, &[]),
+        },
+        ToolSpec {
+            name: "kg_search",
+            description: "Ranked full-text search over ids, gists, notes and touches of both graphs, every \
                     tier included (archived and orphaned nodes too), with the connections between the best hits. \
                     Search before writing a node (avoid duplicates) and whenever a problem feels familiar. \
                     Pass session_id so the project graph is searched and already-seen notes are skipped.",
-                ours_only: false,
-                schema: object(json!({"query": string(), "session_id": string()}), &["query"]),
-            },
-            ToolSpec {
-                name: "kg_put_node",
-                description: "Create or update one insight at the moment you learn it. level: 'user' for \
+            ours_only: false,
+            schema: object(
+                json!({"query": string(), "session_id": string()}),
+                &["query"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_put_node",
+            description: "Create or update one insight at the moment you learn it. level: 'user' for \
                     cross-project knowledge about the person or craft, 'project' for this codebase. id: short \
                     kebab-case. gist: one line, the bottom line (aim under 120 chars; over 300 scans badly). \
                     notes: depth and rationale; touches: precise file pointers. Omitted notes/touches stay as \
                     they were; an update re-activates an archived node. Connect it with kg_put_edge.",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "level": level(), "id": string(), "gist": string(),
                            "notes": strings(), "touches": strings()}),
-                    &["session_id", "level", "id", "gist"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_put_edge",
-                description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
+                &["session_id", "level", "id", "gist"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_rename_node",
+            description: "Give a node a new id. Its edges follow in every graph (cross-level edges of \
+                    projects not loaded included), and so do its creation time, endorsements, tier and \
+                    history: the only way to change an id without losing them (put + delete loses them). \
+                    new_id names the subject in 3-5 kebab-case words; the claim belongs in the gist. \
+                    Refused when new_id exists or would make an edge reach a different node. level \
+                    limits the lookup (user first, then project, when omitted).",
+            ours_only: true,
+            schema: object(
+                json!({"session_id": string(), "old_id": string(), "new_id": string(), "level": level()}),
+                &["session_id", "old_id", "new_id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_put_edge",
+            description: "Create or update a typed relation (rel, e.g. requires, part-of, supersedes) from one \
                     node to another node. Prefer an edge between existing nodes over a new node; cross-level \
                     edges live in the project graph and point at user nodes. A file path belongs in a node's \
                     touches; point an edge at a path only when the relation itself is the fact (lives-in).",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "level": level(), "from": string(), "to": string(),
                            "rel": string(), "notes": strings()}),
-                    &["session_id", "level", "from", "to", "rel"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_delete_node",
-                description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
+                &["session_id", "level", "from", "to", "rel"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_delete_node",
+            description: "Delete a node that is wrong and cannot be fixed, with all its edges in that graph \
                     (looks in the user graph first, then the project graph).",
-                ours_only: false,
-                schema: object(json!({"session_id": string(), "id": string()}), &["session_id", "id"]),
-            },
-            ToolSpec {
-                name: "kg_delete_edge",
-                description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
-                    &["session_id", "from", "to", "rel"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_useful",
-                description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "id": string()}),
+                &["session_id", "id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_delete_edge",
+            description: "Delete one relation, identified by from, to and rel (user graph first, then project).",
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "from": string(), "to": string(), "rel": string()}),
+                &["session_id", "from", "to", "rel"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_useful",
+            description: "At wrap-up, endorse up to 5 nodes per session that demonstrably changed the outcome, \
                     judged by results, not by having been read. Endorsements decay over 90 days and keep valuable \
                     nodes active.",
-                ours_only: false,
-                schema: object(json!({"session_id": string(), "ids": strings()}), &["session_id", "ids"]),
-            },
-            ToolSpec {
-                name: "kg_sync",
-                description: "Fetch what other sessions (or your subagents) changed since this session last \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "ids": strings()}),
+                &["session_id", "ids"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_sync",
+            description: "Fetch what other sessions (or your subagents) changed since this session last \
                     synced or started.",
-                ours_only: false,
-                schema: object(json!({"session_id": string()}), &["session_id"]),
-            },
-            ToolSpec {
-                name: "kg_progress",
-                description: "Durable checkpoints for long tasks (scout, extract, maintain), kept across sessions, \
+            ours_only: false,
+            schema: object(json!({"session_id": string()}), &["session_id"]),
+        },
+        ToolSpec {
+            name: "kg_progress",
+            description: "Durable checkpoints for long tasks (scout, extract, maintain), kept across sessions, \
                     restarts and compaction. With state: replace the task's stored state. Without: read it. \
                     A maintenance pass stamps task 'maintain' with {\"last_ts\": <unix seconds>} — only that \
                     stamp resets a graph's DEBT staleness.",
-                ours_only: false,
-                schema: object(
-                    json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
-                    &["session_id", "task_id"],
-                ),
-            },
-            ToolSpec {
-                name: "kg_fix_touch",
-                description: "Stale touches (DEBT counts them) name files that no longer exist. Without id: \
+            ours_only: false,
+            schema: object(
+                json!({"session_id": string(), "task_id": string(), "state": {"type": "object"}, "level": level()}),
+                &["session_id", "task_id"],
+            ),
+        },
+        ToolSpec {
+            name: "kg_fix_touch",
+            description: "Stale touches (DEBT counts them) name files that no longer exist. Without id: \
                     list this session's stale touches, with the path git says each file was renamed to. With \
                     id and touch (the entry exactly as stored): point that touch at git's new path, or at to, \
                     keeping its line range or symbol. level limits it to one graph.",
-                ours_only: true,
-                schema: object(
-                    json!({"session_id": string(), "id": string(), "touch": string(), "to": string(),
+            ours_only: true,
+            schema: object(
+                json!({"session_id": string(), "id": string(), "touch": string(), "to": string(),
                            "level": level()}),
-                    &["session_id"],
-                ),
-            },
-        ]
-    })
+                &["session_id"],
+            ),
+        },
+    ]
 }
 
 /// The tools a client is offered under `policy`, in the order they are listed.
 fn offered(policy: Policy) -> impl Iterator<Item = &'static ToolSpec> {
-    specs()
-        .iter()
-        .filter(move |s| !s.ours_only || policy == Policy::Ours)
+    specs(policy).iter()
 }
 
 fn tool_list(policy: Policy) -> Vec<Tool> {
@@ -389,7 +440,13 @@ fn level_arg(args: &Map<String, Value>) -> Option<Level> {
 
 /// One tool call as a client makes it: arguments checked against the tool's schema,
 /// then run against the store.
-pub fn call(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+pub fn call(
+    state: &AppState,
+    name: &str,
+    args: &Map<String, Value>,
+    client: kg_core::Client,
+    now: f64,
+) -> ToolText {
     let policy = state.store.config().policy;
     if let Some(spec) = offered(policy).find(|s| s.name == name)
         && let Err(message) = validate(&spec.schema, args)
@@ -399,11 +456,17 @@ pub fn call(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             is_error: true,
         };
     }
-    dispatch(state, name, args, now)
+    dispatch(state, name, args, client, now)
 }
 
 /// Run one validated tool call against the store.
-fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -> ToolText {
+fn dispatch(
+    state: &AppState,
+    name: &str,
+    args: &Map<String, Value>,
+    client: kg_core::Client,
+    now: f64,
+) -> ToolText {
     let store = &state.store;
     let sid = || text(args, "session_id").unwrap_or_default();
     let need = |key: &str| text(args, key).unwrap_or_default();
@@ -416,6 +479,8 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
                 id: text(args, "id"),
                 ids: list(args, "ids"),
                 level: level_arg(args),
+                more: args.get("more") == Some(&Value::Bool(true)),
+                client,
             },
             now,
         ),
@@ -423,6 +488,25 @@ fn dispatch(state: &AppState, name: &str, args: &Map<String, Value>, now: f64) -
             store,
             &need("query"),
             text(args, "session_id").as_deref(),
+            now,
+        ),
+        "kg_put_node"
+            if state.store.config().policy == Policy::Ours
+                && args
+                    .get("fields")
+                    .is_some_and(|f| f.get("locked").is_some()) =>
+        {
+            ToolText {
+                text: format!("Error: {}", kg_core::LOCK_IS_A_PERSONS),
+                is_error: true,
+            }
+        }
+        "kg_rename_node" if state.store.config().policy == Policy::Ours => kg_core::kg_rename_node(
+            store,
+            &sid(),
+            &need("old_id"),
+            &need("new_id"),
+            level_arg(args),
             now,
         ),
         "kg_put_node" => kg_core::kg_put_node(
@@ -530,13 +614,20 @@ impl rmcp::ServerHandler for KgMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
+        // The reply's size limit is the client's: Codex counts bytes, others UTF-16.
+        let agent = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(header::USER_AGENT))
+            .and_then(|v| v.to_str().ok());
+        let client = kg_core::Client::from_user_agent(agent);
         let answer = self
             .state
-            .blocking(move |state, now| call(state, &name, &args, now))
+            .blocking(move |state, now| call(state, &name, &args, client, now))
             .await;
         Ok(result(answer).into())
     }
@@ -547,7 +638,7 @@ mod tests {
     use super::*;
 
     fn schema(name: &str) -> &'static Value {
-        &specs()
+        &specs(Policy::Ours)
             .iter()
             .find(|s| s.name == name)
             .expect("tool")
@@ -559,7 +650,7 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_nine_tools_in_the_spec_order_then_ours() {
+    fn the_reference_nine_tools_in_the_spec_order_and_ours_among_them() {
         let names = |policy| offered(policy).map(|s| s.name).collect::<Vec<_>>();
         let nine = [
             "kg_read",
@@ -573,8 +664,23 @@ mod tests {
             "kg_progress",
         ];
         assert_eq!(names(Policy::Reference), nine);
-        assert_eq!(names(Policy::Ours)[..9], nine);
-        assert_eq!(names(Policy::Ours)[9..], ["kg_fix_touch"]);
+        // A rename sits beside the write it amends; the touch fix comes last.
+        assert_eq!(
+            names(Policy::Ours),
+            [
+                "kg_read",
+                "kg_search",
+                "kg_put_node",
+                "kg_rename_node",
+                "kg_put_edge",
+                "kg_delete_node",
+                "kg_delete_edge",
+                "kg_useful",
+                "kg_sync",
+                "kg_progress",
+                "kg_fix_touch",
+            ]
+        );
     }
 
     #[test]

@@ -544,6 +544,11 @@ pub struct StepAnswer {
     pub archived: Vec<String>,
     pub deleted: Vec<String>,
     pub edges_deleted: usize,
+    /// Nodes the step locked, and unlocked.
+    pub locked: Vec<String>,
+    pub unlocked: Vec<String>,
+    /// The rename the step was, if it was one.
+    pub renamed: Option<StepRename>,
     /// What the maintenance passes at the end of the step moved.
     pub rebalanced: StepMoves,
     /// Steps that can be undone on this level now.
@@ -551,6 +556,16 @@ pub struct StepAnswer {
     /// The level's rendered size before and after the step, in characters.
     pub chars_before: usize,
     pub chars_after: usize,
+}
+
+/// A rename done (or checked) by a step.
+#[derive(Debug, Serialize, TS)]
+pub struct StepRename {
+    pub from: String,
+    pub to: String,
+    /// Edge ends that named the old id and name the new one now, in every graph (0
+    /// for a dry run).
+    pub edges_rewired: usize,
 }
 
 /// Nodes the maintenance passes moved between tiers.
@@ -578,6 +593,16 @@ impl StepAnswer {
             archived: outcome.archived.clone(),
             deleted: outcome.deleted.clone(),
             edges_deleted: outcome.edges_deleted,
+            locked: outcome.locked.clone(),
+            unlocked: outcome.unlocked.clone(),
+            renamed: outcome
+                .renamed
+                .as_ref()
+                .map(|(from, to, edges)| StepRename {
+                    from: from.clone(),
+                    to: to.clone(),
+                    edges_rewired: *edges,
+                }),
             rebalanced: StepMoves {
                 archived: moves.archived.clone(),
                 restored: moves.restored.clone(),
@@ -608,6 +633,34 @@ pub struct NodePutAnswer {
     #[ts(type = "StoredNode")]
     pub node: Object,
     pub level: LevelName,
+}
+
+/// `POST /api/nodes/rename`.
+#[derive(Debug, Serialize, TS)]
+pub struct NodeRenameAnswer {
+    pub renamed: Renaming,
+    pub level: LevelName,
+    /// Edge ends that named the old id and name the new one now, in every graph.
+    pub edges_rewired: usize,
+    /// Project graphs whose edges were left alone, and why (`local-node`,
+    /// `collision`, `unwritable`).
+    pub skipped_graphs: Vec<SkippedGraphAnswer>,
+    #[ts(type = "StoredNode")]
+    pub node: Object,
+}
+
+/// The old and the new id of a rename.
+#[derive(Debug, Serialize, TS)]
+pub struct Renaming {
+    pub from: String,
+    pub to: String,
+}
+
+/// A project graph a rename left alone.
+#[derive(Debug, Serialize, TS)]
+pub struct SkippedGraphAnswer {
+    pub graph: String,
+    pub reason: &'static str,
 }
 
 /// `DELETE /api/nodes/{level}/{id}`.
@@ -686,6 +739,7 @@ pub enum Author {
 #[serde(rename_all = "snake_case")]
 pub enum ActivityKind {
     NodeUpdated,
+    NodeRenamed,
     EdgeUpdated,
     NodeDeleted,
     EdgeDeleted,
@@ -720,6 +774,17 @@ pub enum LiveMessage<'a> {
     Resync { missed: u64 },
     NodeUpdated {
         level: LevelName,
+        #[ts(type = "StoredNode")]
+        node: &'a Object,
+        source_session: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        project_path: Option<&'a str>,
+    },
+    /// A node got a new id (`node.id`); its edges followed.
+    NodeRenamed {
+        level: LevelName,
+        old_id: &'a str,
         #[ts(type = "StoredNode")]
         node: &'a Object,
         source_session: Option<&'a str>,
@@ -835,6 +900,13 @@ impl<'a> LiveMessage<'a> {
         match &change.kind {
             ChangeKind::NodeUpdated { node } => LiveMessage::NodeUpdated {
                 level,
+                node,
+                source_session,
+                project_path,
+            },
+            ChangeKind::NodeRenamed { old_id, node } => LiveMessage::NodeRenamed {
+                level,
+                old_id,
                 node,
                 source_session,
                 project_path,

@@ -18,7 +18,7 @@ use axum::routing::{delete, get, post};
 use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};
-use kg_core::{EdgeKey, StoreError, Target};
+use kg_core::{EdgeKey, StoreError, Target, WriteCheck};
 use kg_core::{GraphSlot, NodeRead};
 use kg_core::{JsonStyle, to_json};
 use kg_core::{Level, float_value};
@@ -63,6 +63,9 @@ pub enum ApiError {
     /// 422 `{"detail": [{"loc", "msg", "type"}, …]}`: every problem with the
     /// request's fields, in the validation-error list shape clients know.
     Fields(Vec<FieldProblem>),
+    /// 409 `{"detail", "level", "id", "node"}`: a write built on a stale view of a
+    /// node; `node` is the node as it stands, for the writer to merge with.
+    NotWritten(Box<kg_core::NotWritten>),
 }
 
 impl ApiError {
@@ -79,6 +82,9 @@ impl ApiError {
 /// The request's fault → 400 (404 for what does not exist), the server's → 500.
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
+        if let StoreError::NotWritten(refused) = e {
+            return ApiError::NotWritten(refused);
+        }
         let status = match &e {
             StoreError::NodeNotFound { .. }
             | StoreError::UnknownSession(_)
@@ -94,6 +100,15 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, detail) = match self {
+            ApiError::NotWritten(refused) => {
+                let body = json!({
+                    "detail": refused.message(),
+                    "level": refused.level.as_str(),
+                    "id": refused.id,
+                    "node": refused.node,
+                });
+                return json_response(StatusCode::CONFLICT, &body);
+            }
             ApiError::Detail(status, message) => (status, Value::String(message)),
             ApiError::Fields(problems) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -223,6 +238,10 @@ impl Expected for String {
     const MISTYPED: &'static str = "Input should be a valid string";
 }
 
+impl Expected for f64 {
+    const MISTYPED: &'static str = "Input should be a valid number";
+}
+
 impl Expected for Vec<String> {
     const MISTYPED: &'static str = "Input should be a list of strings";
 }
@@ -302,6 +321,23 @@ struct PutNodeBody {
     touches: Field<Vec<String>>,
     session_id: Field<String>,
     project_path: Field<String>,
+    /// The `_written.ts` of the node the writer loaded (`0` for a node without one,
+    /// or a new node): the write is refused (409) when it is no longer the current.
+    written_ts: Field<f64>,
+    /// `{"locked": true}` locks the node, `{"locked": null}` (or `false`) unlocks it.
+    #[serde(deserialize_with = "present")]
+    fields: Option<Value>,
+}
+
+/// `POST /api/nodes/rename`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RenameBody {
+    old_id: Field<String>,
+    new_id: Field<String>,
+    level: Field<String>,
+    session_id: Field<String>,
+    project_path: Field<String>,
 }
 
 /// `POST /api/secrets/allow`.
@@ -362,6 +398,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/prompt_context", post(prompt_context))
         .route("/api/tool_event", post(tool_event))
         .route("/api/nodes", post(put_node))
+        .route("/api/nodes/rename", post(rename_node))
         .route(
             "/api/nodes/{level}/{id}",
             get(read_node).delete(delete_node),
@@ -572,17 +609,22 @@ async fn bootstrap(State(state): Shared, headers: HeaderMap, Query(params): Para
     };
     state
         .blocking(move |state, now| {
-            let b = session_bootstrap(&state.store, &request, &kg_core::preload_header, now)
-                .map_err(|e| match e {
-                    e @ StoreError::Path(_) => ApiError::from(e),
-                    e => {
-                        log::error!("bootstrap failed: {e}");
-                        ApiError::new(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            format!("bootstrap failed: {e}"),
-                        )
-                    }
-                })?;
+            let b = session_bootstrap(
+                &state.store,
+                &request,
+                kg_core::PreloadHeader::Standard,
+                now,
+            )
+            .map_err(|e| match e {
+                e @ StoreError::Path(_) => ApiError::from(e),
+                e => {
+                    log::error!("bootstrap failed: {e}");
+                    ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("bootstrap failed: {e}"),
+                    )
+                }
+            })?;
             let mut answer = json!({
                 "session_id": b.session_id,
                 "reused": b.reused,
@@ -790,6 +832,26 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
     let touches = problems.optional("touches", body.touches);
     let session = problems.optional("session_id", body.session_id);
     let project_path = problems.optional("project_path", body.project_path);
+    let lock = match body.fields {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(fields)) => match fields.get("locked") {
+            None => None,
+            Some(Value::Bool(locked)) => Some(*locked),
+            Some(Value::Null) => Some(false),
+            Some(_) => {
+                problems.push("fields", "locked must be true, false or null");
+                None
+            }
+        },
+        Some(_) => {
+            problems.push("fields", "Input should be an object");
+            None
+        }
+    };
+    let check = match problems.optional("written_ts", body.written_ts) {
+        Some(loaded) => WriteCheck::Based(loaded),
+        None => WriteCheck::Unchecked,
+    };
     problems.finish()?;
     state
         .blocking(move |state, now| {
@@ -798,10 +860,58 @@ async fn put_node(State(state): Shared, JsonBody(body): JsonBody<PutNodeBody>) -
                 .map_err(ApiError::bad_request)?;
             let level = parse_level(&level)?;
             let t = target(level, session.as_deref(), project_path.as_deref());
-            let put = state.store.put_node(t, &id, &gist, notes, touches, now)?;
+            let mut put = state
+                .store
+                .put_node_checked(t, &id, &gist, notes, touches, check, now)?;
+            if let Some(locked) = lock {
+                put.node = state.store.set_locked(t, &id, locked, now)?;
+            }
             Ok(Answer(payload::value(&NodePutAnswer {
                 node: put.node,
                 level: put.level.into(),
+            })))
+        })
+        .await
+}
+
+/// `POST /api/nodes/rename {old_id, new_id, level?, session_id?, project_path?}`: a
+/// person's rename (a locked node too).
+async fn rename_node(State(state): Shared, JsonBody(body): JsonBody<RenameBody>) -> ApiResult {
+    let mut problems = Problems::default();
+    let old_id = problems.required("old_id", body.old_id);
+    let new_id = problems.required("new_id", body.new_id);
+    let level = problems.optional("level", body.level);
+    let session = problems.optional("session_id", body.session_id);
+    let project_path = problems.optional("project_path", body.project_path);
+    problems.finish()?;
+    state
+        .blocking(move |state, now| {
+            let level = level.as_deref().map(parse_level).transpose()?;
+            let t = level.map(|level| target(level, session.as_deref(), project_path.as_deref()));
+            let r = state.store.rename_node(
+                t,
+                session.as_deref(),
+                &old_id,
+                &new_id,
+                kg_core::Actor::Person,
+                now,
+            )?;
+            Ok(Answer(payload::value(&payload::NodeRenameAnswer {
+                renamed: payload::Renaming {
+                    from: r.from,
+                    to: r.to,
+                },
+                level: r.level.into(),
+                edges_rewired: r.edges_rewired,
+                skipped_graphs: r
+                    .skipped
+                    .iter()
+                    .map(|s| payload::SkippedGraphAnswer {
+                        graph: s.graph.clone(),
+                        reason: s.reason.as_str(),
+                    })
+                    .collect(),
+                node: r.node,
             })))
         })
         .await

@@ -48,7 +48,7 @@ export type ActivityEntry = {
 /**
  * What kind of change an activity entry is: the `type` of the matching `/ws` message.
  */
-export type ActivityKind = "node_updated" | "edge_updated" | "node_deleted" | "edge_deleted" | "node_recalled" | "tiers_moved" | "node_liked" | "progress_saved" | "step_undone" | "debt_changed" | "quarantined";
+export type ActivityKind = "node_updated" | "node_renamed" | "edge_updated" | "node_deleted" | "edge_deleted" | "node_recalled" | "tiers_moved" | "node_liked" | "progress_saved" | "step_undone" | "debt_changed" | "quarantined";
 
 export type ArtifactRow = {
   path: string,
@@ -409,6 +409,14 @@ export type LiveMessage =
     project_path?: string,
   }
   | {
+    "type": "node_renamed",
+    level: LevelName,
+    old_id: string,
+    node: StoredNode,
+    source_session: string | null,
+    project_path?: string,
+  }
+  | {
     "type": "edge_updated",
     level: LevelName,
     edge: StoredEdge,
@@ -708,6 +716,15 @@ export type StepAnswer = {
   deleted: Array<string>,
   edges_deleted: number,
   /**
+   * Nodes the step locked, and unlocked.
+   */
+  locked: Array<string>,
+  unlocked: Array<string>,
+  /**
+   * The rename the step was, if it was one.
+   */
+  renamed: StepRename | null,
+  /**
    * What the maintenance passes at the end of the step moved.
    */
   rebalanced: StepMoves,
@@ -738,6 +755,19 @@ export type StepMoves = {
    * Archived nodes that stopped rendering at all.
    */
   orphaned: Array<string>,
+};
+
+/**
+ * A rename done (or checked) by a step.
+ */
+export type StepRename = {
+  from: string,
+  to: string,
+  /**
+   * Edge ends that named the old id and name the new one now, in every graph (0
+   * for a dry run).
+   */
+  edges_rewired: number,
 };
 
 /**

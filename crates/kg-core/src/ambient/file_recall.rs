@@ -91,12 +91,22 @@ struct Match {
     touch_count: usize,
     /// Its latest write, read or like: recent knowledge first among equals.
     recency: f64,
+    /// A view time taken while its graph was locked (see [`Store::event_ts`]): when
+    /// shown, the session saw the gist as it stood then.
+    viewed_at: f64,
 }
 
 /// The nodes of `slot` naming a file known under `keys`, orphans and gist-less nodes
 /// left out.
-fn matches_in(store: &Store, slot: &Arc<GraphSlot>, keys: &[String], file: &str) -> Vec<Match> {
+fn matches_in(
+    store: &Store,
+    slot: &Arc<GraphSlot>,
+    keys: &[String],
+    file: &str,
+    now: f64,
+) -> Vec<Match> {
     store.with_nodes_touching(slot, keys, |graph, found| {
+        let viewed_at = store.event_ts(now);
         found
             .iter()
             .filter_map(|&i| graph.nodes.get_index(i))
@@ -116,6 +126,7 @@ fn matches_in(store: &Store, slot: &Arc<GraphSlot>, keys: &[String], file: &str)
                     recency: version
                         .max(node.last_read_ts().unwrap_or(0.0))
                         .max(node.created_ts()),
+                    viewed_at,
                 }
             })
             .collect()
@@ -158,7 +169,7 @@ fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f6
         let shown = keys.first().cloned().unwrap_or_default();
         decision.files.push(shown.clone());
         for slot in project.iter().chain([store.user_slot()]) {
-            for m in matches_in(store, slot, &keys, &shown) {
+            for m in matches_in(store, slot, &keys, &shown, now) {
                 if !found.iter().any(|f| f.id == m.id && f.level == m.level) {
                     found.push(m);
                 }
@@ -216,6 +227,14 @@ fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f6
     decision.injected = unseen.iter().map(|m| m.id.clone()).collect();
     decision.chars = text.chars().count();
     store.mark_seen(&sid, unseen.iter().map(|m| m.id.as_str()));
+    for m in &unseen {
+        store.record_views(
+            &sid,
+            [m.id.as_str()],
+            crate::session::View::Seen,
+            m.viewed_at,
+        );
+    }
     FileRecall {
         text: Some(text),
         covered: true,

@@ -422,7 +422,7 @@ fn respond_logged(
     decision.kg_session = Some(sid.clone());
     let Some((full_read, root)) = store.with_sessions(|s| {
         s.lookup(&sid)
-            .map(|r| (r.full_read_ts.is_some(), r.project_path.clone()))
+            .map(|r| (!r.needs_full_read(), r.project_path.clone()))
     }) else {
         return silence;
     };
@@ -479,12 +479,14 @@ fn recall(store: &Store, sid: &str, prompt: &str, now: f64, decision: &mut Decis
     };
     // The session registry is a leaf lock, so asking it under the graph locks is safe.
     let is_seen = |id: &str| store.with_sessions(|s| s.lookup(sid).is_some_and(|r| r.has_seen(id)));
-    let result = store.with_graphs(&slots, |graphs| search(graphs, &terms, Some(&is_seen)));
+    let (result, viewed_at) = store.with_graphs_viewed(&slots, now, |graphs, at| {
+        (search(graphs, &terms, Some(&is_seen)), at)
+    });
     let nothing = Recalled::Nothing {
         on_topic: result.total > 0,
     };
     let recall = select(&result, terms.len());
-    say(store, sid, recall, nothing, decision, false)
+    say(store, sid, recall, nothing, viewed_at, decision, false)
 }
 
 /// The graphs a prompt's recall searches. Loads the session's project graph if needed
@@ -528,10 +530,10 @@ fn recall_ours(
     let Some(slots) = recall_slots(store, sid, now) else {
         return off_topic;
     };
-    let found = store.with_graphs(&slots, |graphs| {
+    let (found, viewed_at) = store.with_graphs_viewed(&slots, now, |graphs, at| {
         let ordered: Vec<(Level, &crate::graph::Graph)> =
             graphs.iter().map(|sg| (sg.level, sg.graph)).collect();
-        relevance::recall(&ordered, &query)
+        (relevance::recall(&ordered, &query), at)
     });
     decision.outcome("no_hits");
     let nothing = Recalled::Nothing {
@@ -568,11 +570,12 @@ fn recall_ours(
             .collect(),
         edges: found.edges.iter().collect(),
     };
-    say(store, sid, recall, nothing, decision, true)
+    say(store, sid, recall, nothing, viewed_at, decision, true)
 }
 
 /// Gate 2 and the rendering: a recall is said when it holds something the session has
-/// not seen; what it says is then marked seen. With `pointers` (our policy), hits the
+/// not seen; what it says is then marked seen, at `viewed_at` (taken while the graphs
+/// were locked). With `pointers` (our policy), hits the
 /// session already holds are named too — `- [level] id (in context)`, no gist
 /// repeated — once per session each, and never after recall showed them in full: a
 /// model holding the whole memory is pointed at the lesson that fits the prompt.
@@ -581,6 +584,7 @@ fn say(
     sid: &str,
     mut recall: Recall<'_>,
     nothing: Recalled,
+    viewed_at: f64,
     decision: &mut Decision,
     pointers: bool,
 ) -> Recalled {
@@ -629,7 +633,8 @@ fn say(
         // A hit shown in full now needs no pointer later either.
         point_at(sid, recall.hits.iter().map(|e| e.id), decision.ts);
     }
-    store.mark_seen(sid, fresh);
+    store.mark_seen(sid, fresh.iter().copied());
+    store.record_views(sid, fresh, crate::session::View::Seen, viewed_at);
     Recalled::Text(text)
 }
 

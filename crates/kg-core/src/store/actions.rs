@@ -9,7 +9,8 @@
 //! moves, unless the graph changes in between. A committed step keeps its journal,
 //! so undo restores every entry it touched, the re-balance included.
 
-use super::writes::{archive_node_in, delete_node_in, read_node_in};
+use super::locks::Actor;
+use super::writes::{archive_node_in, check_new_id, delete_node_in, read_node_in};
 use super::*;
 use crate::journal::{Entry, EntryKey};
 use crate::touch_path::path_part;
@@ -45,11 +46,32 @@ pub enum Action {
         notes: Option<Vec<String>>,
         /// New touches, or `None` to keep them.
         touches: Option<Vec<String>>,
+        /// The node's `_written.ts` when the person loaded it (`0` for none, or a
+        /// new node): the step is refused when the node has been written since.
+        /// `None` writes whatever stands.
+        #[serde(default)]
+        written_ts: Option<f64>,
     },
     /// Delete a node and its edges.
     DeleteNode {
         /// The node.
         id: String,
+    },
+    /// Lock the node (agents may then not rewrite, rename or delete it, and
+    /// compaction never archives it), or unlock it.
+    Lock {
+        /// The node.
+        id: String,
+        /// `true` locks, `false` unlocks.
+        locked: bool,
+    },
+    /// Give the node a new id; its edges in every graph follow ([`Store::rename_node`]).
+    /// A step of its own; undo renames it back.
+    Rename {
+        /// The node.
+        id: String,
+        /// Its new id.
+        new_id: String,
     },
     /// Point one of a node's touches at another file: the entry `from` gets the path
     /// `to`, keeping its line range, anchor or symbol (`src/a.rs:12-40 (parser)` with
@@ -72,6 +94,8 @@ impl Action {
             | Action::Archive { id }
             | Action::PutNode { id, .. }
             | Action::DeleteNode { id }
+            | Action::Lock { id, .. }
+            | Action::Rename { id, .. }
             | Action::Retouch { id, .. } => id,
         }
     }
@@ -94,6 +118,13 @@ pub struct Outcome {
     pub deleted: Vec<String>,
     /// Edges deleted with those nodes.
     pub edges_deleted: usize,
+    /// Nodes the step locked.
+    pub locked: Vec<String>,
+    /// Nodes the step unlocked.
+    pub unlocked: Vec<String>,
+    /// The rename the step made (old id, new id, edge references moved), if it was
+    /// one.
+    pub renamed: Option<(String, String, usize)>,
     /// What the maintenance passes at the end of the step moved: nodes archived to
     /// bring the level under its budget, restored by refill, or orphaned.
     pub rebalanced: TierMoves,
@@ -120,6 +151,9 @@ pub(super) struct UndoStep {
     journal: Journal,
     /// The entries as the step left them: undo refuses when any changed since.
     after: Vec<Entry>,
+    /// A rename step (old id, new id): undone by renaming back, which moves the edges
+    /// of the other graphs back too.
+    renamed: Option<(String, String)>,
 }
 
 impl Store {
@@ -130,6 +164,9 @@ impl Store {
         actions: &[Action],
         now: f64,
     ) -> Result<Outcome, StoreError> {
+        if let Some((old, new)) = lone_rename(actions)? {
+            return self.rename_step(target, old, new, true, now);
+        }
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let (dirty, stall_logged) = (state.dirty, state.stall_logged);
@@ -148,6 +185,9 @@ impl Store {
         actions: &[Action],
         now: f64,
     ) -> Result<Outcome, StoreError> {
+        if let Some((old, new)) = lone_rename(actions)? {
+            return self.rename_step(target, old, new, false, now);
+        }
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
         let (mut outcome, journal) = self.apply_step(&slot, &mut state, actions, target, now)?;
@@ -156,7 +196,11 @@ impl Store {
         if state.history.len() == UNDO_STEPS {
             state.history.pop_front();
         }
-        state.history.push_back(UndoStep { journal, after });
+        state.history.push_back(UndoStep {
+            journal,
+            after,
+            renamed: None,
+        });
         outcome.undo_steps = state.history.len();
         self.announce(&slot, &state.graph, &outcome, target.session, now);
         Ok(outcome)
@@ -173,6 +217,34 @@ impl Store {
                 slot.level.as_str()
             )));
         };
+        if let Some((old, new)) = step.renamed {
+            let left = state.history.len();
+            drop(state);
+            let back = Target {
+                session: None,
+                ..target
+            };
+            self.rename_node(Some(back), None, &new, &old, Actor::Person, now)
+                .map_err(|e| {
+                    StoreError::CannotUndo(format!(
+                        "Cannot undo the rename of {old} to {new}: {e} Nothing was changed."
+                    ))
+                })?;
+            let undone = Undone {
+                nodes: vec![old],
+                undo_steps: left,
+            };
+            self.record(
+                slot.level,
+                slot.project_root(),
+                None,
+                ChangeKind::StepUndone {
+                    nodes: undone.nodes.clone(),
+                },
+                now,
+            );
+            return Ok(undone);
+        }
         let now_entries = step.journal.current_entries(&state.graph);
         let changed: Vec<String> = now_entries
             .iter()
@@ -251,7 +323,18 @@ impl Store {
                     gist,
                     notes,
                     touches,
-                } => Some(self.checked_edit(id, gist, notes.clone(), touches.clone())?),
+                    written_ts,
+                } => {
+                    if let Some(loaded) = written_ts {
+                        let node = state.graph.nodes.get(id);
+                        super::guard::judge_based_write(node, *loaded, (slot.level, id))
+                            .map_err(StoreError::NotWritten)?;
+                    }
+                    if !state.graph.nodes.contains_key(id) {
+                        check_new_id(id)?;
+                    }
+                    Some(self.checked_edit(id, gist, notes.clone(), touches.clone())?)
+                }
                 Action::Retouch { id, from, to } => {
                     let touches = retouched_touches(&state.graph, slot.level, id, from, to)?;
                     let gist = state
@@ -277,12 +360,13 @@ impl Store {
             chars_before: crate::inspect::level_budget(&state.graph).chars,
             ..Outcome::default()
         };
+        let stamp = self.write_stamp(target.session, now);
         let g = &mut state.graph;
         for (action, edit) in actions.iter().zip(edits) {
             let id = action.id().to_string();
             match (action, edit) {
                 (Action::PutNode { .. } | Action::Retouch { .. }, Some(edit)) => {
-                    let (created, _) = edit.apply(g, &mut journal, target.session, now);
+                    let (created, _) = edit.apply(g, &mut journal, target.session, &stamp, now);
                     if created {
                         outcome.created.push(id);
                     } else {
@@ -310,7 +394,17 @@ impl Store {
                         outcome.deleted.push(id);
                     }
                 }
-                (Action::PutNode { .. } | Action::Retouch { .. }, None) => {}
+                (Action::Lock { locked, .. }, _) => {
+                    if super::locks::set_lock_in(g, &mut journal, &id, *locked) {
+                        if *locked {
+                            outcome.locked.push(id);
+                        } else {
+                            outcome.unlocked.push(id);
+                        }
+                    }
+                }
+                (Action::PutNode { .. } | Action::Retouch { .. }, None)
+                | (Action::Rename { .. }, _) => {}
             }
         }
         // Archiving by hand only frees room; the passes would refill it at once, maybe
@@ -322,9 +416,72 @@ impl Store {
         Ok((outcome, journal))
     }
 
+    /// A rename from the graph view: checked (a dry run) or done, and kept for undo.
+    fn rename_step(
+        &self,
+        target: Target<'_>,
+        old: &str,
+        new: &str,
+        dry_run: bool,
+        now: f64,
+    ) -> Result<Outcome, StoreError> {
+        let slot = self.resolve_target(target, now)?;
+        let chars_before = {
+            let state = slot.lock();
+            crate::inspect::level_budget(&state.graph).chars
+        };
+        let renamed = if dry_run {
+            validate_ident(IdentKind::NodeId, new).map_err(StoreError::Invalid)?;
+            check_new_id(new)?;
+            let state = slot.lock();
+            if old == new {
+                return Err(StoreError::Invalid(crate::wording::rename_onto_itself(old)));
+            }
+            if !state.graph.nodes.contains_key(old) {
+                return Err(StoreError::NodeNotFound {
+                    id: old.to_string(),
+                    level: slot.level.as_str().to_string(),
+                });
+            }
+            if state.graph.nodes.contains_key(new) {
+                return Err(StoreError::Invalid(crate::wording::rename_target_exists(
+                    old, new, slot.level,
+                )));
+            }
+            (old.to_string(), new.to_string(), 0)
+        } else {
+            let r = self.rename_node(Some(target), target.session, old, new, Actor::Person, now)?;
+            (r.from, r.to, r.edges_rewired)
+        };
+        let mut state = slot.lock();
+        if !dry_run {
+            if state.history.len() == UNDO_STEPS {
+                state.history.pop_front();
+            }
+            state.history.push_back(UndoStep {
+                journal: Journal::default(),
+                after: Vec::new(),
+                renamed: Some((old.to_string(), new.to_string())),
+            });
+        }
+        let chars_after = crate::inspect::level_budget(&state.graph).chars;
+        Ok(Outcome {
+            renamed: Some(renamed),
+            undo_steps: state.history.len(),
+            chars_before,
+            chars_after: if dry_run {
+                // The id's line changes by the difference of the two ids' lengths.
+                (chars_before + new.chars().count()).saturating_sub(old.chars().count())
+            } else {
+                chars_after
+            },
+            ..Outcome::default()
+        })
+    }
+
     /// Point touch `from` of node `id` at the path `to` (see [`Action::Retouch`]),
     /// write-through, as an agent's write: recorded for `kg_sync`, not kept for the
-    /// graph view's undo. Returns the entry as now stored.
+    /// graph view's undo, refused on a locked node. Returns the entry as now stored.
     pub fn retouch(
         &self,
         target: Target<'_>,
@@ -335,6 +492,11 @@ impl Store {
     ) -> Result<String, StoreError> {
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
+        // A fix of a touch rewrites the node: a person's lock keeps agents out of it.
+        if state.graph.nodes.get(id).is_some_and(Node::is_locked) {
+            let op = super::locks::LockedOp::Rewrite;
+            return Err(self.refuse_locked(&slot, &mut state, op, id, target.session, now));
+        }
         let action = Action::Retouch {
             id: id.to_string(),
             from: from.to_string(),
@@ -362,7 +524,8 @@ impl Store {
         now: f64,
     ) {
         let record = |kind| self.record(slot.level, slot.project_root(), session, kind, now);
-        for id in outcome.created.iter().chain(&outcome.updated) {
+        let written = outcome.created.iter().chain(&outcome.updated);
+        for id in written.chain(&outcome.locked).chain(&outcome.unlocked) {
             if let Some(node) = g.nodes.get(id) {
                 record(ChangeKind::NodeUpdated {
                     node: node.to_object(),
@@ -389,6 +552,17 @@ impl Store {
         }
         let why = "the level re-balanced after a step in the graph view";
         self.record_moves(slot, outcome.rebalanced.clone(), why, now);
+    }
+}
+
+/// The rename a step is, when it is one: a rename must be the step's only action.
+fn lone_rename(actions: &[Action]) -> Result<Option<(&str, &str)>, StoreError> {
+    match actions {
+        [Action::Rename { id, new_id }] => Ok(Some((id, new_id))),
+        _ if actions.iter().any(|a| matches!(a, Action::Rename { .. })) => Err(
+            StoreError::Invalid("A rename is a step of its own: send it alone.".to_string()),
+        ),
+        _ => Ok(None),
     }
 }
 

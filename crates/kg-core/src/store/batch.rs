@@ -137,6 +137,7 @@ impl Store {
             ..BatchOutcome::default()
         };
         let mut created_nodes = Vec::new();
+        let stamp = self.write_stamp(target.session, now);
         let g = &mut state.graph;
         for edit in checked.nodes {
             if g.nodes.contains_key(edit.id()) {
@@ -144,7 +145,7 @@ impl Store {
                 continue;
             }
             let id = edit.id().to_string();
-            let (_, snapshot) = edit.apply(g, &mut journal, target.session, now);
+            let (_, snapshot) = edit.apply(g, &mut journal, target.session, &stamp, now);
             outcome.created.push(id);
             created_nodes.push(snapshot);
         }

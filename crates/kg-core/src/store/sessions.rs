@@ -84,6 +84,65 @@ impl Store {
         }
     }
 
+    /// Record that session `sid` was shown nodes at `at`, a view time from
+    /// [`Store::event_ts`] taken while their graphs were locked (no-op for an unknown
+    /// session). `View::Seen` for a gist, `View::Read` for the whole node.
+    pub fn record_views<'a>(
+        &self,
+        sid: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+        view: View,
+        at: f64,
+    ) {
+        if let Some(r) = self.lock_sessions().lookup_mut(sid) {
+            r.record_view(ids, view, at);
+        }
+    }
+
+    /// Nodes of the user graph and of the session's project graph (when loaded) whose
+    /// content was written after `since` by someone other than session `sid`, and which
+    /// the session has not been shown since that write; newest write first. What
+    /// cross-session push tells a session (since-0.9.30.md §2), before its own gates
+    /// (tier, who the writer was). Empty for an unknown session.
+    pub fn writes_unseen_by(&self, sid: &str, since: f64) -> Vec<UnseenWrite> {
+        let Some(record) = self.session(sid) else {
+            return Vec::new();
+        };
+        let mut slots = vec![self.user.clone()];
+        slots.extend(
+            record
+                .project_path
+                .as_deref()
+                .and_then(|root| self.loaded_project(root)),
+        );
+        let mut found = Vec::new();
+        for slot in slots {
+            let state = slot.lock();
+            for (id, node) in &state.graph.nodes {
+                let Some(written) = node.written() else {
+                    continue;
+                };
+                if written.ts <= since
+                    || !written.by_other_than(sid)
+                    || record.has_seen_since(id, written.ts)
+                {
+                    continue;
+                }
+                found.push(UnseenWrite {
+                    level: slot.level,
+                    id: id.clone(),
+                    gist: node.gist().to_string(),
+                    known: record.seen_at(id).is_some(),
+                    tier: node.tier(),
+                    written,
+                });
+            }
+        }
+        found.sort_by(|a, b| b.written.ts.total_cmp(&a.written.ts));
+        found
+    }
+
+    /// The newest session for a client path; `None` when none or outside home.
     /// The newest session for a client's folder: of the project it belongs to, else
     /// (a session registered before projects were found from subfolders) of the
     /// folder itself; `None` when none or outside home.

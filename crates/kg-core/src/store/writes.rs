@@ -1,20 +1,21 @@
 //! The mutations and single-node reads: write-through, journalled, rolled back when
 //! the save fails.
 
+use super::guard;
 use super::sessions::known_session;
 use super::*;
 
 impl Store {
     /// How "not found" names the two levels looked in: "either graph" in our words,
     /// "both graph" in the reference's (a pinned output).
-    fn both_levels_name(&self) -> &'static str {
+    pub(super) fn both_levels_name(&self) -> &'static str {
         match self.config.policy {
             crate::store::Policy::Ours => "either",
             crate::store::Policy::Reference => "both",
         }
     }
 
-    /// Create or update a node (core.md §4.2).
+    /// Create or update a node (core.md §4.2), whatever the writer has seen of it.
     pub fn put_node(
         &self,
         target: Target<'_>,
@@ -24,11 +25,40 @@ impl Store {
         touches: Option<Vec<String>>,
         now: f64,
     ) -> Result<PutNode, StoreError> {
+        self.put_node_checked(target, id, gist, notes, touches, WriteCheck::Unchecked, now)
+    }
+
+    /// Create or update a node (core.md §4.2) unless the write is built on a stale
+    /// view of it (`check`, since-0.9.30.md §4): then nothing is written, and the
+    /// error ([`StoreError::NotWritten`]) shows the node as it stands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_node_checked(
+        &self,
+        target: Target<'_>,
+        id: &str,
+        gist: &str,
+        notes: Option<Vec<String>>,
+        touches: Option<Vec<String>>,
+        check: WriteCheck,
+        now: f64,
+    ) -> Result<PutNode, StoreError> {
         let edit = self.checked_edit(id, gist, notes, touches)?;
         let slot = self.resolve_target(target, now)?;
         let mut state = slot.lock();
+        if check == WriteCheck::SessionView
+            && state.graph.nodes.get(&edit.id).is_some_and(Node::is_locked)
+        {
+            let op = super::locks::LockedOp::Rewrite;
+            return Err(self.refuse_locked(&slot, &mut state, op, &edit.id, target.session, now));
+        }
+        self.guard(&slot, &state.graph, &edit, target.session, check, now)?;
+        if !state.graph.nodes.contains_key(&edit.id) {
+            check_new_id(&edit.id)?;
+        }
         let mut journal = Journal::default();
-        let (created, snapshot) = edit.apply(&mut state.graph, &mut journal, target.session, now);
+        let stamp = self.write_stamp(target.session, now);
+        let (created, snapshot) =
+            edit.apply(&mut state.graph, &mut journal, target.session, &stamp, now);
         // Compaction joins the same save: one durable write covers the put and the
         // tier moves it caused, and a failed save undoes both.
         let moves = self.maybe_compact(&slot, &mut state, now, Some(&mut journal));
@@ -43,12 +73,77 @@ impl Store {
             now,
         );
         self.record_moves(&slot, moves, "after a write", now);
+        drop(state);
+        // The writer has seen what it wrote, notes and touches included.
+        if let Some(sid) = &stamp.by {
+            self.record_views(sid, [id], View::Read, stamp.ts);
+        }
         Ok(PutNode {
             level: slot.level,
             created,
             submitted_gist_chars: gist.chars().count(),
             node: snapshot,
         })
+    }
+
+    /// Refuse a write built on a stale view (see [`WriteCheck`]); called with the
+    /// graph locked, so nothing can change between the judgement and the write. A
+    /// refused agent was shown the whole node: that counts as reading it.
+    fn guard(
+        &self,
+        slot: &GraphSlot,
+        g: &Graph,
+        edit: &NodeEdit,
+        session: Option<&str>,
+        check: WriteCheck,
+        now: f64,
+    ) -> Result<(), StoreError> {
+        let at = (slot.level, edit.id.as_str());
+        let node = g.nodes.get(&edit.id);
+        let judged = match (check, node, session) {
+            (WriteCheck::Unchecked, ..) => return Ok(()),
+            (WriteCheck::Based(loaded), node, _) => guard::judge_based_write(node, loaded, at),
+            (WriteCheck::SessionView, Some(node), Some(sid)) => {
+                let write = guard::Proposed {
+                    notes: edit.notes.as_deref(),
+                    touches: edit.touches.as_deref(),
+                };
+                let policy = self.config.policy;
+                let mut sessions = self.lock_sessions();
+                let Some(record) = sessions.lookup_mut(sid) else {
+                    return Ok(());
+                };
+                let judged = guard::judge_session_write(node, sid, record, &write, at, policy);
+                match &judged {
+                    Ok(()) => record.settle_removal(slot.level, &edit.id),
+                    Err(refused) => {
+                        if refused.reason == StaleReason::DropsNotes
+                            && let Some(sent) = write.notes
+                        {
+                            record.remember_refused_removal(slot.level, &edit.id, sent);
+                        }
+                        record.record_view([edit.id.as_str()], View::Read, self.event_ts(now));
+                    }
+                }
+                judged
+            }
+            // A create, or a write without a session: nothing was seen to be stale.
+            (WriteCheck::SessionView, ..) => Ok(()),
+        };
+        judged.map_err(StoreError::NotWritten)
+    }
+
+    /// The stamp for a write made now by `session`: `by` names it only when it is a
+    /// registered KG session (the graph view tags its writes with a connection id,
+    /// which is not one). Take it with the graph locked (see [`Store::event_ts`]).
+    pub(super) fn write_stamp(&self, session: Option<&str>, now: f64) -> WriteStamp {
+        let by = session
+            .filter(|sid| self.lock_sessions().lookup(sid).is_some())
+            .map(str::to_string);
+        WriteStamp {
+            ts: self.event_ts(now),
+            by,
+        }
     }
 
     /// Create or update an edge (core.md §4.3). Endpoints are not checked.
@@ -103,13 +198,26 @@ impl Store {
         Ok((slot.level, snapshot))
     }
 
-    /// Delete a node and its edges in that graph. `level = None` looks in the user
-    /// graph first, then the session's project graph.
+    /// Delete a node and its edges in that graph, as a person does (a locked node
+    /// too). `level = None` looks in the user graph first, then the session's project
+    /// graph.
     pub fn delete_node(
         &self,
         level: Option<Target<'_>>,
         session: Option<&str>,
         id: &str,
+        now: f64,
+    ) -> Result<(Level, usize), StoreError> {
+        self.delete_node_by(level, session, id, super::locks::Actor::Person, now)
+    }
+
+    /// [`Store::delete_node`] for `actor`: an agent may not delete a locked node.
+    pub fn delete_node_by(
+        &self,
+        level: Option<Target<'_>>,
+        session: Option<&str>,
+        id: &str,
+        actor: super::locks::Actor,
         now: f64,
     ) -> Result<(Level, usize), StoreError> {
         let (slots, level_name) = match level {
@@ -118,8 +226,12 @@ impl Store {
         };
         for slot in slots {
             let mut state = slot.lock();
-            if !state.graph.nodes.contains_key(id) {
+            let Some(node) = state.graph.nodes.get(id) else {
                 continue;
+            };
+            if actor == super::locks::Actor::Agent && node.is_locked() {
+                let op = super::locks::LockedOp::Delete;
+                return Err(self.refuse_locked(&slot, &mut state, op, id, session, now));
             }
             let mut journal = Journal::default();
             let removed = delete_node_in(&mut state.graph, &mut journal, id);
@@ -208,6 +320,7 @@ impl Store {
         now: f64,
     ) -> Result<NodeRead, StoreError> {
         let mut journal = Journal::default();
+        let viewed_at = self.event_ts(now);
         let read = read_node_in(&mut state.graph, &mut journal, id, session, now);
         let (was_archived, rescued) = (read.promoted, read.rescued);
         if was_archived {
@@ -236,6 +349,9 @@ impl Store {
             .filter(|e| e.touches(id))
             .map(|e| e.as_object().clone())
             .collect();
+        if let Some(sid) = session {
+            self.record_views(sid, [id], View::Read, viewed_at);
+        }
         Ok(NodeRead {
             id: id.to_string(),
             level: slot.level,
@@ -398,6 +514,19 @@ impl Store {
     // ----- sessions --------------------------------------------------------------------
 }
 
+/// The id length rule for a new node or a rename target (since-0.9.30.md §5); an
+/// existing id is never refused on length.
+pub(super) fn check_new_id(id: &str) -> Result<(), StoreError> {
+    let shape = crate::model::IdShape::of(id);
+    if shape.too_long() {
+        return Err(StoreError::Invalid(crate::wording::id_too_long(
+            id,
+            shape.words,
+        )));
+    }
+    Ok(())
+}
+
 /// How deeply a progress state may nest. The graph file holds a state three levels
 /// down and the JSON parser refuses files nested 128 deep, so a deeper state would be
 /// saved and then make the whole graph unreadable at the next start.
@@ -484,10 +613,10 @@ impl Store {
 
 /// A node write checked and healed, ready to apply (core.md §4.2).
 pub(super) struct NodeEdit {
-    id: String,
+    pub(super) id: String,
     gist: String,
-    notes: Option<Vec<String>>,
-    touches: Option<Vec<String>>,
+    pub(super) notes: Option<Vec<String>>,
+    pub(super) touches: Option<Vec<String>>,
 }
 
 impl NodeEdit {
@@ -517,19 +646,26 @@ impl NodeEdit {
         &self.id
     }
 
-    /// Create or update the node, active, with a new version. Returns whether it was
-    /// created, and the node as written.
+    /// Create or update the node, active, with a new version; a write that changes
+    /// its content (creates it, or changes its gist, notes or touches) also stamps
+    /// `_written` with `stamp`. Returns whether it was created, and the node as
+    /// written.
     pub(super) fn apply(
         self,
         g: &mut Graph,
         journal: &mut Journal,
         session: Option<&str>,
+        stamp: &WriteStamp,
         now: f64,
     ) -> (bool, Object) {
         let id = self.id.as_str();
         journal.node(g, id);
         let created = !g.nodes.contains_key(id);
         let node = g.node_entry(id);
+        let content = |node: &Node| {
+            [field::GIST, field::NOTES, field::TOUCHES].map(|key| node.get(key).cloned())
+        };
+        let before = content(node);
         node.set(field::GIST, Value::String(self.gist));
         if let Some(notes) = self.notes {
             node.set(field::NOTES, string_array(notes));
@@ -539,6 +675,9 @@ impl NodeEdit {
         }
         if created {
             node.set(field::CREATED_TS, float_value(now));
+        }
+        if created || content(node) != before {
+            node.set(field::WRITTEN, stamp.to_value());
         }
         node.remove(field::ARCHIVED);
         node.remove(field::ORPHANED_TS);

@@ -14,7 +14,12 @@ pub fn node_block(read: &NodeRead) -> String {
         "active"
     };
     let node = &read.node;
-    let mut lines = vec![format!("▸ {} ({}, {status})", read.id, read.level)];
+    let lock = if node.get(crate::model::field::LOCKED) == Some(&serde_json::Value::Bool(true)) {
+        ", locked"
+    } else {
+        ""
+    };
+    let mut lines = vec![format!("▸ {} ({}, {status}{lock})", read.id, read.level)];
     let gist = node.get("gist").map(value_text).unwrap_or_default();
     lines.push(format!("  gist: {gist}"));
     let list = |key: &str| -> Vec<String> {

@@ -1011,7 +1011,7 @@ fn a_session_outside_home_gets_the_user_graph_and_the_reason_there_is_no_project
             source: Some("startup".into()),
             transcript_path: None,
         },
-        &kg_core::preload_header,
+        kg_core::PreloadHeader::Standard,
         T,
     )
     .expect("a preload, not an error");
@@ -1036,7 +1036,7 @@ fn a_session_outside_home_gets_the_user_graph_and_the_reason_there_is_no_project
             project_path: "src/shop".into(),
             ..Default::default()
         },
-        &kg_core::preload_header,
+        kg_core::PreloadHeader::Standard,
         T,
     );
     assert!(relative.is_err_and(|e| e.to_string().starts_with("Project path must be absolute")),);

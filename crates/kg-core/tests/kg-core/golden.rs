@@ -185,6 +185,7 @@ impl Replay {
                     id: text(args, "id").map(String::from),
                     ids: strings(args.get("ids")),
                     level: text(args, "level").and_then(|l| Level::parse(l).ok()),
+                    ..ReadArgs::default()
                 },
                 now,
             ),
@@ -272,7 +273,12 @@ impl Replay {
                     }
                     None => kg_core::wording::preload_header(sid),
                 };
-                let boot = match session_bootstrap(&self.store, &request, &header, now) {
+                let boot = match session_bootstrap(
+                    &self.store,
+                    &request,
+                    kg_core::PreloadHeader::Fixed(&header),
+                    now,
+                ) {
                     Ok(b) => b,
                     Err(e) => return Outcome::failed(format!("bootstrap failed: {e}")),
                 };

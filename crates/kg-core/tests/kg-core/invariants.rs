@@ -896,10 +896,11 @@ proptest! {
 // ----- properties over a real store ------------------------------------------------------------
 
 /// Ids of fresh nodes that operations create: short, medium and near the 128-char
-/// limit (long ids make anchors expensive, which drives the orphan pass).
+/// limit (long ids make anchors expensive, which drives the orphan pass), in few
+/// words, as the id length rule wants of new ids.
 fn fresh_id(i: usize) -> String {
     let pad = [0, 3, 120, 10, 60, 1, 90, 25][i % 8];
-    let tail: String = "fresh-memory-node".chars().cycle().take(pad).collect();
+    let tail: String = "fresh.memory.node.".chars().cycle().take(pad).collect();
     format!("f{i}{tail}")
 }
 const FRESH: usize = 24;
@@ -1226,7 +1227,7 @@ fn check_store_read(w: &World, graphs: &[Graph; 2], now: f64) -> Check {
         now,
     )?;
     if graphs.iter().all(|g| level_chars(g) <= LEVEL_BUDGET) {
-        let tool =
+        let (tool, _) =
             kg_core::tools::render_session(&w.store, &w.sid, ReadKind::FullRead, None, None, now);
         let ours = render_read(
             [

@@ -307,7 +307,7 @@ fn full_read_after_preload() {
         source: Some("startup".into()),
         transcript_path: None,
     };
-    let boot = session_bootstrap(&w.store, &request, &kg_core::wording::preload_header, T)
+    let boot = session_bootstrap(&w.store, &request, kg_core::PreloadHeader::Standard, T)
         .expect("bootstrap");
     let sid = boot.session_id;
     w.node(
@@ -435,6 +435,66 @@ fn preload_with_dropped_gists() {
             preload.text
         )
     );
+}
+
+/// A preload of the session-start hook under our policy, with its header.
+fn preload_under_our_policy(w: &World, claude: &str) -> String {
+    let request = BootstrapRequest {
+        project_path: w.project.clone(),
+        claude_session_id: Some(claude.into()),
+        source: Some("startup".into()),
+        transcript_path: None,
+    };
+    let boot = session_bootstrap(&w.store, &request, kg_core::PreloadHeader::Standard, T)
+        .expect("bootstrap");
+    let owes = w
+        .store
+        .session(&boot.session_id)
+        .is_some_and(|r| r.needs_full_read());
+    format!(
+        "owes a full read: {owes}\nstats: {:?}\n\n{}",
+        boot.stats,
+        scrub(&boot.context, &[&boot.session_id])
+    )
+}
+
+/// Pins the preload that holds every active node: it says it is complete, asks for no
+/// full read, and the session owes none.
+#[test]
+fn preload_complete() {
+    let (w, _) = fixture();
+    insta::assert_snapshot!(
+        "preload_complete",
+        preload_under_our_policy(&w, "claude-complete")
+    );
+}
+
+/// Pins the preload that had to leave things out: it says what (gists, edges,
+/// anchors, by number) and asks for the full read.
+#[test]
+fn preload_partial() {
+    let (w, sid) = fixture();
+    for i in 0..75 {
+        let gist = format!(
+            "Padding lesson {i:02}: a long enough gist that the preload budget cannot hold \
+             every one of these nodes, so the lowest scored are left for the full read"
+        );
+        w.node(
+            &sid,
+            Level::Project,
+            &format!("padding-lesson-{i:02}"),
+            &gist,
+            &[],
+            &[],
+            T - DAY,
+        );
+    }
+    let text = preload_under_our_policy(&w, "claude-partial");
+    assert!(
+        text.contains("PARTIAL") && text.contains("active gist(s)"),
+        "{text}"
+    );
+    insta::assert_snapshot!("preload_partial", text);
 }
 
 /// Pins a single-node read promoted from archive: header, notes, touches, edges, footer.

@@ -25,6 +25,7 @@ fn put(id: &str, chars: usize) -> Action {
             .collect(),
         notes: None,
         touches: None,
+        written_ts: None,
     }
 }
 

@@ -231,6 +231,18 @@ fn entity(
         .collect();
 
     let id = slug(&name, NODE_ID_CHARS);
+    let shape = kg_core::IdShape::of(&id);
+    if shape.too_long() {
+        return Err(Problem::at(
+            line,
+            format!(
+                "the entity name {} makes the node id '{id}' of {} words, and ids of new nodes have at most {}; shorten the name in the file (the full name may stay in its observations)",
+                quoted(&name),
+                shape.words,
+                kg_core::MAX_ID_WORDS
+            ),
+        ));
+    }
     if id.is_empty() {
         return Err(Problem::at(
             line,

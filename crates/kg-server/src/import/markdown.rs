@@ -12,7 +12,7 @@
 //! - prose, tables, code blocks, front matter and `@path` imports are not memories in
 //!   this sense: they are skipped, and the preview says which lines.
 
-use super::text::{BULLET_ID_CHARS, fit_notes, headline, one_line, quoted, slug};
+use super::text::{bullet_id, fit_notes, headline, one_line, quoted};
 use super::{NewEdge, NewNode, Parsed, Problem, Skip};
 use std::collections::{HashMap, HashSet};
 
@@ -262,7 +262,7 @@ impl<'a> Reader<'a> {
         // The topic first: a heading and its bullet may make the same id, and the
         // heading's keeps the plain one.
         let topic = self.topic_of_current_heading();
-        let base = slug(&link_text(&text), BULLET_ID_CHARS);
+        let base = bullet_id(&link_text(&text), kg_core::MAX_ID_WORDS);
         let id = self.unique_id(base, line);
         self.parsed.nodes.push(NewNode {
             id: id.clone(),
@@ -286,14 +286,20 @@ impl<'a> Reader<'a> {
     /// a text without letters or digits gets one from the file's name and the line.
     fn unique_id(&mut self, base: String, line: usize) -> String {
         let base = if base.is_empty() {
-            slug(&format!("{} line {line}", self.file_name), BULLET_ID_CHARS)
+            bullet_id(
+                &format!("{} line {line}", self.file_name),
+                kg_core::MAX_ID_WORDS,
+            )
         } else {
             base
         };
         let mut id = base.clone();
         let mut n = 2;
         while self.used.contains(&id) {
-            id = format!("{base}-{n}");
+            // The number is a word too: the base gives one up to stay within the id
+            // length rule.
+            let shorter = bullet_id(&base, kg_core::MAX_ID_WORDS - 1);
+            id = format!("{shorter}-{n}");
             n += 1;
         }
         self.used.insert(id.clone());
@@ -314,11 +320,11 @@ impl<'a> Reader<'a> {
             self.headings[index].topic = Some(topic.clone());
             return Some(topic);
         }
-        let base = slug(&link_text(&text), BULLET_ID_CHARS);
+        let base = bullet_id(&link_text(&text), kg_core::MAX_ID_WORDS);
         let base = if base.is_empty() {
-            slug(
+            bullet_id(
                 &format!("{} section {line}", self.file_name),
-                BULLET_ID_CHARS,
+                kg_core::MAX_ID_WORDS,
             )
         } else {
             base

@@ -8,6 +8,28 @@ use unicode_normalization::UnicodeNormalization;
 /// Longest id made from a bullet's words: long enough to say what it is about, short
 /// enough to read in a render line.
 pub const BULLET_ID_CHARS: usize = 48;
+/// Words that do not end an id cut short ("…-computed-in" reads as a fragment).
+const DANGLING_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "of", "on", "or",
+    "the", "to", "with",
+];
+
+/// The id a bullet or heading gets: its words as a [`slug`] of at most
+/// [`BULLET_ID_CHARS`] characters and `words` words (the id length rule allows
+/// `kg_core::MAX_ID_WORDS` for a new node), without a function word left dangling
+/// where it was cut.
+pub fn bullet_id(text: &str, words: usize) -> String {
+    let slug = slug(text, BULLET_ID_CHARS);
+    let Some((cut, _)) = slug.match_indices('-').nth(words.saturating_sub(1)) else {
+        return slug;
+    };
+    let mut kept: Vec<&str> = slug[..cut].split('-').collect();
+    while kept.len() > 1 && kept.last().is_some_and(|w| DANGLING_WORDS.contains(w)) {
+        kept.pop();
+    }
+    kept.join("-")
+}
+
 /// Longest node id the identifier rules allow.
 pub const NODE_ID_CHARS: usize = 128;
 /// Longest edge label the identifier rules allow.
@@ -157,6 +179,28 @@ pub fn quoted(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bullet_ids_keep_within_the_id_length_rule() {
+        let max = kg_core::MAX_ID_WORDS;
+        assert_eq!(
+            bullet_id(
+                "pnpm test runs the unit tests; pnpm test:e2e the browser ones",
+                max
+            ),
+            "pnpm-test-runs-the-unit-tests"
+        );
+        assert_eq!(
+            bullet_id("Invoice totals are computed in cents (integers)", 5),
+            "invoice-totals-are-computed"
+        );
+        assert_eq!(bullet_id("Short one", max), "short-one");
+        assert_eq!(
+            kg_core::IdShape::of(&bullet_id("a b c d e f g h", max)).words,
+            max
+        );
+    }
+
     use super::*;
     use kg_core::{IdentKind, validate_ident};
 

@@ -94,7 +94,14 @@ fn a_conflict_note_counts_in_debt_until_it_is_removed() {
     let row = survey_conflicts(&server, Some(1));
     assert_eq!(row["debt"]["merge_conflicts"], 1, "{row}");
 
-    // Settled: the same node without the note.
+    // Settled: the same node without the note. Leaving a note out is refused once,
+    // naming it (the stale-write guard); sent again, it is meant.
+    let settle = json!({"session_id": sid, "level": "user", "id": "checkout-retries",
+                        "gist": "Checkout retries a failed payment 3 times.",
+                        "notes": ["Set in payments/config.rs."]});
+    let (text, err) = server.call("kg_put_node", &settle);
+    assert!(err && text.starts_with("NOT WRITTEN"), "{text}");
+    assert!(text.contains("[merge conflict]"), "{text}");
     put(&mut server, json!(["Set in payments/config.rs."]));
     let (text, _) = server.call("kg_read", &json!({"session_id": sid}));
     let line = user_debt_line(&text);

@@ -221,8 +221,10 @@ fn mcp_client(
                 let gist = format!("m{me} put {} of node {n}", log.ops);
                 (
                     "kg_put_node",
+                    // The same notes each time: replacing them would be refused
+                    // once by the stale-write guard, which is not what this tests.
                     json!({"session_id": sid, "level": level, "id": id, "gist": gist,
-                           "notes": [format!("note {}", log.ops)]}),
+                           "notes": [format!("a note of m{me}")]}),
                     Effect {
                         set: vec![(node_key(level, &id), Some(gist))],
                     },

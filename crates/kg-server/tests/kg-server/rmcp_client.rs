@@ -1,5 +1,5 @@
 //! rmcp's own streamable-HTTP client against the real `kg-memory serve`: handshake,
-//! the ten tools in order, a first read with `cwd`, a write, a search, and a
+//! the eleven tools in order, a first read with `cwd`, a write, a search, and a
 //! schema-validation error — everything through rmcp's typed client API, none of it
 //! hand-built JSON-RPC.
 
@@ -13,11 +13,12 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningSe
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-/// The reference's nine, then ours.
-const TOOLS: [&str; 10] = [
+/// The reference's nine, with ours (a rename beside the write, the touch fix last).
+const TOOLS: [&str; 11] = [
     "kg_read",
     "kg_search",
     "kg_put_node",
+    "kg_rename_node",
     "kg_put_edge",
     "kg_delete_node",
     "kg_delete_edge",
@@ -91,7 +92,7 @@ async fn scenario(offer: Option<ProtocolVersion>, version: ProtocolVersion) {
     assert!(info.capabilities.prompts.is_none());
     assert!(info.instructions.is_none(), "no instructions");
 
-    // tools/list: the ten tools, in the documented order, each with an object schema.
+    // tools/list: the eleven tools, in the documented order, each with an object schema.
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, TOOLS);

@@ -204,8 +204,10 @@ fn a_hook_with_another_port_reaches_the_holder_and_starts_no_server() {
         out.contains("KG MEMORY PRELOADED") && out.contains("before-hook"),
         "the holder answered the hook: {out}"
     );
-    let prompt =
-        json!({"session_id": "cc-lock-1", "cwd": project, "prompt": "how is the cache kept warm?"});
+    // About what the memory holds: the preload showed all of it (nothing owed), so
+    // the holder answers with a reminder.
+    let prompt = json!({"session_id": "cc-lock-1", "cwd": project,
+                        "prompt": "which fact did the lock test keep before the hook?"});
     let out = hook("prompt-submit", &prompt, &home, &storage, port);
     assert!(
         out.contains("hookSpecificOutput"),

@@ -43,6 +43,7 @@ impl App {
             policy: kg_core::Policy::Ours,
             project_roots: Vec::new(),
             merge_driver: None,
+            budgets: kg_core::ReadBudgets::default(),
         };
         let state = AppState::open(settings, CancellationToken::new()).expect("open the app");
         App {
@@ -603,6 +604,7 @@ async fn mcp_is_served_at_the_root() {
             "kg_read",
             "kg_search",
             "kg_put_node",
+            "kg_rename_node",
             "kg_put_edge",
             "kg_delete_node",
             "kg_delete_edge",

@@ -486,7 +486,7 @@ fn the_bridge_restarts_a_server_that_died_or_says_why_it_cannot() {
     assert!(
         answer["result"]["tools"]
             .as_array()
-            .is_some_and(|t| t.len() == 10),
+            .is_some_and(|t| t.len() == 11),
         "restarted and answered: {answer}"
     );
     assert_eq!(detached.wait(), port);
