@@ -98,7 +98,10 @@ export function wire(): void {
     void refresh(true);
   });
   $('new-node').addEventListener('click', createDialog);
-  $('relayout').addEventListener('click', () => void refresh(true));
+  $('relayout').addEventListener('click', () => {
+    graph.forgetPicture();
+    void refresh(true);
+  });
   $('activity-toggle').addEventListener('click', () => toggleActivity());
   $('show-graph').addEventListener('click', () => showView('graph'));
   $('show-list').addEventListener('click', () => showView('list'));

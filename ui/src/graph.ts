@@ -21,6 +21,7 @@ import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, NodeSingular, Position } from 'cytoscape';
 import { BandTitles } from './bandtitles';
 import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, HOME_ZOOM, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
+import { copyBands, forgetPicture, pictureId, readPicture, savePicture, type Picture, type SavedSpot } from './picture';
 import type { LayoutItem, Scene, TierChange, Zone } from './layout';
 import { LABEL, stylesheet } from './stylesheet';
 import { $ } from './dom';
@@ -116,8 +117,6 @@ const rendererOf = (cy: Core): CanvasRenderer => (cy as unknown as { renderer():
 
 /** From this many nodes on, drawing takes the fast paths (no arrows, haystack edges, textures while moving). */
 const LARGE = 700;
-/** From this many nodes moving in or out of the active area at once, it is packed afresh. */
-const REPACK_AT = 4;
 
 /** Run `fn` once the next frame is on screen. */
 const afterNextFrame = (fn: () => void): void => {
@@ -168,6 +167,12 @@ interface Canvas extends Scene {
    */
   waiting: ElementDefinition[][];
   layouts: number;
+  /** Which graph is on screen, for its saved picture (picture.ts). */
+  pictureId: string | null;
+  saveTimer: number | undefined;
+  /** While a side panel narrows the canvas: its width before, the viewport the person
+   * left, and the one the view panned to (to show the picked node), if it did. */
+  narrowed: { width: number; left: { zoom: number; pan: Position }; shown: { zoom: number; pan: Position } | null } | null;
 }
 
 /** Ids longer than this are cut with an ellipsis on the canvas (the tip and panel show them whole). */
@@ -222,6 +227,9 @@ export class GraphView {
       chosen: [],
       waiting: [],
       layouts: 0,
+      pictureId: null,
+      saveTimer: undefined,
+      narrowed: null,
     };
     this.legend = new TopicLegend($('topics'), (topic) => this.showOnly(this.canvas.onlyTopic === topic ? null : topic));
     // Follow the container's size (window resizes, the details panel opening).
@@ -257,15 +265,46 @@ export class GraphView {
   /** Make `change` (opening or closing a side panel) with every node staying where it
    * was on the page. The narrower canvas can wrap the topic bar above it onto another
    * row; a graph that moved down under the pointer would give a double-click's second
-   * click to the node above. */
-  keepingPlace(change: () => void): void {
+   * click to the node above. When the narrower canvas would hide `inSight` (the node the
+   * panel shows), the view pans just enough to show it; once the canvas has its width
+   * back, a viewport the person has not moved since returns to where they left it. */
+  keepingPlace(change: () => void, inSight: string | null = null): void {
     const before = this.container.getBoundingClientRect();
+    const cy = this.canvas.cy;
+    const left = this.viewport();
     change();
     const after = this.container.getBoundingClientRect();
-    const cy = this.canvas.cy;
     cy.resize();
     if (before.height > 0 && after.height > 0) cy.panBy({ x: before.left - after.left, y: before.top - after.top });
+    const narrowed = this.canvas.narrowed;
+    if (after.width < before.width - 1 && !narrowed) this.canvas.narrowed = { width: before.width, left, shown: null };
+    if (inSight && this.bringIntoSight(inSight) && this.canvas.narrowed) this.canvas.narrowed.shown = this.viewport();
+    if (narrowed && after.width >= narrowed.width - 1) {
+      const now = this.viewport();
+      const untouched = narrowed.shown === null || (now.zoom === narrowed.shown.zoom && Math.hypot(now.pan.x - narrowed.shown.pan.x, now.pan.y - narrowed.shown.pan.y) < 0.5);
+      if (untouched && narrowed.shown !== null) cy.viewport({ zoom: narrowed.left.zoom, pan: narrowed.left.pan });
+      this.canvas.narrowed = null;
+    }
     followTitles(this.canvas);
+  }
+
+  private viewport(): { zoom: number; pan: Position } {
+    return { zoom: this.canvas.cy.zoom(), pan: { ...this.canvas.cy.pan() } };
+  }
+
+  /** Pan the least that shows a node and the start of its label; true when it panned. */
+  private bringIntoSight(key: string): boolean {
+    const cy = this.canvas.cy;
+    const n = cy.getElementById(key);
+    if (n.empty() || !n.visible()) return false;
+    const p = n.renderedPosition();
+    const reach = Math.min(160, n.renderedOuterWidth() / 2 + String(n.data('label') ?? '').length * LABEL.size * 0.6 * cy.zoom());
+    const pad = 2 * VIEW_PAD;
+    const dx = p.x - pad < 0 ? pad - p.x : p.x + reach > cy.width() - pad ? cy.width() - pad - reach - p.x : 0;
+    const dy = p.y - pad < 0 ? pad - p.y : p.y + pad > cy.height() ? cy.height() - pad - p.y : 0;
+    if (dx === 0 && dy === 0) return false;
+    cy.panBy({ x: dx, y: dy });
+    return true;
   }
 
   /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
@@ -344,7 +383,13 @@ export class GraphView {
       this.hideTip();
     });
     cy.on('drag', 'node', (ev: EventObject) => this.dragging(ev.target as NodeSingular));
-    cy.on('dragfree', 'node', (ev: EventObject) => void this.dropped(ev.target as NodeSingular));
+    cy.on('dragfree', 'node', (ev: EventObject) => {
+      const n = ev.target as NodeSingular;
+      void this.dropped(n).finally(() => {
+        this.canvas.grabbedAt.delete(n.id());
+        this.savePictureSoon();
+      });
+    });
     cy.on('mouseover', 'node', (ev: EventObject) => {
       const n = ev.target as NodeSingular;
       if (n.hasClass('band')) return;
@@ -571,14 +616,16 @@ export class GraphView {
     return slot;
   }
 
-  /** Colour slots by topic size: the biggest topics claim theirs first (see claimSlot). */
-  private assignSlots(nodes: Map<string, NodeInfo>): void {
+  /** Colour slots by topic size: the biggest topics claim theirs first (see claimSlot), after those a saved picture gives. */
+  private assignSlots(nodes: Map<string, NodeInfo>, saved?: Map<string, number>): void {
     const counts = new Map<string, number>();
     for (const n of nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
     const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    const slots = new Map<string, number>();
-    const taken = new Set<number>();
+    // The topics' colours saved with the picture stay theirs; new topics claim the rest.
+    const slots = new Map<string, number>([...(saved ?? [])].filter(([topic]) => counts.has(topic)));
+    const taken = new Set<number>([...slots.values()].filter((slot) => slot < TOPIC_COLOURS));
     for (const [topic] of ranked) {
+      if (slots.has(topic)) continue;
       const slot = claimSlot(topic, taken);
       slots.set(topic, slot);
       if (slot < TOPIC_COLOURS) taken.add(slot);
@@ -646,6 +693,9 @@ export class GraphView {
    */
   show(levels: LevelData[], relayout: boolean): string[] {
     const { nodes, edges, artifacts } = this.model(levels);
+    const id = pictureId(levels);
+    if (id !== this.canvas.pictureId) relayout = true;
+    this.canvas.pictureId = id;
     const large = nodes.size + artifacts.size > LARGE;
     if (large !== this.canvas.large && (relayout || large)) relayout = true;
     // Changed for a person: new, another tier, or a field of its own (the `_` fields
@@ -657,8 +707,9 @@ export class GraphView {
       if (!before || before.tier !== info.tier || own(before.node) !== own(info.node)) changed.push(info.key);
     }
     if (!relayout) for (const key of edges.keys()) if (!this.canvas.edges.has(key)) changed.push(key);
-    if (relayout) this.drawAll(nodes, edges, artifacts, large);
+    if (relayout) this.drawAll(nodes, edges, artifacts, large, readPicture(id));
     else this.update(nodes, edges, artifacts);
+    this.savePictureSoon();
     // Classes were rewritten or made anew: the marks go back on.
     if (this.canvas.hovered && !this.canvas.nodes.has(this.canvas.hovered)) this.canvas.hovered = null;
     this.reapplyMarks();
@@ -681,15 +732,18 @@ export class GraphView {
    * them; the rest (the nodes off screen and every edge that reaches one) joins the
    * canvas in the next frame.
    */
-  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean): void {
+  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean, saved: Picture | null): void {
     const cy = this.cy;
     cy.elements().remove();
     if (large !== this.canvas.large) this.setLarge(large);
-    this.assignSlots(nodes);
+    this.assignSlots(nodes, saved?.slots);
     // The legend goes up first: the first picture is chosen for the canvas's height under it.
     this.adopt(nodes, edges, artifacts);
     const t0 = performance.now();
     const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
+    // The saved picture wins over the fresh layout; what it does not know yet is placed
+    // among it as a live change would be.
+    const unsaved = saved ? this.takeSaved(saved, at) : [];
     this.lastLayoutMs = performance.now() - t0;
     this.home();
     const deg = this.degreeOf(edges);
@@ -702,8 +756,87 @@ export class GraphView {
     const offScreen: ElementDefinition[] = [];
     for (const def of nodeDefs) (shown.has(String(def.data.id)) ? now : offScreen).push(def);
     for (const e of edgeList) (shown.has(e.source) && shown.has(e.target) ? now : offScreen).push(this.edgeElement(e));
+    if (unsaved.length) {
+      // Placing them finds free cells among every node: all join the canvas at once.
+      cy.batch(() => cy.add([...now, ...offScreen]));
+      place(this.canvas, unsaved);
+      return;
+    }
     cy.batch(() => cy.add(now));
     this.addLater([offScreen]);
+  }
+
+  /**
+   * Put the saved picture's bands and positions into a fresh layout's `at`; returns the
+   * nodes and files it has no place for (new since, or in another tier now).
+   */
+  private takeSaved(saved: Picture, at: Map<string, Position>): TierChange[] {
+    const bands = this.canvas.bands;
+    Object.assign(bands, copyBands(saved.bands));
+    const unsaved: TierChange[] = [];
+    const orphans: { key: string }[] = [];
+    for (const key of at.keys()) {
+      const info = this.canvas.nodes.get(key);
+      const tier = info ? info.tier : 'artifact';
+      if (tier === 'orphaned') {
+        orphans.push({ key });
+        continue;
+      }
+      const spot = saved.spots.get(key);
+      if (spot && spot.tier === tier) at.set(key, { x: spot.x, y: spot.y });
+      else unsaved.push({ key, from: null, to: tier === 'artifact' ? 'active' : tier });
+    }
+    for (const [key, p] of drawerCells(this.canvas, orphans)) at.set(key, p);
+    arrangeBands(this.canvas);
+    return unsaved;
+  }
+
+  /** The picture on screen: where every node and file sits, the bands, the topics' colours. */
+  picture(): Picture | null {
+    const id = this.canvas.pictureId;
+    if (id === null) return null;
+    this.settle();
+    const spots = new Map<string, SavedSpot>();
+    this.cy.nodes().forEach((n) => {
+      if (n.hasClass('band')) return;
+      const tier = n.hasClass('artifact') ? 'artifact' : n.hasClass('active') ? 'active' : n.hasClass('archived') ? 'archived' : null;
+      // A node held or being dropped is where it was grabbed, in the picture.
+      if (tier) spots.set(n.id(), { ...(this.canvas.grabbedAt.get(n.id()) ?? n.position()), tier });
+    });
+    return { graph: id, bands: copyBands(this.canvas.bands), spots, slots: new Map(this.canvas.topicSlots) };
+  }
+
+  /** Put nodes back where a picture of this graph had them (an undone step): each node
+   * in the tier it had then returns to its place. */
+  restorePicture(p: Picture): void {
+    if (p.graph !== this.canvas.pictureId) return;
+    this.settle();
+    Object.assign(this.canvas.bands, copyBands(p.bands));
+    this.cy.batch(() => {
+      this.cy.nodes().forEach((n) => {
+        const spot = p.spots.get(n.id());
+        const tier = n.hasClass('artifact') ? 'artifact' : n.hasClass('active') ? 'active' : 'archived';
+        if (spot && spot.tier === tier && !n.hasClass('orphaned')) n.position({ x: spot.x, y: spot.y });
+      });
+    });
+    arrangeBands(this.canvas);
+    this.savePictureSoon();
+  }
+
+  /** Forget the saved picture of the graph on screen: the next draw lays it out afresh (the Re-layout button). */
+  forgetPicture(): void {
+    window.clearTimeout(this.canvas.saveTimer);
+    if (this.canvas.pictureId) forgetPicture(this.canvas.pictureId);
+    this.canvas.pictureId = null;
+  }
+
+  /** Save the picture once a burst of changes is over. */
+  private savePictureSoon(): void {
+    window.clearTimeout(this.canvas.saveTimer);
+    this.canvas.saveTimer = window.setTimeout(() => {
+      const p = this.picture();
+      if (p) savePicture(p);
+    }, 300);
   }
 
   /**
@@ -827,24 +960,9 @@ export class GraphView {
       if (addEdges.length) cy.add(addEdges);
     });
     this.adopt(nodes, edges, artifacts);
-    // A step that moved many nodes in or out of the active area (a big re-balance, an
-    // undo) is packed afresh: placed one by one they leave holes and a row of
-    // stragglers under the box, and the fresh pack of an undone step is the picture
-    // before it (the same graph gives the same picture).
-    const shifted = moved.filter((m) => !m.key.startsWith('a:') && (m.to === 'active') !== (m.from === 'active'));
-    if (shifted.length >= REPACK_AT) this.repack();
-    else place(this.canvas, moved);
-  }
-
-  /** Put every node where a full layout puts it, keeping the viewport (no new elements). */
-  private repack(): void {
-    const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
-    this.cy.batch(() => {
-      this.cy.nodes().forEach((n) => {
-        const p = at.get(n.id());
-        if (p && !n.hasClass('band')) n.position(p);
-      });
-    });
+    // Only what changed moves, however many: a person keeps their place in a graph by
+    // position (a step's holes stay until the Re-layout button packs the graph again).
+    place(this.canvas, moved);
   }
 
   // ----- the viewport -------------------------------------------------------------------

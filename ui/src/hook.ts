@@ -20,6 +20,8 @@ interface KgViewHook {
   labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
   positions(): Record<string, { x: number; y: number }>;
   zoom(): number;
+  /** The viewport: zoom and pan (rendered pixels). */
+  viewport(): { zoom: number; pan: { x: number; y: number } };
   /** The fill colour a node is drawn in. */
   nodeColour(key: string): string;
   /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
@@ -44,6 +46,7 @@ export function installHook(): void {
     labels: (tier) => graph.labelBoxes(tier),
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
+    viewport: () => ({ zoom: graph.cy.zoom(), pan: { ...graph.cy.pan() } }),
     nodeColour: (key) => String(graph.cy.getElementById(key).style('background-color')),
     aroundKeys: () => graph.aroundKeys(),
     chosen: () => [...state.chosen],

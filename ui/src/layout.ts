@@ -74,6 +74,8 @@ const CELL_H = 21;
 /** Air between a label and the next column's dot. */
 const CELL_GAP_X = 14;
 const BAND_GAP = 40;
+/** The least air left between the active area and the archived band as the area grows. */
+const MIN_BAND_GAP = 16;
 const BAND_PAD = 24;
 const BAND_HEAD = 40;
 const MIN_CONTENT_W = 420;
@@ -374,7 +376,7 @@ export function arrangeBands(s: Scene): void {
         x1: Math.min(bands.active.x1, bb.x1 - BAND_PAD / 2),
         x2: Math.max(bands.active.x2, bb.x2 + BAND_PAD / 2),
         y1: Math.min(bands.active.y1, bb.y1 - BAND_PAD / 2 - bands.head),
-        y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - 20),
+        y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - MIN_BAND_GAP),
       };
     }
     putFrames(s);
@@ -507,31 +509,6 @@ function wantedSpot(s: Scene, n: NodeSingular): { x: number; y: number } {
   return { x: x / near.length, y: y / near.length };
 }
 
-/**
- * Where a new node joins its topic: in the column of the topic's id just before its
- * own (alphabetical, as the full layout orders them), the nodes below it in that
- * column moving down a row. Null when its topic has no active node yet.
- */
-function insertInTopic(s: Scene, n: NodeSingular): { x: number; y: number } | null {
-  const mates = (s.cy.nodes('.active').toArray() as NodeSingular[]).filter((m) => m.id() !== n.id() && m.data('topic') === n.data('topic'));
-  if (!mates.length) return null;
-  mates.sort((a, b) => (a.id() < b.id() ? -1 : 1));
-  const before = [...mates].reverse().find((m) => m.id() < n.id()) ?? mates[0];
-  const at = before.position();
-  const y = before === mates[0] && n.id() < before.id() ? at.y : at.y + CELL_H;
-  const area = (activeArea(s).toArray() as NodeSingular[]).filter((m) => m.id() !== n.id());
-  const sameColumn = (m: NodeSingular): boolean => Math.abs(m.position().x - at.x) < 1;
-  // A label wider than the column's widest pushes the columns to its right over.
-  const nextColumn = area.reduce((x, m) => (m.position().x > at.x + 1 ? Math.min(x, m.position().x) : x), Infinity);
-  const wider = at.x + DOT_MAX + LABEL.gap + labelWidth(n) + CELL_GAP_X - nextColumn;
-  for (const m of area) {
-    const q = m.position();
-    if (sameColumn(m) && q.y >= y - 1) m.position({ x: q.x, y: q.y + CELL_H });
-    else if (wider > 0 && q.x > at.x + 1) m.position({ x: q.x + wider, y: q.y });
-  }
-  return { x: at.x, y };
-}
-
 /** Move the archived band and the drawer (frames and nodes) down by `dy`, making room above. */
 function lowerBands(s: Scene, dy: number): void {
   for (const r of [s.bands.archive, s.bands.drawer]) {
@@ -553,15 +530,17 @@ export function place(s: Scene, moved: TierChange[]): void {
       const n = cy.getElementById(m.key) as NodeSingular;
       if (n.empty()) continue;
       if (m.to === 'active') {
-        // Dropped there by hand: the free spot nearest the drop. A new node: among its
-        // topic, else the free spot nearest its neighbours.
+        // Dropped there by hand: the free spot nearest the drop. Otherwise the free spot
+        // nearest its neighbours, else its topic: no other node moves.
         const p = n.position();
         const dropped = m.from !== null && p.y < bands.archive.y1;
-        const spot = dropped ? freeActiveSpot(s, n, { ...p }) : (insertInTopic(s, n) ?? freeActiveSpot(s, n, wantedSpot(s, n)));
+        const spot = freeActiveSpot(s, n, dropped ? { ...p } : wantedSpot(s, n));
         n.position(spot);
+        // The active area grows into the air above the archived band first (a row fits),
+        // so a node that takes a new row moves no other; past that the bands go down.
         const bottom = extentOf(activeArea(s))?.y2 ?? spot.y;
-        const overflow = bottom + BAND_PAD - (bands.archive.y1 - BAND_GAP);
-        if (overflow > 0) lowerBands(s, overflow);
+        const overflow = bottom + BAND_PAD - (bands.archive.y1 - MIN_BAND_GAP);
+        if (overflow > 0) lowerBands(s, overflow + BAND_GAP - MIN_BAND_GAP);
       } else if (m.to === 'archived' || m.to === 'orphaned') {
         const r = m.to === 'archived' ? bands.archive : bands.drawer;
         const p = n.position();

@@ -111,8 +111,12 @@ export async function runStep(level: LevelName, step: StepAction[], ask: Ask): P
     if (!go) return null;
   }
   state.ownMoveAt = Date.now();
+  const picture = graph.picture();
   const done = await api.step(where, step, false);
-  state.undo = { level, projectPath: where.projectPath, steps: done.undo_steps };
+  const u = state.undo;
+  const earlier = u && u.level === level && u.projectPath === where.projectPath ? u.pictures : [];
+  const pictures = picture ? [...earlier, picture] : earlier;
+  state.undo = { level, projectPath: where.projectPath, steps: done.undo_steps, pictures: pictures.slice(-done.undo_steps) };
   return done;
 }
 
@@ -152,8 +156,11 @@ export async function undoStep(): Promise<void> {
   try {
     state.ownMoveAt = Date.now();
     const ans = await api.undo({ level: u.level, projectPath: u.projectPath, session: live.session });
-    state.undo = ans.undo_steps > 0 ? { ...u, steps: ans.undo_steps } : null;
+    const picture = u.pictures.at(-1);
+    state.undo = ans.undo_steps > 0 ? { ...u, steps: ans.undo_steps, pictures: u.pictures.slice(0, -1) } : null;
     await actions.refresh(false, ans.nodes.map((id) => nodeKey(u.level, id)));
+    // The picture from before the step, as the person left it.
+    if (picture) graph.restorePicture(picture);
     const left = ans.undo_steps ? ` ${ans.undo_steps} more can be undone.` : '';
     showMoves([h('strong', { text: `Undone: ${ans.nodes.join(', ')} ${ans.nodes.length === 1 ? 'is' : 'are'} as before the step.` }), left]);
   } catch (e) {

@@ -82,7 +82,7 @@ export function renderPanel(force: boolean): void {
   graph.keepingPlace(() => {
     panel.hidden = false;
     panel.replaceChildren(panelBody(info, notesText, touchesText));
-  });
+  }, key);
 }
 
 function panelBody(info: NodeInfo, notesText: string, touchesText: string): HTMLElement {

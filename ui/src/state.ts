@@ -2,6 +2,7 @@
 // write it directly; nothing else keeps mutable state at module level.
 
 import type { LiveStatus } from './live';
+import type { Picture } from './picture';
 import type { GraphRow, LevelData, LevelName, SearchHit, TierName } from './types';
 
 /** A column of the list view, each sortable. */
@@ -13,6 +14,9 @@ export interface Undoable {
   level: LevelName;
   projectPath: string | null;
   steps: number;
+  /** The picture before each of those steps this page made, oldest first: an undo puts
+   * the last one back. */
+  pictures: Picture[];
 }
 
 /** The node panel's edit, as typed (dirty once it differs from the node). */
