@@ -89,6 +89,10 @@ function onKey(ev: KeyboardEvent): void {
 
 export function wire(): void {
   $('graph-select').addEventListener('change', () => void switchGraph());
+  $('switch-graph').addEventListener('click', (ev) => {
+    $<HTMLSelectElement>('graph-select').value = (ev.currentTarget as HTMLElement).dataset.to ?? 'user';
+    void switchGraph();
+  });
   $<HTMLInputElement>('both-levels').addEventListener('change', (ev) => {
     state.both = (ev.target as HTMLInputElement).checked;
     writeHash();

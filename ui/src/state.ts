@@ -36,6 +36,8 @@ export const state = {
   /** The project on screen (its recorded path), or null for the user graph alone. */
   project: null as string | null,
   both: false,
+  /** The project of the session used last, as the server says (the view opens on it). */
+  recentProject: null as string | null,
   levels: {} as Partial<Record<LevelName, LevelData>>,
   picked: null as string | null,
   /** The nodes chosen for a bulk action (shift-click, a box, the list's check boxes). */

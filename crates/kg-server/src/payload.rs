@@ -274,6 +274,9 @@ impl<'a> From<&'a kg_core::DebtFactors> for LevelDebt<'a> {
 #[derive(Debug, Serialize, TS)]
 pub struct GraphList {
     pub graphs: Vec<GraphRow>,
+    /// The project of the session used last (a tool call or a hook), which the view
+    /// opens on; none while no live session has a project.
+    pub recent_project: Option<String>,
 }
 
 /// One graph of the catalogue. Loaded graphs report memory, the others their file.

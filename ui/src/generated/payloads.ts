@@ -253,6 +253,11 @@ export type EdgeRow = {
  */
 export type GraphList = {
   graphs: Array<GraphRow>,
+  /**
+   * The project of the session used last (a tool call or a hook), which the view
+   * opens on; none while no live session has a project.
+   */
+  recent_project: string | null,
 };
 
 /**
