@@ -187,7 +187,7 @@ test('a promotion that overfills the level re-balances it, and the view says wha
   await dialog.getByRole('button', { name: 'Promote', exact: true }).click();
   await waitFor(page, (k) => window.kgView.tierOf(k) === 'active', key);
   const moves = page.locator('#moves');
-  await moves.getByText('Archived to keep the level within its budget').waitFor();
+  await moves.locator('table.consequences').waitFor();
   const text = await moves.innerText();
   const archived = readGraph(server.storage, 'beta').nodes;
   const nowArchived = Object.values(archived).filter((n) => tierOnDisk(n) === 'archived').map((n) => n.id);

@@ -160,6 +160,8 @@ interface Canvas extends Scene {
   /** Search hits and the nodes chosen for a bulk action, ringed. */
   hits: string[];
   chosen: string[];
+  /** The nodes a step would move, while the person decides (markMoving). */
+  moving: { key: string; label: string }[];
   /**
    * Elements of the last full layout not on the canvas yet, in batches that join it a
    * frame apart (the nodes off screen and the edges that reach them), and that
@@ -225,6 +227,7 @@ export class GraphView {
       around: null,
       hits: [],
       chosen: [],
+      moving: [],
       waiting: [],
       layouts: 0,
       pictureId: null,
@@ -1117,6 +1120,7 @@ export class GraphView {
     this.showAround(this.canvas.around);
     this.ring('hit', this.canvas.hits);
     this.ring('chosen', this.canvas.chosen);
+    this.markMoving(this.canvas.moving);
     this.markFocus();
   }
 
@@ -1135,6 +1139,22 @@ export class GraphView {
     });
     window.clearTimeout(this.canvas.flashTimer);
     this.canvas.flashTimer = window.setTimeout(() => cy.elements('.flash').removeClass('flash'), 2600);
+  }
+
+  /** Mark the nodes a step would move, each labelled with its place in the budget's
+   * order and its score (none: take the marks off). */
+  markMoving(marks: { key: string; label: string }[]): void {
+    this.canvas.moving = marks;
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.nodes('.moving').removeClass('moving');
+      for (const m of marks) cy.getElementById(m.key).data('moving', m.label).addClass('moving');
+    });
+  }
+
+  /** The nodes marked as a step would move them, for the test hook. */
+  moving(): { key: string; label: string }[] {
+    return this.canvas.moving;
   }
 
   highlight(keys: string[]): void {

@@ -20,6 +20,8 @@ interface KgViewHook {
   labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
   positions(): Record<string, { x: number; y: number }>;
   zoom(): number;
+  /** The nodes marked as a step would move them, in the budget's order. */
+  moving(): { key: string; label: string }[];
   /** The viewport: zoom and pan (rendered pixels). */
   viewport(): { zoom: number; pan: { x: number; y: number } };
   /** The fill colour a node is drawn in. */
@@ -46,6 +48,7 @@ export function installHook(): void {
     labels: (tier) => graph.labelBoxes(tier),
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
+    moving: () => graph.moving(),
     viewport: () => ({ zoom: graph.cy.zoom(), pan: { ...graph.cy.pan() } }),
     nodeColour: (key) => String(graph.cy.getElementById(key).style('background-color')),
     aroundKeys: () => graph.aroundKeys(),

@@ -5,11 +5,11 @@
 import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph, tierMark } from './app';
 import { api, ApiError } from './api';
-import { confirmDialog } from './dialogs';
+import { confirmDialog } from './confirm';
 import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
 import type { EdgeInfo, NodeInfo } from './graph';
-import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
+import { describeStep, moveTier, movedKeys, runStep, showMoves, type StepDone } from './moves';
 import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
 import { writtenTs, type LevelName, type StepAnswer, type StoredNode, type TierWhy } from './types';
@@ -208,7 +208,7 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
         verb: 'Save',
       });
     try {
-      let done: StepAnswer | null;
+      let done: StepDone | null;
       try {
         done = await save(state.panel.draft?.writtenTs ?? writtenTs(info.node));
       } catch (e) {

@@ -5,7 +5,7 @@
 // change arrives from another machine.
 
 import { api, ApiError, type SyncAnswer, type SyncRepo } from './api';
-import { confirmDialog } from './dialogs';
+import { confirmDialog } from './confirm';
 import { $, fill, h, toast } from './dom';
 
 /** How often the status is read again: the server syncs on its own timer. */
