@@ -28,6 +28,7 @@ use tauri_plugin_clipboard_manager::ClipboardExt as _;
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons};
 use tauri_plugin_opener::OpenerExt as _;
 use tokio_util::sync::CancellationToken;
+use window::Graph;
 
 /// Shared between the tray, the watcher and the quit path.
 struct Shell {
@@ -103,7 +104,7 @@ fn main() {
         // First, so a second launch only focuses this one and never starts a server.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             log::info!("a second launch asked to open the graph view");
-            window::show(app, None);
+            window::show(app, Graph::WhereWorking);
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
@@ -122,12 +123,12 @@ fn main() {
                     Ok(tray) => *lock(&shell.tray) = Some(tray),
                     Err(e) => {
                         log::warn!("no tray icon ({e}); opening the graph view instead");
-                        window::show(&handle, None);
+                        window::show(&handle, Graph::WhereWorking);
                     }
                 },
                 Err(why) => {
                     log::warn!("no tray icon: {why}; opening the graph view instead");
-                    window::show(&handle, None);
+                    window::show(&handle, Graph::WhereWorking);
                 }
             }
             refresh(&handle);
@@ -306,7 +307,7 @@ fn build_tray(app: &AppHandle) -> tauri::Result<TrayIcon> {
                 ..
             } = event
             {
-                window::show(tray.app_handle(), None);
+                window::show(tray.app_handle(), Graph::WhereWorking);
             }
         })
         .build(app)
@@ -315,26 +316,18 @@ fn build_tray(app: &AppHandle) -> tauri::Result<TrayIcon> {
 fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::Wry>> {
     let s = shell(app);
     let mut builder = MenuBuilder::new(app).text("open", "Open graph view");
-    if let Some(status) = status {
-        let tending: Vec<_> = status.needs_tending().collect();
-        if !tending.is_empty() {
-            builder = builder.separator().item(
-                &MenuItemBuilder::with_id("needs", "Needs tending:")
-                    .enabled(false)
-                    .build(app)?,
+    // One line per graph, neediest first, with its DEBT and HEALTH; a line opens its graph.
+    if let Some(status) = status.filter(|s| !s.graphs.is_empty()) {
+        builder = builder.separator().item(
+            &MenuItemBuilder::with_id("graphs", "Graphs (neediest first):")
+                .enabled(false)
+                .build(app)?,
+        );
+        for g in &status.graphs {
+            builder = builder.text(
+                format!("graph:{}", g.project_path.clone().unwrap_or_default()),
+                format!("  {}", g.menu_line()).replace('&', "&&"),
             );
-            for g in tending {
-                let label = format!(
-                    "  {} — DEBT {} ({})",
-                    g.name,
-                    g.level.as_str(),
-                    g.largest_factor
-                );
-                builder = builder.text(
-                    format!("tend:{}", g.project_path.clone().unwrap_or_default()),
-                    label,
-                );
-            }
         }
     }
     if let Some(sync) = status.and_then(|s| s.sync.as_ref()) {
@@ -394,7 +387,7 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
     let id = event.id().as_ref().to_string();
     let s = shell(app);
     match id.as_str() {
-        "open" => window::show(app, None),
+        "open" => window::show(app, Graph::WhereWorking),
         "copy" => {
             if let Err(e) = app.clipboard().write_text(connection_command(&s.settings)) {
                 log::warn!("cannot copy to the clipboard: {e}");
@@ -427,10 +420,20 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
         "quit" => quit(app.clone()),
         "sync-now" => sync_now(app.clone()),
         other => {
-            if let Some(project) = other.strip_prefix("tend:") {
-                window::show(app, (!project.is_empty()).then_some(project));
+            if let Some(project) = other.strip_prefix("graph:") {
+                window::show(app, graph_of(project));
             }
         }
+    }
+}
+
+/// The graph a menu line or a notification names: a project's path, or empty for the
+/// user graph.
+fn graph_of(project: &str) -> Graph<'_> {
+    if project.is_empty() {
+        Graph::User
+    } else {
+        Graph::Project(project)
     }
 }
 
@@ -514,11 +517,15 @@ fn refresh(app: &AppHandle) {
     let changed = lock(&s.status).as_ref() != Some(&status);
     if changed {
         log::info!("tray state: {}", status.badge.name());
+        log::info!("tray label: {}", status.label());
         if let Some(tray) = lock(&s.tray).as_ref() {
             let icon = Image::from_bytes(status.badge.icon());
             let applied = icon
                 .and_then(|i| tray.set_icon(Some(i)))
                 .and_then(|()| tray.set_tooltip(Some(status.tooltip())))
+                // Linux's app indicators show no tooltip: the label beside the icon
+                // carries the numbers there (and in the macOS menu bar).
+                .and_then(|()| tray.set_title(Some(status.label())))
                 .and_then(|()| menu(app, Some(&status)).and_then(|m| tray.set_menu(Some(m))));
             if let Err(e) = applied {
                 log::warn!("cannot update the tray: {e}");
@@ -554,7 +561,9 @@ fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
                 kg_core::float_repr(kg_core::round_to(g.score, 2)),
                 g.largest_factor
             ),
-            Some(Box::new(move || window::show(&handle, project.as_deref()))),
+            Some(Box::new(move || {
+                window::show(&handle, graph_of(project.as_deref().unwrap_or_default()))
+            })),
         );
     }
 }
