@@ -6,7 +6,7 @@
 import { actions, graph, live } from './app';
 import { api, ApiError } from './api';
 import { $, fill, h, when } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { loadRecalls, recallTab } from './recalls';
 import { onScreen, projectOnScreen, state } from './state';
 import type { ActivityEntry, ActivityKind, LevelName } from './types';

@@ -4,7 +4,7 @@ import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph } from './app';
 import { api, type StepAction } from './api';
 import { $, h, lines, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { onScreen } from './state';
 import type { LevelName } from './types';

@@ -333,8 +333,8 @@ export function drawerCells(s: Scene, orphans: { key: string }[]): Positions {
 
 // ----- keeping the bands around the nodes -----------------------------------------------
 
-/** The nodes laid out in the active area: active ones and the artifacts (files) they point at. */
-const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .artifact');
+/** The nodes laid out in the active area: active ones, and the files and other level's nodes they point at. */
+const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .outside');
 
 /** Where an archived node would like to be: under its active neighbours. */
 function desiredX(n: NodeSingular, fallback: number): number {

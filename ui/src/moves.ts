@@ -7,7 +7,7 @@ import { actions, address, graph, live } from './app';
 import { api, ApiError, type StepAction } from './api';
 import { askDialog } from './confirm';
 import { $, fmt, h, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { state } from './state';
 import type { LevelName, StepAnswer } from './types';
 

@@ -8,12 +8,12 @@ import { api, ApiError } from './api';
 import { confirmDialog } from './confirm';
 import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
-import type { EdgeInfo, NodeInfo } from './graph';
+import type { EdgeInfo, NodeInfo } from './graphmodel';
 import { describeStep, moveTier, movedKeys, runStep, showMoves, type StepDone } from './moves';
 import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
 import { writtenTs, type LevelName, type StepAnswer, type StoredNode, type TierWhy } from './types';
-import { nodeKey } from './graph';
+import { isFile, levelOfKey, nodeKey } from './graphmodel';
 
 type Part = HTMLElement | string | null;
 
@@ -21,8 +21,13 @@ type Part = HTMLElement | string | null;
 
 /** Pick a node (or none), asking first when an unsaved edit would be lost. */
 export function select(key: string | null): void {
-  if (key && key.startsWith('a:')) {
+  if (key && isFile(key)) {
     toast(`${key.slice(2)} is a file or path an edge points at, not a node.`);
+    return;
+  }
+  if (key && !graph.nodes.has(key)) {
+    // A node of the level not on screen: both levels show it, with its own links.
+    toast(`${key.slice(2)} is a node of the ${levelOfKey(key)} graph: tick “both levels” to see it.`);
     return;
   }
   const draft = state.panel.draft;

@@ -6,7 +6,7 @@
 import { actions, graph } from './app';
 import { api, ApiError } from './api';
 import { h, when } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { projectOnScreen, state } from './state';
 import type { RecallEntry, RecallWeighed } from './types';
 

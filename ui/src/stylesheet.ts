@@ -131,6 +131,11 @@ export function stylesheet(large: boolean): StylesheetJson {
         'z-index': -1,
       },
     },
+    // A node of the other level, which is not on screen: hollow, dashed in the cross-level colour.
+    {
+      selector: 'node.elsewhere',
+      style: { 'background-opacity': 0.1, 'border-style': 'dashed', 'border-width': 1.5, 'border-color': c.cross, 'font-size': LABEL.bandedSize, color: c.muted, 'z-index': -1 },
+    },
     { selector: '.hidden', style: { display: 'none' } },
     {
       selector: 'node.band',

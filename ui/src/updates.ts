@@ -5,7 +5,7 @@
 import { graph, live } from './app';
 import { renderBanners } from './banners';
 import { $, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import type { LiveStatus } from './live';
 import { catchUpWithLive, loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
 import { explainTick, showMoves } from './moves';

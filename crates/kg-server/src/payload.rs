@@ -1228,7 +1228,7 @@ pub fn typescript() -> String {
     let mut text = String::from(
         "// Generated from crates/kg-server/src/payload.rs by ts-rs: do not edit.\n\
          // Regenerate: KG_UPDATE_TS=1 cargo test -p kg-server --lib payload\n\n\
-         import type { StoredEdge, StoredNode } from '../types';\n",
+         import type { StoredEdge, StoredNode } from '../stored';\n",
     );
     for (_, declaration) in declarations.0.values() {
         text.push('\n');
