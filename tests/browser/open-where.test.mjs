@@ -113,3 +113,17 @@ test('the view opens on the project of the most recent session, the user graph o
     }
   }
 });
+
+test('with the graph switch shown, the top bar keeps to one row at every window width', async () => {
+  const context = await browser.newContext({ viewport: { width: 1600, height: 700 } });
+  const page = await openIn(context, `#project=${encodeURIComponent(betaDir)}`);
+  await page.locator('#switch-graph').waitFor({ state: 'visible' });
+  const wrapped = [];
+  for (let width = 1000; width <= 1600; width += 10) {
+    await page.setViewportSize({ width, height: 700 });
+    const height = await page.evaluate(() => document.querySelector('header.top').getBoundingClientRect().height);
+    if (height > 52) wrapped.push(`${width} px: ${height} px high`);
+  }
+  assert.deepEqual(wrapped, []);
+  await context.close();
+});

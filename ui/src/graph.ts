@@ -19,8 +19,8 @@
 
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, NodeSingular, Position } from 'cytoscape';
-import { BandTitles } from './bandtitles';
-import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, initialBands, place, placeInBand, zoneAt } from './layout';
+import { BandTitles, type BandName } from './bandtitles';
+import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
 import { copyBands, forgetPicture, pictureId, readPicture, savePicture, type Picture, type SavedSpot } from './picture';
 import type { LayoutItem, Scene, TierChange, Zone } from './layout';
 import { LABEL, stylesheet } from './stylesheet';
@@ -140,7 +140,7 @@ export class GraphView {
       picked: null,
       large: false,
       bands: initialBands(),
-      titles: new BandTitles(container),
+      titles: new BandTitles(container, (band) => this.reveal(band)),
       grabbedAt: new Map(),
       dragZone: null,
       flashTimer: undefined,
@@ -531,7 +531,8 @@ export class GraphView {
   show(levels: LevelData[], relayout: boolean): string[] {
     const { nodes, edges, outside: artifacts } = buildModel(levels);
     const id = pictureId(levels);
-    if (id !== this.canvas.pictureId) relayout = true;
+    const sameGraph = id === this.canvas.pictureId;
+    if (!sameGraph) relayout = true;
     this.canvas.pictureId = id;
     const large = nodes.size + artifacts.size > LARGE;
     if (large !== this.canvas.large && (relayout || large)) relayout = true;
@@ -544,7 +545,8 @@ export class GraphView {
       if (!before || before.tier !== info.tier || own(before.node) !== own(info.node)) changed.push(info.key);
     }
     if (!relayout) for (const key of edges.keys()) if (!this.canvas.edges.has(key)) changed.push(key);
-    if (relayout) this.drawAll(nodes, edges, artifacts, large, readPicture(id));
+    // A graph laid out again (the Re-layout button) keeps its topics' colours.
+    if (relayout) this.drawAll(nodes, edges, artifacts, large, readPicture(id), sameGraph ? this.canvas.topicSlots : undefined);
     else this.update(nodes, edges, artifacts);
     this.savePictureSoon();
     // Classes were rewritten or made anew: the marks go back on.
@@ -569,11 +571,11 @@ export class GraphView {
    * them; the rest (the nodes off screen and every edge that reaches one) joins the
    * canvas in the next frame.
    */
-  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean, saved: Picture | null): void {
+  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean, saved: Picture | null, slots?: Map<string, number>): void {
     const cy = this.cy;
     cy.elements().remove();
     if (large !== this.canvas.large) this.setLarge(large);
-    this.assignSlots(nodes, saved?.slots);
+    this.assignSlots(nodes, saved?.slots ?? slots);
     // The legend goes up first: the first picture is chosen for the canvas's height under it.
     this.adopt(nodes, edges, artifacts);
     const t0 = performance.now();
@@ -660,11 +662,11 @@ export class GraphView {
     this.savePictureSoon();
   }
 
-  /** Forget the saved picture of the graph on screen: the next draw lays it out afresh (the Re-layout button). */
+  /** Forget where the nodes of the graph on screen sit: the next full draw lays it out
+   * afresh, its topics keeping their colours (the Re-layout button). */
   forgetPicture(): void {
     window.clearTimeout(this.canvas.saveTimer);
     if (this.canvas.pictureId) forgetPicture(this.canvas.pictureId);
-    this.canvas.pictureId = null;
   }
 
   /** Save the picture once a burst of changes is over. */
@@ -807,6 +809,17 @@ export class GraphView {
   /** See Viewport.keepingPlace: a side panel opens or closes with every node in its place. */
   keepingPlace(change: () => void, inSight: string | null = null): void {
     this.view.keepingPlace(change, inSight);
+  }
+
+  /** Scroll a band below the bottom edge into view (its top at least; whole if it fits). */
+  private reveal(band: BandName): void {
+    const cy = this.cy;
+    const r = band === 'archive' ? this.canvas.bands.archive : this.canvas.bands.drawer;
+    const zoom = cy.zoom();
+    const top = r.y1 * zoom + cy.pan().y;
+    const tall = (r.y2 - r.y1) * zoom;
+    const to = Math.max(VIEW_PAD, cy.height() - tall - VIEW_PAD);
+    cy.animate({ panBy: { x: 0, y: to - top } }, { duration: 250 });
   }
 
   /** The first picture of a full layout. */

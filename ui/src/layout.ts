@@ -509,6 +509,31 @@ function wantedSpot(s: Scene, n: NodeSingular): { x: number; y: number } {
   return { x: x / near.length, y: y / near.length };
 }
 
+/**
+ * Where a new node joins its topic: in the column of the topic's id just before its
+ * own (alphabetical, as the full layout orders them), the nodes below it in that
+ * column moving down a row. Null when its topic has no active node yet.
+ */
+function insertInTopic(s: Scene, n: NodeSingular): { x: number; y: number } | null {
+  const mates = (s.cy.nodes('.active').toArray() as NodeSingular[]).filter((m) => m.id() !== n.id() && m.data('topic') === n.data('topic'));
+  if (!mates.length) return null;
+  mates.sort((a, b) => (a.id() < b.id() ? -1 : 1));
+  const before = [...mates].reverse().find((m) => m.id() < n.id()) ?? mates[0];
+  const at = before.position();
+  const y = before === mates[0] && n.id() < before.id() ? at.y : at.y + CELL_H;
+  const area = (activeArea(s).toArray() as NodeSingular[]).filter((m) => m.id() !== n.id());
+  const sameColumn = (m: NodeSingular): boolean => Math.abs(m.position().x - at.x) < 1;
+  // A label wider than the column's widest pushes the columns to its right over.
+  const nextColumn = area.reduce((x, m) => (m.position().x > at.x + 1 ? Math.min(x, m.position().x) : x), Infinity);
+  const wider = at.x + DOT_MAX + LABEL.gap + labelWidth(n) + CELL_GAP_X - nextColumn;
+  for (const m of area) {
+    const q = m.position();
+    if (sameColumn(m) && q.y >= y - 1) m.position({ x: q.x, y: q.y + CELL_H });
+    else if (wider > 0 && q.x > at.x + 1) m.position({ x: q.x + wider, y: q.y });
+  }
+  return { x: at.x, y };
+}
+
 /** Move the archived band and the drawer (frames and nodes) down by `dy`, making room above. */
 function lowerBands(s: Scene, dy: number): void {
   for (const r of [s.bands.archive, s.bands.drawer]) {
@@ -530,11 +555,14 @@ export function place(s: Scene, moved: TierChange[]): void {
       const n = cy.getElementById(m.key) as NodeSingular;
       if (n.empty()) continue;
       if (m.to === 'active') {
-        // Dropped there by hand: the free spot nearest the drop. Otherwise the free spot
-        // nearest its neighbours, else its topic: no other node moves.
+        // Dropped there by hand: the free spot nearest the drop. A node new to the graph
+        // joins its topic's column (the nodes below it there move down a row), else the
+        // free spot nearest its neighbours. One that changed tier takes a free spot near
+        // them: no other node moves.
         const p = n.position();
         const dropped = m.from !== null && p.y < bands.archive.y1;
-        const spot = freeActiveSpot(s, n, dropped ? { ...p } : wantedSpot(s, n));
+        const fresh = m.from === null ? insertInTopic(s, n) : null;
+        const spot = fresh ?? freeActiveSpot(s, n, dropped ? { ...p } : wantedSpot(s, n));
         n.position(spot);
         // The active area grows into the air above the archived band first (a row fits),
         // so a node that takes a new row moves no other; past that the bands go down.

@@ -143,7 +143,50 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
   if (lists.restored.length) items.push(h('li', { text: `Restored (highest scores; the level was under its${n(b?.fill_line)} fill line): ${lists.restored.join(', ')}` }));
   if (lists.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their${n(b?.anchor_budget)}-character share; fewest links first): ${lists.orphaned.join(', ')}` }));
   if (lists.deleted.length) items.push(h('li', { text: `Deleted for good (orphaned longer than the grace period): ${lists.deleted.join(', ')}` }));
-  return [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
+  const parts: Parts = [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
+  if (lists.orphaned.length) parts.push(...burstNote(level, lists.orphaned));
+  return parts;
+}
+
+/** How recent a node must be to count as part of a burst of writes. */
+const BURST_WINDOW_S = 3600;
+
+/**
+ * Orphaned by maintenance: say why where it happens (new nodes crowd the budget, the
+ * fewest-linked archived ones leave every read first), and bring them back in one step.
+ */
+function burstNote(level: LevelName, ids: string[]): Parts {
+  const now = Date.now() / 1000;
+  const fresh = [...graph.nodes.values()].filter((n) => n.level === level && typeof n.node._created_ts === 'number' && now - n.node._created_ts < BURST_WINDOW_S);
+  const unlinked = fresh.filter((n) => ![...graph.edges.values()].some((e) => e.source === n.key || e.target === n.key));
+  const why = fresh.length
+    ? `${fresh.length} node${fresh.length === 1 ? ' was' : 's were'} written in the last hour${unlinked.length ? `, ${unlinked.length} of them unlinked` : ''}: they took the budget, so older nodes were archived and the fewest-linked archived ones left every read. `
+    : '';
+  const button = h('button', {
+    type: 'button',
+    class: 'bring-back',
+    text: `Bring back ${ids.length === 1 ? ids[0] : `these ${ids.length}`}`,
+    title: 'Promote them to the active tier in one step (you see what the budget moves instead first); linking new nodes to them keeps them in',
+    onclick: () => void bringBack(level, ids),
+  });
+  return [h('p', { class: 'small', text: `${why}Orphaned nodes are out of every read until promoted; search still finds them.` }), button];
+}
+
+/** Promote nodes maintenance orphaned, as one step the person first sees the consequences of. */
+async function bringBack(level: LevelName, ids: string[]): Promise<void> {
+  const n = ids.length;
+  try {
+    const done = await runStep(level, ids.map((id) => ({ kind: 'promote' as const, id })), {
+      title: `Bring back ${n === 1 ? ids[0] : `${n} nodes`}?`,
+      message: `${n === 1 ? 'It returns' : 'They return'} to the active tier.`,
+      verb: 'Bring back',
+    });
+    if (!done) return;
+    await actions.refresh(false, [...ids.map((id) => nodeKey(level, id)), ...movedKeys(done)]);
+    showMoves(describeStep(`Brought back ${n === 1 ? ids[0] : `${n} nodes`} (orphaned → active).`, done));
+  } catch (e) {
+    toast(`Not brought back: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+  }
 }
 
 /** How to ask before a step: the dialog's title, message and button. */

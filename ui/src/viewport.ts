@@ -107,7 +107,8 @@ export class Viewport {
     const n = cy.getElementById(key);
     if (n.empty() || !n.visible()) return false;
     const p = n.renderedPosition();
-    const reach = Math.min(160, n.renderedOuterWidth() / 2 + String(n.data('label') ?? '').length * LABEL.size * 0.6 * cy.zoom());
+    // The dot and the start of its label: a long label may run under the panel.
+    const reach = n.renderedOuterWidth() / 2 + Math.min(48, String(n.data('label') ?? '').length * LABEL.size * 0.6 * cy.zoom());
     const pad = 2 * VIEW_PAD;
     const dx = p.x - pad < 0 ? pad - p.x : p.x + reach > cy.width() - pad ? cy.width() - pad - reach - p.x : 0;
     const dy = p.y - pad < 0 ? pad - p.y : p.y + pad > cy.height() ? cy.height() - pad - p.y : 0;
