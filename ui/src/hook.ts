@@ -26,10 +26,14 @@ interface KgViewHook {
   viewport(): { zoom: number; pan: { x: number; y: number } };
   /** The fill colour a node is drawn in. */
   nodeColour(key: string): string;
+  /** A canvas element's classes and shape (null when it is not on the canvas). */
+  element(key: string): { classes: string[]; shape: string } | null;
   /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
   aroundKeys(): string[];
   /** The node keys chosen for a bulk action. */
   chosen(): string[];
+  /** The burst of writes the live messages told of lately: how many written, linked, orphaned. */
+  burst(): { written: number; linked: number; orphaned: number } | null;
 }
 
 const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
@@ -51,8 +55,13 @@ export function installHook(): void {
     moving: () => graph.moving(),
     viewport: () => ({ zoom: graph.cy.zoom(), pan: { ...graph.cy.pan() } }),
     nodeColour: (key) => String(graph.cy.getElementById(key).style('background-color')),
+    element: (key) => {
+      const n = graph.cy.getElementById(key);
+      return n.empty() ? null : { classes: n.classes(), shape: String(n.style('shape')) };
+    },
     aroundKeys: () => graph.aroundKeys(),
     chosen: () => [...state.chosen],
+    burst: () => (state.burst ? { written: state.burst.written.size, linked: state.burst.linked.size, orphaned: state.burst.orphaned.size } : null),
   };
 }
 

@@ -131,7 +131,7 @@ export function describeStep(title: string, ans: StepDone): Parts {
 }
 
 /** What a maintenance tick (or a hand archive in another window) moved, and why. */
-export function explainTick(level: LevelName, reason: string, lists: Record<'archived' | 'restored' | 'orphaned' | 'deleted', string[]>): Parts {
+export function explainTick(level: LevelName, reason: string, lists: Record<'archived' | 'restored' | 'orphaned' | 'deleted', string[]>, burst?: Burst): Parts {
   const items: HTMLElement[] = [];
   if (/hand/.test(reason)) {
     items.push(h('li', { text: `Archived by hand in another window: ${lists.archived.join(', ')}` }));
@@ -144,24 +144,25 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
   if (lists.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their${n(b?.anchor_budget)}-character share; fewest links first): ${lists.orphaned.join(', ')}` }));
   if (lists.deleted.length) items.push(h('li', { text: `Deleted for good (orphaned longer than the grace period): ${lists.deleted.join(', ')}` }));
   const parts: Parts = [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
-  if (lists.orphaned.length) parts.push(...burstNote(level, lists.orphaned));
+  // Those orphaned over the burst of writes, not only this write's, and not active since.
+  const orphaned = [...(burst?.orphaned ?? lists.orphaned)].filter((id) => graph.nodes.get(nodeKey(level, id))?.tier !== 'active');
+  if (orphaned.length) parts.push(...burstNote(level, orphaned, burst));
   return parts;
 }
 
-/** How recent a node must be to count as part of a burst of writes. */
-const BURST_WINDOW_S = 3600;
+/** A burst of writes as the live messages told it (state.burst). */
+interface Burst {
+  written: ReadonlySet<string>;
+  linked: ReadonlySet<string>;
+  orphaned: ReadonlySet<string>;
+}
 
 /**
- * Orphaned by maintenance: say why where it happens (new nodes crowd the budget, the
- * fewest-linked archived ones leave every read first), and bring them back in one step.
+ * Orphaned by maintenance: say why where it happens (a burst of new nodes took the
+ * budget, the fewest-linked archived nodes left every read first), and bring them back
+ * in one step.
  */
-function burstNote(level: LevelName, ids: string[]): Parts {
-  const now = Date.now() / 1000;
-  const fresh = [...graph.nodes.values()].filter((n) => n.level === level && typeof n.node._created_ts === 'number' && now - n.node._created_ts < BURST_WINDOW_S);
-  const unlinked = fresh.filter((n) => ![...graph.edges.values()].some((e) => e.source === n.key || e.target === n.key));
-  const why = fresh.length
-    ? `${fresh.length} node${fresh.length === 1 ? ' was' : 's were'} written in the last hour${unlinked.length ? `, ${unlinked.length} of them unlinked` : ''}: they took the budget, so older nodes were archived and the fewest-linked archived ones left every read. `
-    : '';
+function burstNote(level: LevelName, ids: string[], burst?: Burst): Parts {
   const button = h('button', {
     type: 'button',
     class: 'bring-back',
@@ -169,7 +170,25 @@ function burstNote(level: LevelName, ids: string[]): Parts {
     title: 'Promote them to the active tier in one step (you see what the budget moves instead first); linking new nodes to them keeps them in',
     onclick: () => void bringBack(level, ids),
   });
-  return [h('p', { class: 'small', text: `${why}Orphaned nodes are out of every read until promoted; search still finds them.` }), button];
+  return [h('p', { class: 'small burst-why', 'data-level': level, text: burstWhy(level, burst) }), button];
+}
+
+/** Why a burst orphaned nodes, as far as the live messages told it. */
+function burstWhy(level: LevelName, burst?: Burst): string {
+  const written = [...(burst?.written ?? [])];
+  const linked = (id: string): boolean => burst?.linked.has(id) === true || [...graph.edges.values()].some((e) => e.source === nodeKey(level, id) || e.target === nodeKey(level, id));
+  const unlinked = written.filter((id) => !linked(id)).length;
+  const n = written.length;
+  const why = n
+    ? `${n} node${n === 1 ? ' was' : 's were'} written just now${unlinked ? `, ${unlinked} of them unlinked` : ''}: they took the budget, so older nodes were archived, and the archived ones with the fewest links left every read. `
+    : '';
+  return `${why}Orphaned nodes are out of every read until promoted; search still finds them.`;
+}
+
+/** The burst grew (its writes arrive after the re-balance that told of the orphans): the box on screen says so. */
+export function burstGrew(level: LevelName, burst: Burst): void {
+  const note = document.querySelector<HTMLElement>(`#moves .burst-why[data-level="${level}"]`);
+  if (note) note.textContent = burstWhy(level, burst);
 }
 
 /** Promote nodes maintenance orphaned, as one step the person first sees the consequences of. */

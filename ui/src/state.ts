@@ -62,6 +62,11 @@ export const state = {
     graphsTimer: undefined as number | undefined,
   },
 
+  /** A burst of writes on a level, gathered from the live messages (each write's
+   * re-balance says only what it moved): the nodes written, those linked, and those
+   * maintenance orphaned, for the box that explains it and offers to bring them back. */
+  burst: null as { level: LevelName; written: Set<string>; linked: Set<string>; orphaned: Set<string>; at: number } | null,
+
   /** Characters an unsaved edit would add to a level, drawn on its budget gauge. */
   projected: {} as Partial<Record<LevelName, number>>,
 
