@@ -136,13 +136,14 @@ impl Status {
         let Some(neediest) = self.graphs.first() else {
             return String::new();
         };
-        let unlinked = self.graphs.iter().map(|g| g.unlinked_pct).max().unwrap_or(0);
-        format!(
-            "DEBT {} · {unlinked}% unlinked",
-            neediest.level.as_str()
-        )
+        let unlinked = self
+            .graphs
+            .iter()
+            .map(|g| g.unlinked_pct)
+            .max()
+            .unwrap_or(0);
+        format!("DEBT {} · {unlinked}% unlinked", neediest.level.as_str())
     }
-
 }
 
 fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
@@ -215,12 +216,16 @@ mod tests {
         assert_eq!(busy.label(), "DEBT HIGH · 100% unlinked");
         let line = busy.graphs[0].menu_line();
         assert!(
-            line.starts_with("user — DEBT HIGH (") && line.ends_with(") · HEALTH 10 nodes, 100% unlinked"),
+            line.starts_with("user — DEBT HIGH (")
+                && line.ends_with(") · HEALTH 10 nodes, 100% unlinked"),
             "{line}"
         );
         assert_eq!(empty.label(), "");
         let down = survey(&layout, 1.0, "down", true);
-        assert_eq!((down.badge, down.label().as_str()), (Badge::Error, "KG error"));
+        assert_eq!(
+            (down.badge, down.label().as_str()),
+            (Badge::Error, "KG error")
+        );
     }
 
     #[test]
@@ -280,7 +285,10 @@ mod tests {
             "{}",
             conflicted.tooltip()
         );
-        assert_eq!(conflicted.graphs[0].largest_factor, "merged with conflicts: 1");
+        assert_eq!(
+            conflicted.graphs[0].largest_factor,
+            "merged with conflicts: 1"
+        );
         assert_eq!(
             conflicted.graphs[0].menu_line(),
             "user — DEBT MED (0.0: merged with conflicts: 1) · HEALTH 2 nodes, 0% unlinked"
