@@ -1,6 +1,7 @@
 // The graph view's structure, checked: no import circle among its modules (type-only
-// imports count: a circle of types is a circle of concerns), and no module over 800
-// lines of code (blank lines and comments aside). Run by scripts/test.sh:
+// imports count: a circle of types is a circle of concerns), no module over 800 lines
+// of code (blank lines and comments aside), and each slice of `state` written only by
+// the module state.ts names as its `@owner`. Run by scripts/test.sh:
 //   node ui/scripts/structure.mjs [folder]   (default: ui/src)
 // Exits 1 with what is wrong.
 
@@ -111,9 +112,55 @@ export function codeLines(text) {
   return count;
 }
 
+/**
+ * The owner of each slice of `state` (state.ts): the module its doc comment names with
+ * `@owner <file>`. A slice without one is reported as such (owner null).
+ */
+export function stateOwners(dir) {
+  const file = path.join(dir, 'state.ts');
+  if (!fs.existsSync(file)) return new Map();
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const start = lines.findIndex((l) => /^export const state = \{/.test(l));
+  const owners = new Map();
+  let comment = '';
+  for (const line of lines.slice(start + 1)) {
+    if (/^\};?/.test(line)) break;
+    if (/^  \/\*\*|^  \/\/|^   \*/.test(line)) {
+      comment = /^  \/\*\*/.test(line) ? line : `${comment}\n${line}`;
+      continue;
+    }
+    const key = line.match(/^  (\w+):/);
+    if (key) {
+      owners.set(key[1], comment.match(/@owner\s+(\S+?\.ts)/)?.[1] ?? null);
+      comment = '';
+    } else if (line.trim() === '') comment = '';
+  }
+  return owners;
+}
+
+/** Writes to `state.<slice>` in a module's text: assignments, `++`/`--`, and mutating calls. */
+export function stateWrites(text) {
+  const writes = [];
+  const assign = /\bstate\.(\w+)((?:\.\w+|\[[^\]\n]*\])*)\s*(?:[-+*/]?=(?!=)|\+\+|--)/g;
+  const call = /\bstate\.(\w+)(?:\.\w+|\[[^\]\n]*\])*\.(?:add|delete|clear|set|push|pop|splice|shift|unshift|sort)\(/g;
+  const merge = /Object\.assign\(\s*state\.(\w+)/g;
+  for (const re of [assign, call, merge]) for (const m of text.matchAll(re)) writes.push(m[1]);
+  return writes;
+}
+
 /** What is wrong with the modules under `dir`, one sentence each. */
 export function problems(dir) {
   const found = [];
+  const owners = stateOwners(dir);
+  for (const [slice, owner] of owners) if (!owner) found.push(`state.${slice} names no @owner in state.ts`);
+  for (const f of modules(dir)) {
+    if (f === 'state.ts') continue;
+    const text = fs.readFileSync(path.join(dir, f), 'utf8');
+    for (const slice of new Set(stateWrites(text))) {
+      const owner = owners.get(slice);
+      if (owner && owner !== f) found.push(`${f} writes state.${slice}, which ${owner} owns: call an update ${owner} exposes`);
+    }
+  }
   for (const cycle of findCycles(dir)) found.push(`import circle: ${cycle.join(' → ')} (each reaches the others)`);
   for (const f of modules(dir)) {
     if (f.startsWith(`generated${path.sep}`)) continue;
@@ -128,5 +175,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const found = problems(dir);
   for (const p of found) console.error(`ui structure: ${p}`);
   if (found.length) process.exit(1);
-  console.log(`ui structure: ${modules(dir).length} modules, no import circle, none over ${MAX_CODE_LINES} lines of code`);
+  console.log(`ui structure: ${modules(dir).length} modules, no import circle, none over ${MAX_CODE_LINES} lines of code, ${stateOwners(dir).size} slices of state each written by its owner`);
 }

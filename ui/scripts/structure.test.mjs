@@ -45,3 +45,27 @@ test('a module over the limit is named; comments and blank lines do not count', 
   const dir = folder({ 'big.ts': code, 'fine.ts': commented });
   assert.deepEqual(problems(dir), [`big.ts has ${MAX_CODE_LINES + 1} lines of code, over ${MAX_CODE_LINES}: split it by what a person sees`]);
 });
+
+test("a write to another module's slice of state is named; the owner's own writes and reads are not", () => {
+  const dir = folder({
+    'state.ts': [
+      'export const state = {',
+      '  /** The node in the panel. @owner panel.ts */',
+      '  picked: null as string | null,',
+      '  /** The nodes chosen,',
+      '   * for a bulk action. @owner bulk.ts */',
+      '  chosen: new Set<string>(),',
+      '  loose: 0,',
+      '};',
+      '',
+    ].join('\n'),
+    'panel.ts': "import { state } from './state';\nexport const pick = (k: string) => { state.picked = k; };\n",
+    'bulk.ts': "import { state } from './state';\nexport const choose = (k: string) => state.chosen.add(k);\nexport const same = (k: string) => state.picked === k || state.picked !== null;\n",
+    'updates.ts': "import { state } from './state';\nexport const follow = (a: string, b: string) => { if (state.picked === a) state.picked = b; state.chosen.clear(); };\n",
+  });
+  assert.deepEqual(problems(dir), [
+    'state.loose names no @owner in state.ts',
+    'updates.ts writes state.picked, which panel.ts owns: call an update panel.ts exposes',
+    'updates.ts writes state.chosen, which bulk.ts owns: call an update bulk.ts exposes',
+  ]);
+});

@@ -36,6 +36,16 @@ export function writeHash(): void {
   history.replaceState(null, '', `#${params.toString()}`);
 }
 
+/** Put a graph on screen (the user graph for null; `both` levels with a project), named
+ * in the URL and the picker; the caller loads it (`refresh(true)`). */
+export function chooseGraph(project: string | null, both: boolean): void {
+  state.project = project;
+  state.both = both && project !== null;
+  state.loaded = false;
+  writeHash();
+  renderSelector();
+}
+
 const LAST_GRAPH = 'kg-view:last-graph';
 
 /** Remember the graph on screen as the last one looked at. */

@@ -43,6 +43,11 @@ export function select(key: string | null): void {
   renderPanel(true);
 }
 
+/** A node was renamed: a panel open on the old key follows it to the new one. */
+export function followRename(from: string, to: string): void {
+  if (state.picked === from) state.picked = to;
+}
+
 /** Bring a node into view (opening the drawer for an orphan) and pick it. */
 export function focusNode(key: string): void {
   const info = graph.nodes.get(key);

@@ -9,6 +9,7 @@ import { nodeKey } from './graphmodel';
 import type { LiveStatus } from './live';
 import { catchUpWithLive, loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
 import { burstGrew, explainTick, showMoves } from './moves';
+import { followRename } from './panel';
 import { onScreen, projectOnScreen, state } from './state';
 import { checkSync, syncChanged } from './syncstatus';
 import type { LevelName, LiveMessage } from './types';
@@ -65,7 +66,7 @@ function announce(m: Change, level: LevelName): string[] {
       if (m.node) {
         keys.push(k(String(m.node.id)));
         // A panel open on the old id follows the node to its new one.
-        if (state.picked === k(m.old_id)) state.picked = k(String(m.node.id));
+        followRename(k(m.old_id), k(String(m.node.id)));
         if (!ownStepJustNow()) say(`Renamed ${m.old_id} to ${m.node.id} (by ${who})`);
       }
       break;
