@@ -65,7 +65,9 @@ after(async () => {
   if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
 });
 
-async function open(hash = '', viewport) {
+/** Open the view; with no graph named, the user graph (an agent's session in a project
+ * would otherwise open the view there). */
+async function open(hash = '#graph=user', viewport) {
   const page = await openView(browser, server.base, hash, viewport);
   pages.push(page);
   return page;
