@@ -146,6 +146,8 @@ test('an edit overtaken by an agent shows both versions before it saves', async 
   await page.locator('dialog[open] .actions button', { hasText: 'Save mine over it' }).click();
   await page.waitForFunction(() => !document.querySelector('dialog[open]'));
   await page.waitForFunction(() => document.querySelector('#panel #gist')?.value.includes('edited by a person'), null, { timeout: 10000 });
+  // The box keeps the typed text all along: the save is done when the file says so.
+  for (let i = 0; i < 100 && userNode('review-checklist').gist !== 'Reviews check tests and naming (edited by a person)'; i++) await page.waitForTimeout(100);
   assert.equal(userNode('review-checklist').gist, 'Reviews check tests and naming (edited by a person)');
   assert.deepEqual(page.errors.filter((e) => !/Failed to load resource: the server responded with a status of 40[09]/.test(e)), []);
   await page.close();
