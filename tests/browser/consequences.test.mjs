@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { drag, freePort, launchBrowser, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
+import { drag, freePort, launchBrowser, openInContext, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
 import { betaGraph, makeGraph, writeStorage } from './seed.mjs';
 
 const now = Date.now() / 1000;
@@ -48,12 +48,8 @@ for (const viewport of [
     const size = `${viewport.width}x${viewport.height}`;
     test(`${size} ${theme}: a re-balancing promotion marks what it will move, keeps one out on a click, and moves exactly the marked ones`, async () => {
       const context = await browser.newContext({ viewport, colorScheme: theme });
-      const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
-      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-      await page.goto(`${server.base}/ui#project=${encodeURIComponent(betaDir)}`);
-      await page.waitForFunction(() => window.kgView?.ready && window.kgView.live() === 'live', null, { timeout: 30000 });
+      const page = await openInContext(context, server.base, `#project=${encodeURIComponent(betaDir)}`);
+      const errors = page.errors;
       const file = path.join(server.storage, 'projects', 'beta', 'graph.json');
       const fileBefore = fs.readFileSync(file);
       await page.evaluate(() => window.kgView.fit());

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, mcp, shot, startServer, tempRoot } from './harness.mjs';
+import { freePort, launchBrowser, mcp, openInContext, shot, startServer, tempRoot } from './harness.mjs';
 import { makeGraph, writeStorage } from './seed.mjs';
 
 const now = Date.now() / 1000;
@@ -39,15 +39,7 @@ after(async () => {
   if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
 });
 
-async function openIn(context, hash = '') {
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && page.errors.push(m.text()));
-  await page.goto(`${server.base}/ui${hash}`);
-  await page.waitForFunction(() => window.kgView?.ready && window.kgView.live() === 'live', null, { timeout: 30000 });
-  return page;
-}
+const openIn = (context, hash = '') => openInContext(context, server.base, hash);
 
 const picked = (page) => page.evaluate(() => document.getElementById('graph-select').value);
 const nodeKeys = (page) => page.evaluate(() => Object.keys(window.kgView.positions()).filter((k) => !k.startsWith('a:')));

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { drag, freePort, launchBrowser, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
+import { drag, freePort, launchBrowser, openInContext, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
 import { betaGraph, makeGraph, writeStorage } from './seed.mjs';
 
 const now = Date.now() / 1000;
@@ -40,22 +40,13 @@ after(async () => {
   if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** A browser profile of its own (its storage keeps the pictures), in a theme. */
+/** A browser profile of its own (its storage keeps the pictures), in a theme, with its
+ * pages' errors and console warnings (`logs`) gathered. */
 async function profile(viewport, theme) {
   const context = await browser.newContext({ viewport, colorScheme: theme });
   const logs = [];
   const errors = [];
-  const open = async (hash) => {
-    const page = await context.newPage();
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-      if (m.type() === 'warning') logs.push(m.text());
-    });
-    await page.goto(`${server.base}/ui${hash}`);
-    await page.waitForFunction(() => window.kgView?.ready && window.kgView.live() === 'live', null, { timeout: 30000 });
-    return page;
-  };
+  const open = (hash) => openInContext(context, server.base, hash, { errors, warnings: logs });
   return { context, open, logs, errors };
 }
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, mcp, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
+import { freePort, launchBrowser, mcp, openInContext, readGraph, shot, startServer, tempRoot, tierOnDisk } from './harness.mjs';
 import { makeGraph, writeStorage } from './seed.mjs';
 
 const now = Date.now() / 1000;
@@ -66,15 +66,7 @@ after(async () => {
   if (!process.env.KG_UI_KEEP) fs.rmSync(root, { recursive: true, force: true });
 });
 
-async function open(context, dir) {
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && page.errors.push(m.text()));
-  await page.goto(`${server.base}/ui#project=${encodeURIComponent(dir)}`);
-  await page.waitForFunction(() => window.kgView?.ready && window.kgView.live() === 'live', null, { timeout: 30000 });
-  return page;
-}
+const open = (context, dir) => openInContext(context, server.base, `#project=${encodeURIComponent(dir)}`);
 
 test('a link to a user-level node is drawn as a node of the user level, not as a file', async () => {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
