@@ -699,6 +699,7 @@ async fn watch(app: AppHandle) {
     match &s.host {
         Host::Hosted { state, .. } => {
             let mut changes = state.changes.subscribe();
+            let mut orphaned = Orphaned::default();
             loop {
                 tokio::select! {
                     change = changes.recv() => match change {
@@ -718,8 +719,10 @@ async fn watch(app: AppHandle) {
                                     None,
                                 );
                             }
-                            settle(&mut changes).await;
+                            orphaned.count(&change);
+                            settle(&mut changes, &mut orphaned).await;
                             refresh(&app);
+                            orphaned.tell(&app, &s);
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => refresh(&app),
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
@@ -739,14 +742,73 @@ fn arrived_by_sync(source_session: Option<&str>) -> bool {
     source_session.is_some_and(|s| s.starts_with("sync:"))
 }
 
-/// Let a burst of changes settle before re-surveying the disk.
-async fn settle(changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>) {
+/// Let a burst of changes settle before re-surveying the disk, counting what it orphans.
+async fn settle(
+    changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>,
+    orphaned: &mut Orphaned,
+) {
     let quiet = tokio::time::sleep(Duration::from_millis(300));
     tokio::pin!(quiet);
     loop {
         tokio::select! {
             () = &mut quiet => return,
-            next = changes.recv() => if next.is_err() { return },
+            next = changes.recv() => match next {
+                Ok(change) => orphaned.count(&change),
+                Err(_) => return,
+            },
+        }
+    }
+}
+
+/// Nodes maintenance orphaned during a burst of changes, by graph (its project path,
+/// none for the user graph): a burst of new nodes can push curated ones out of every
+/// read, and the person hears of it where the numbers live.
+#[derive(Default)]
+struct Orphaned(Vec<(Option<String>, usize)>);
+
+impl Orphaned {
+    fn count(&mut self, change: &kg_core::Change) {
+        let ChangeKind::TiersMoved(moves) = &change.kind else {
+            return;
+        };
+        if moves.orphaned.is_empty() {
+            return;
+        }
+        match self.0.iter_mut().find(|(p, _)| *p == change.project_path) {
+            Some((_, n)) => *n += moves.orphaned.len(),
+            None => self
+                .0
+                .push((change.project_path.clone(), moves.orphaned.len())),
+        }
+    }
+
+    /// One notification per graph and day, opening the graph view on that graph (its
+    /// box explains the burst and brings the nodes back in one click).
+    fn tell(&mut self, app: &AppHandle, s: &Shell) {
+        for (project, n) in self.0.drain(..) {
+            let name = lock(&s.status)
+                .as_ref()
+                .and_then(|st| st.graphs.iter().find(|g| g.project_path == project))
+                .map_or_else(
+                    || project.clone().unwrap_or_else(|| "user".into()),
+                    |g| g.name.clone(),
+                );
+            if !lock(&s.gate).admit(&format!("orphaned:{name}"), s.clock.now()) {
+                continue;
+            }
+            let handle = app.clone();
+            notify::show(
+                &format!(
+                    "KG Memory: {n} node{} of {name} left every read",
+                    if n == 1 { "" } else { "s" }
+                ),
+                &format!(
+                    "New nodes took {name}'s budget, so older nodes were archived and the archived ones with the fewest links were orphaned. Open the graph view to see why and bring them back in one click."
+                ),
+                Some(Box::new(move || {
+                    window::show(&handle, graph_of(project.as_deref().unwrap_or_default()))
+                })),
+            );
         }
     }
 }

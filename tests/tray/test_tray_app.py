@@ -511,6 +511,58 @@ def test_the_indicator_label_and_menu_show_debt_and_health_as_debt_rises(desktop
         watcher.stop()
 
 
+def seed_settled_project(storage: Path, home: Path) -> Path:
+    """A project settled between its fill line and its budget, its archived anchors near
+    their share: 14 active nodes and 380 curated archived ones (two days old, each linked
+    to one active node). A burst of unlinked notes takes the budget and orphans curated
+    nodes (the graph view's small.test.mjs uses the same shape)."""
+    folder = home / "src" / "gamma"
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes, edges = {}, {}
+    for i in range(14):
+        nid = f"gamma-{i:04d}"
+        nodes[nid] = {"id": nid, "gist": f"Gamma insight {i} ".ljust(100, "x"), "_created_ts": NOW - 60 * DAY, "_last_read_ts": NOW - 2 * DAY + i * 60}
+    for i in range(380):
+        nid = f"gamma-r{i:03d}"
+        nodes[nid] = {"id": nid, "gist": f"Curated {i}".ljust(80, "y"), "_created_ts": NOW - 2 * DAY, "_archived": True}
+        to = f"gamma-{i % 14:04d}"
+        edges[f"{nid}->{to}:relates"] = {"from": nid, "to": to, "rel": "relates"}
+    graph = {"nodes": nodes, "edges": edges, "_meta": {"versions": {}, "project_path": str(folder), "namespace": {"kind": "project", "owner": None}}}
+    (storage / "projects" / "gamma").mkdir(parents=True, exist_ok=True)
+    (storage / "projects" / "gamma" / "graph.json").write_text(json.dumps(graph))
+    return folder
+
+
+def test_a_burst_that_orphans_curated_nodes_is_told_once_by_a_notification(desktop, root):
+    app = App(root, free_port())
+    folder = seed_settled_project(app.storage, app.home)
+    watch = Notifications(root / "notify.log")
+    try:
+        app.start()
+        app.wait_log("tray state:")
+        text = app.mcp("kg_read", {"cwd": str(folder)})
+        sid = text.rsplit("Session: ", 1)[1][:8]
+        for i in range(36):
+            app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": f"note-{i}", "gist": f"Agent note {i} ".ljust(300, "z")})
+        graph = json.loads((app.storage / "projects" / "gamma" / "graph.json").read_text())
+        orphaned = [n for n in graph["nodes"].values() if "_orphaned_ts" in n]
+        assert len(orphaned) > 20, f"the burst orphaned curated nodes: {len(orphaned)}"
+        deadline = time.monotonic() + 10
+        told = []
+        while time.monotonic() < deadline and not told:
+            told = [s for s in watch.summaries() if "left every read" in s]
+            time.sleep(0.2)
+        assert told == [f"KG Memory: {len(orphaned)} nodes of gamma left every read"], f"{watch.summaries()}\n{app.log.read_text()}"
+        # More orphaning the same day is not told again.
+        for i in range(36, 48):
+            app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": f"note-{i}", "gist": f"Agent note {i} ".ljust(300, "z")})
+        time.sleep(2)
+        assert len([s for s in watch.summaries() if "left every read" in s]) == 1, watch.summaries()
+    finally:
+        watch.stop()
+        app.stop()
+
+
 def test_a_write_acknowledged_before_sigterm_is_on_disk(desktop, root):
     app = App(root, free_port()).start()
     project = app.home / "proj"
