@@ -768,17 +768,26 @@ struct Orphaned(Vec<(Option<String>, usize)>);
 
 impl Orphaned {
     fn count(&mut self, change: &kg_core::Change) {
-        let ChangeKind::TiersMoved(moves) = &change.kind else {
-            return;
-        };
-        if moves.orphaned.is_empty() {
+        if let ChangeKind::TiersMoved(moves) = &change.kind {
+            self.add(change.project_path.as_deref(), moves.orphaned.len());
+        }
+    }
+
+    /// The same, from a `/ws` message of the server a tray attached to.
+    fn count_message(&mut self, message: &serde_json::Value) {
+        if message["type"] == "tiers_moved" {
+            let n = message["orphaned"].as_array().map_or(0, Vec::len);
+            self.add(message["project_path"].as_str(), n);
+        }
+    }
+
+    fn add(&mut self, project: Option<&str>, n: usize) {
+        if n == 0 {
             return;
         }
-        match self.0.iter_mut().find(|(p, _)| *p == change.project_path) {
-            Some((_, n)) => *n += moves.orphaned.len(),
-            None => self
-                .0
-                .push((change.project_path.clone(), moves.orphaned.len())),
+        match self.0.iter_mut().find(|(p, _)| p.as_deref() == project) {
+            Some((_, total)) => *total += n,
+            None => self.0.push((project.map(str::to_string), n)),
         }
     }
 
@@ -820,20 +829,25 @@ async fn attached_watch(app: &AppHandle, s: &Shell) {
         match tokio_tungstenite::connect_async(url.as_str()).await {
             Ok((mut ws, _)) => {
                 refresh(app);
+                let mut orphaned = Orphaned::default();
                 loop {
                     tokio::select! {
                         msg = ws.next() => match msg {
                             Some(Ok(msg)) => {
                                 if let Ok(text) = msg.to_text()
                                     && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
-                                    && arrived_by_sync(value["source_session"].as_str())
                                 {
-                                    s.sync_poke.notify_one();
+                                    if arrived_by_sync(value["source_session"].as_str()) {
+                                        s.sync_poke.notify_one();
+                                    }
+                                    orphaned.count_message(&value);
                                 }
                                 refresh(app);
                             }
                             _ => break,
                         },
+                        // A burst is told once it is over: 300 ms without a message.
+                        () = tokio::time::sleep(Duration::from_millis(300)), if !orphaned.0.is_empty() => orphaned.tell(app, s),
                         () = s.shutdown.cancelled() => return,
                     }
                 }

@@ -533,10 +533,24 @@ def seed_settled_project(storage: Path, home: Path) -> Path:
     return folder
 
 
-def test_a_burst_that_orphans_curated_nodes_is_told_once_by_a_notification(desktop, root):
+@pytest.mark.parametrize("host", ["hosted", "attached"])
+def test_a_burst_that_orphans_curated_nodes_is_told_once_by_a_notification(desktop, root, host):
+    """The app's own server, or one it attached to (it follows that server's /ws)."""
     app = App(root, free_port())
     folder = seed_settled_project(app.storage, app.home)
     watch = Notifications(root / "notify.log")
+    server = None
+    if host == "attached":
+        env = app.env()
+        server = subprocess.Popen([str(APP.parent / "kg-memory"), "serve", "--port", str(app.port)], env=env, stdout=open(root / "serve.log", "ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if app.health()["status"] == "ok":
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, (root / "serve.log").read_text()
+                time.sleep(0.1)
     try:
         app.start()
         app.wait_log("tray state:")
@@ -561,6 +575,9 @@ def test_a_burst_that_orphans_curated_nodes_is_told_once_by_a_notification(deskt
     finally:
         watch.stop()
         app.stop()
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=30) == 0
 
 
 def test_a_write_acknowledged_before_sigterm_is_on_disk(desktop, root):
