@@ -275,8 +275,50 @@ fn stale_touches(c: &mut Criterion) {
     });
 }
 
+/// What cross-session push adds to every hook reply, write and search: the check for
+/// other sessions' writes on a 2,000-node graph (issue 37 item 2). Steady state: the
+/// window has moved past every write, so each check scans the graph and tells nothing.
+fn push_check(c: &mut Criterion) {
+    let home = kg_test_support::TempHome::new();
+    let level = compacted(2_000, 7);
+    std::fs::create_dir_all(home.storage()).expect("storage root");
+    let text = kg_core::persist::serialize_graph(&level, Level::User, None);
+    std::fs::write(home.storage().join("user.json"), text).expect("user.json");
+    let store = kg_test_support::open_store(&home, NOW);
+    let sid = store.register_session(None, None, NOW).expect("session");
+    let other = store
+        .register_session(None, None, NOW)
+        .expect("other session");
+    let user = |session| kg_core::Target {
+        level: Level::User,
+        session: Some(session),
+        project_path: None,
+    };
+    for i in 0..20 {
+        let id = format!("fresh-write-{i}");
+        store
+            .put_node(
+                user(&other),
+                &id,
+                "A write by another session",
+                None,
+                None,
+                NOW + 1.0,
+            )
+            .expect("write");
+    }
+    let mut now = NOW + 2.0;
+    c.bench_function("push/session_news_2000_nodes", |b| {
+        b.iter(|| {
+            now += 0.001;
+            black_box(kg_core::session_news(&store, &sid, now))
+        })
+    });
+}
+
 criterion_group!(
     benches,
+    push_check,
     render,
     maintenance,
     searching,

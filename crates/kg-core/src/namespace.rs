@@ -8,6 +8,7 @@ mod remote;
 
 use crate::persist::{WriteMode, read_json_object, write_json_object};
 pub use discover::{Alternative, AlternativeKind, discover};
+pub(crate) use git_files::enclosing_checkout;
 use path_map::PathMap;
 use remote::project_remote;
 use serde_json::Value;

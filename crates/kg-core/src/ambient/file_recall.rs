@@ -166,7 +166,14 @@ fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f6
     let mut found: Vec<Match> = Vec::new();
     let mut file_keys: Vec<String> = Vec::new();
     for file in touch.files {
-        let keys = touch_path::file_keys(file, root);
+        let mut keys = touch_path::file_keys(file, root);
+        // A session in a git worktree reads the worktree's copy of a project file.
+        if let Some(root) = root
+            && keys.len() == 1
+            && let Some(rel) = store.worktree_path(root, Path::new(&keys[0]))
+        {
+            keys.insert(0, rel);
+        }
         file_keys.extend(keys.iter().cloned());
         let shown = keys.first().cloned().unwrap_or_default();
         decision.files.push(shown.clone());

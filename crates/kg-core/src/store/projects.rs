@@ -3,7 +3,7 @@
 //! hooks ask on every prompt and tool call.
 
 use super::*;
-use crate::namespace::{Alternative, discover};
+use crate::namespace::{Alternative, discover, enclosing_checkout};
 use crate::wording::OtherProject;
 use std::time::{Duration, Instant};
 
@@ -96,6 +96,25 @@ impl RecentChoices {
 }
 
 impl Store {
+    /// `file`'s path inside a linked git worktree of the project at `root`, or `None`
+    /// when it lies in none. A session in a worktree uses the main checkout's graph,
+    /// whose touches name files relative to the main checkout: the same path in the
+    /// worktree is the same file of the project.
+    pub(crate) fn worktree_path(&self, root: &Path, file: &Path) -> Option<String> {
+        let dir = file.parent()?;
+        let boundary = self
+            .allowed_roots
+            .iter()
+            .filter(|allowed| dir.starts_with(allowed))
+            .max_by_key(|allowed| allowed.components().count())?;
+        let checkout = enclosing_checkout(dir, boundary, &self.allowed_roots)?;
+        if !checkout.is_linked() || checkout.main != root {
+            return None;
+        }
+        let rel = crate::touch_path::inside(file, &checkout.top)?;
+        Some(rel.to_string_lossy().into_owned())
+    }
+
     /// The project a client's folder belongs to. Under our policy: the nearest
     /// enclosing folder with a project graph, else the top of its git checkout (a
     /// linked worktree's main checkout), else the folder itself; see

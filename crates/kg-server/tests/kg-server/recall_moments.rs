@@ -416,3 +416,45 @@ fn a_new_node_that_repeats_one_is_saved_and_names_it() {
         "{text}"
     );
 }
+
+#[test]
+fn a_session_in_a_git_worktree_gets_the_memory_of_its_copy_of_a_file() {
+    let server = Server::fresh();
+    let project = project_with(&server, "radio", &[("src/spi.c", "int spi;")]);
+    crate::projects::git(&project, &["init", "-q"]);
+    crate::projects::git(&project, &["add", "."]);
+    crate::projects::git(&project, &["commit", "-qm", "spi"]);
+    let worktree = project.with_file_name("radio-feature");
+    crate::projects::git(
+        &project,
+        &["worktree", "add", "-q", &worktree.to_string_lossy()],
+    );
+    let worktree = std::fs::canonicalize(&worktree).expect("worktree");
+    put_node(
+        &server,
+        &project,
+        "spi-clock-order",
+        "Enable the SPI clock before touching its registers",
+        &["src/spi.c"],
+    );
+    let (status, body) = server.json(
+        "POST",
+        "/api/view/step",
+        Some(&json!({"level": "project", "project_path": project,
+                     "actions": [{"kind": "archive", "id": "spi-clock-order"}]})),
+    );
+    assert_eq!(status, 200, "{body}");
+    start_session(&server, &worktree, "cc-worktree-1");
+    let answer = tool_event(
+        &server,
+        &worktree,
+        "cc-worktree-1",
+        "Read",
+        json!({"file_path": worktree.join("src/spi.c")}),
+    );
+    let text = context(&answer).expect("file recall in the worktree");
+    assert!(
+        text.contains("- [project] spi-clock-order: Enable the SPI clock"),
+        "{text}"
+    );
+}
