@@ -1,6 +1,6 @@
 //! Issue 32's bad input, each over the wire it arrives by: a rename to an empty, huge,
 //! malformed, path-like or seven-word id, onto itself, onto another node or of a node
-//! that does not exist (MCP and REST); a lock of a missing node (the view's step, and
+//! that does not exist (MCP and REST); a new node with a seven-word id (MCP and REST); a lock of a missing node (the view's step, and
 //! its dry run); `kg_read(more=true)` without a started read; a stale write token
 //! replayed (REST and the view's step). Each gets an error that says what was wrong,
 //! and no graph file changes, neither at once nor when the server stops and saves.
@@ -129,6 +129,31 @@ fn issue_32s_bad_input_gets_a_clear_error_and_writes_nothing() {
     );
     assert!(text.contains("new_id"), "{text}");
     assert_unchanged(&before, &storage, "renames over MCP");
+
+    // An id of seven words is refused on create as on rename, with the hint.
+    let long_id = "one-two-three-four-five-six-seven";
+    let text = refused(
+        &mut server,
+        "kg_put_node",
+        json!({"session_id": sid, "level": "user", "id": long_id, "gist": "A claim in the id"}),
+    );
+    assert!(
+        text.contains("has 7 words") && text.contains("3–5 words"),
+        "{text}"
+    );
+    let (status, answer) = server.json(
+        "POST",
+        "/api/nodes",
+        Some(&json!({"level": "user", "id": long_id, "gist": "A claim in the id"})),
+    );
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("has 7 words")),
+        "{answer}"
+    );
+    assert_unchanged(&before, &storage, "a new id of seven words");
 
     // The same over REST: 400 (404 for a missing node), with a detail.
     for (old, new, status_wanted) in [
