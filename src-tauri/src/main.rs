@@ -28,6 +28,7 @@ use tauri_plugin_clipboard_manager::ClipboardExt as _;
 use tauri_plugin_dialog::{DialogExt as _, MessageDialogButtons};
 use tauri_plugin_opener::OpenerExt as _;
 use tokio_util::sync::CancellationToken;
+use window::Graph;
 
 /// Shared between the tray, the watcher and the quit path.
 struct Shell {
@@ -103,7 +104,7 @@ fn main() {
         // First, so a second launch only focuses this one and never starts a server.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             log::info!("a second launch asked to open the graph view");
-            window::show(app, None);
+            window::show(app, Graph::WhereWorking);
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
@@ -122,12 +123,12 @@ fn main() {
                     Ok(tray) => *lock(&shell.tray) = Some(tray),
                     Err(e) => {
                         log::warn!("no tray icon ({e}); opening the graph view instead");
-                        window::show(&handle, None);
+                        window::show(&handle, Graph::WhereWorking);
                     }
                 },
                 Err(why) => {
                     log::warn!("no tray icon: {why}; opening the graph view instead");
-                    window::show(&handle, None);
+                    window::show(&handle, Graph::WhereWorking);
                 }
             }
             refresh(&handle);
@@ -306,7 +307,7 @@ fn build_tray(app: &AppHandle) -> tauri::Result<TrayIcon> {
                 ..
             } = event
             {
-                window::show(tray.app_handle(), None);
+                window::show(tray.app_handle(), Graph::WhereWorking);
             }
         })
         .build(app)
@@ -315,26 +316,18 @@ fn build_tray(app: &AppHandle) -> tauri::Result<TrayIcon> {
 fn menu(app: &AppHandle, status: Option<&Status>) -> tauri::Result<Menu<tauri::Wry>> {
     let s = shell(app);
     let mut builder = MenuBuilder::new(app).text("open", "Open graph view");
-    if let Some(status) = status {
-        let tending: Vec<_> = status.needs_tending().collect();
-        if !tending.is_empty() {
-            builder = builder.separator().item(
-                &MenuItemBuilder::with_id("needs", "Needs tending:")
-                    .enabled(false)
-                    .build(app)?,
+    // One line per graph, neediest first, with its DEBT and HEALTH; a line opens its graph.
+    if let Some(status) = status.filter(|s| !s.graphs.is_empty()) {
+        builder = builder.separator().item(
+            &MenuItemBuilder::with_id("graphs", "Graphs (neediest first):")
+                .enabled(false)
+                .build(app)?,
+        );
+        for g in &status.graphs {
+            builder = builder.text(
+                format!("graph:{}", g.project_path.clone().unwrap_or_default()),
+                format!("  {}", g.menu_line()).replace('&', "&&"),
             );
-            for g in tending {
-                let label = format!(
-                    "  {} — DEBT {} ({})",
-                    g.name,
-                    g.level.as_str(),
-                    g.largest_factor
-                );
-                builder = builder.text(
-                    format!("tend:{}", g.project_path.clone().unwrap_or_default()),
-                    label,
-                );
-            }
         }
     }
     if let Some(sync) = status.and_then(|s| s.sync.as_ref()) {
@@ -394,7 +387,7 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
     let id = event.id().as_ref().to_string();
     let s = shell(app);
     match id.as_str() {
-        "open" => window::show(app, None),
+        "open" => window::show(app, Graph::WhereWorking),
         "copy" => {
             if let Err(e) = app.clipboard().write_text(connection_command(&s.settings)) {
                 log::warn!("cannot copy to the clipboard: {e}");
@@ -427,10 +420,20 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
         "quit" => quit(app.clone()),
         "sync-now" => sync_now(app.clone()),
         other => {
-            if let Some(project) = other.strip_prefix("tend:") {
-                window::show(app, (!project.is_empty()).then_some(project));
+            if let Some(project) = other.strip_prefix("graph:") {
+                window::show(app, graph_of(project));
             }
         }
+    }
+}
+
+/// The graph a menu line or a notification names: a project's path, or empty for the
+/// user graph.
+fn graph_of(project: &str) -> Graph<'_> {
+    if project.is_empty() {
+        Graph::User
+    } else {
+        Graph::Project(project)
     }
 }
 
@@ -514,11 +517,15 @@ fn refresh(app: &AppHandle) {
     let changed = lock(&s.status).as_ref() != Some(&status);
     if changed {
         log::info!("tray state: {}", status.badge.name());
+        log::info!("tray label: {}", status.label());
         if let Some(tray) = lock(&s.tray).as_ref() {
             let icon = Image::from_bytes(status.badge.icon());
             let applied = icon
                 .and_then(|i| tray.set_icon(Some(i)))
                 .and_then(|()| tray.set_tooltip(Some(status.tooltip())))
+                // Linux's app indicators show no tooltip: the label beside the icon
+                // carries the numbers there (and in the macOS menu bar).
+                .and_then(|()| tray.set_title(Some(status.label())))
                 .and_then(|()| menu(app, Some(&status)).and_then(|m| tray.set_menu(Some(m))));
             if let Err(e) = applied {
                 log::warn!("cannot update the tray: {e}");
@@ -554,7 +561,9 @@ fn notify_new_high(app: &AppHandle, s: &Shell, status: &Status) {
                 kg_core::float_repr(kg_core::round_to(g.score, 2)),
                 g.largest_factor
             ),
-            Some(Box::new(move || window::show(&handle, project.as_deref()))),
+            Some(Box::new(move || {
+                window::show(&handle, graph_of(project.as_deref().unwrap_or_default()))
+            })),
         );
     }
 }
@@ -690,6 +699,7 @@ async fn watch(app: AppHandle) {
     match &s.host {
         Host::Hosted { state, .. } => {
             let mut changes = state.changes.subscribe();
+            let mut orphaned = Orphaned::default();
             loop {
                 tokio::select! {
                     change = changes.recv() => match change {
@@ -709,8 +719,10 @@ async fn watch(app: AppHandle) {
                                     None,
                                 );
                             }
-                            settle(&mut changes).await;
+                            orphaned.count(&change);
+                            settle(&mut changes, &mut orphaned).await;
                             refresh(&app);
+                            orphaned.tell(&app, &s);
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => refresh(&app),
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
@@ -730,14 +742,82 @@ fn arrived_by_sync(source_session: Option<&str>) -> bool {
     source_session.is_some_and(|s| s.starts_with("sync:"))
 }
 
-/// Let a burst of changes settle before re-surveying the disk.
-async fn settle(changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>) {
+/// Let a burst of changes settle before re-surveying the disk, counting what it orphans.
+async fn settle(
+    changes: &mut tokio::sync::broadcast::Receiver<Arc<kg_core::Change>>,
+    orphaned: &mut Orphaned,
+) {
     let quiet = tokio::time::sleep(Duration::from_millis(300));
     tokio::pin!(quiet);
     loop {
         tokio::select! {
             () = &mut quiet => return,
-            next = changes.recv() => if next.is_err() { return },
+            next = changes.recv() => match next {
+                Ok(change) => orphaned.count(&change),
+                Err(_) => return,
+            },
+        }
+    }
+}
+
+/// Nodes maintenance orphaned during a burst of changes, by graph (its project path,
+/// none for the user graph): a burst of new nodes can push curated ones out of every
+/// read, and the person hears of it where the numbers live.
+#[derive(Default)]
+struct Orphaned(Vec<(Option<String>, usize)>);
+
+impl Orphaned {
+    fn count(&mut self, change: &kg_core::Change) {
+        if let ChangeKind::TiersMoved(moves) = &change.kind {
+            self.add(change.project_path.as_deref(), moves.orphaned.len());
+        }
+    }
+
+    /// The same, from a `/ws` message of the server a tray attached to.
+    fn count_message(&mut self, message: &serde_json::Value) {
+        if message["type"] == "tiers_moved" {
+            let n = message["orphaned"].as_array().map_or(0, Vec::len);
+            self.add(message["project_path"].as_str(), n);
+        }
+    }
+
+    fn add(&mut self, project: Option<&str>, n: usize) {
+        if n == 0 {
+            return;
+        }
+        match self.0.iter_mut().find(|(p, _)| p.as_deref() == project) {
+            Some((_, total)) => *total += n,
+            None => self.0.push((project.map(str::to_string), n)),
+        }
+    }
+
+    /// One notification per graph and day, opening the graph view on that graph (its
+    /// box explains the burst and brings the nodes back in one click).
+    fn tell(&mut self, app: &AppHandle, s: &Shell) {
+        for (project, n) in self.0.drain(..) {
+            let name = lock(&s.status)
+                .as_ref()
+                .and_then(|st| st.graphs.iter().find(|g| g.project_path == project))
+                .map_or_else(
+                    || project.clone().unwrap_or_else(|| "user".into()),
+                    |g| g.name.clone(),
+                );
+            if !lock(&s.gate).admit(&format!("orphaned:{name}"), s.clock.now()) {
+                continue;
+            }
+            let handle = app.clone();
+            notify::show(
+                &format!(
+                    "KG Memory: {n} node{} of {name} left every read",
+                    if n == 1 { "" } else { "s" }
+                ),
+                &format!(
+                    "New nodes took {name}'s budget, so older nodes were archived and the archived ones with the fewest links were orphaned. Open the graph view to see why and bring them back in one click."
+                ),
+                Some(Box::new(move || {
+                    window::show(&handle, graph_of(project.as_deref().unwrap_or_default()))
+                })),
+            );
         }
     }
 }
@@ -749,20 +829,25 @@ async fn attached_watch(app: &AppHandle, s: &Shell) {
         match tokio_tungstenite::connect_async(url.as_str()).await {
             Ok((mut ws, _)) => {
                 refresh(app);
+                let mut orphaned = Orphaned::default();
                 loop {
                     tokio::select! {
                         msg = ws.next() => match msg {
                             Some(Ok(msg)) => {
                                 if let Ok(text) = msg.to_text()
                                     && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
-                                    && arrived_by_sync(value["source_session"].as_str())
                                 {
-                                    s.sync_poke.notify_one();
+                                    if arrived_by_sync(value["source_session"].as_str()) {
+                                        s.sync_poke.notify_one();
+                                    }
+                                    orphaned.count_message(&value);
                                 }
                                 refresh(app);
                             }
                             _ => break,
                         },
+                        // A burst is told once it is over: 300 ms without a message.
+                        () = tokio::time::sleep(Duration::from_millis(300)), if !orphaned.0.is_empty() => orphaned.tell(app, s),
                         () = s.shutdown.cancelled() => return,
                     }
                 }

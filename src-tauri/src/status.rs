@@ -42,7 +42,31 @@ pub struct GraphStatus {
     pub level: DebtLevel,
     pub score: f64,
     pub largest_factor: String,
+    /// Active nodes no cited edge touches, as a whole percentage (HEALTH's orphans).
+    pub unlinked_pct: i64,
+    pub nodes: usize,
     pub line: String,
+}
+
+impl GraphStatus {
+    /// The graph's line in the tray menu: its DEBT and HEALTH in short.
+    /// A graph that needs tending says what weighs most.
+    pub fn menu_line(&self) -> String {
+        let why = if self.level >= DebtLevel::Med {
+            format!(": {}", self.largest_factor)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} — DEBT {} ({}{why}) · HEALTH {} node{}, {}% unlinked",
+            self.name,
+            self.level.as_str(),
+            kg_core::float_repr(kg_core::round_to(self.score, 2)),
+            self.nodes,
+            if self.nodes == 1 { "" } else { "s" },
+            self.unlinked_pct
+        )
+    }
 }
 
 /// Everything the tray shows.
@@ -102,14 +126,28 @@ impl Status {
         lines.join("\n")
     }
 
-    /// Graphs whose debt is MED or HIGH, neediest first.
-    pub fn needs_tending(&self) -> impl Iterator<Item = &GraphStatus> {
-        self.graphs.iter().filter(|g| g.level >= DebtLevel::Med)
+    /// The few characters beside the icon (Linux's indicator label, and the macOS menu
+    /// bar): the worst DEBT of any graph and the worst HEALTH (the largest share of
+    /// unlinked active nodes). Empty while there is no graph.
+    pub fn label(&self) -> String {
+        if self.badge == Badge::Error {
+            return "KG error".into();
+        }
+        let Some(neediest) = self.graphs.first() else {
+            return String::new();
+        };
+        let unlinked = self
+            .graphs
+            .iter()
+            .map(|g| g.unlinked_pct)
+            .max()
+            .unwrap_or(0);
+        format!("DEBT {} · {unlinked}% unlinked", neediest.level.as_str())
     }
 }
 
 fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
-    let health = graph.health.trim_start_matches("HEALTH: ");
+    let health = graph.health.line.trim_start_matches("HEALTH: ");
     // Conflicts raise the level without the score: the line says why it is MED.
     let conflicts = debt
         .conflicts_summary()
@@ -127,6 +165,8 @@ fn graph_status(graph: &CatalogueEntry, debt: &Debt) -> GraphStatus {
         level: debt.level,
         score: debt.score,
         largest_factor: debt.largest_factor(),
+        unlinked_pct: graph.health.orphan_pct,
+        nodes: graph.health.nodes,
     }
 }
 
@@ -167,13 +207,25 @@ mod tests {
         .expect("write");
         let busy = survey(&layout, 1_795_176_000.0, "host", false);
         assert_eq!(busy.badge, Badge::DebtHigh);
-        assert_eq!(busy.needs_tending().count(), 1);
         assert!(
             busy.tooltip().contains("user: DEBT HIGH"),
             "{}",
             busy.tooltip()
         );
-        assert_eq!(survey(&layout, 1.0, "down", true).badge, Badge::Error);
+        // Ten unlinked nodes: the label and the menu line say so beside the DEBT.
+        assert_eq!(busy.label(), "DEBT HIGH · 100% unlinked");
+        let line = busy.graphs[0].menu_line();
+        assert!(
+            line.starts_with("user — DEBT HIGH (")
+                && line.ends_with(") · HEALTH 10 nodes, 100% unlinked"),
+            "{line}"
+        );
+        assert_eq!(empty.label(), "");
+        let down = survey(&layout, 1.0, "down", true);
+        assert_eq!(
+            (down.badge, down.label().as_str()),
+            (Badge::Error, "KG error")
+        );
     }
 
     #[test]
@@ -233,9 +285,15 @@ mod tests {
             "{}",
             conflicted.tooltip()
         );
-        let tending: Vec<_> = conflicted.needs_tending().collect();
-        assert_eq!(tending.len(), 1);
-        assert_eq!(tending[0].largest_factor, "merged with conflicts: 1");
+        assert_eq!(
+            conflicted.graphs[0].largest_factor,
+            "merged with conflicts: 1"
+        );
+        assert_eq!(
+            conflicted.graphs[0].menu_line(),
+            "user — DEBT MED (0.0: merged with conflicts: 1) · HEALTH 2 nodes, 0% unlinked"
+        );
+        assert_eq!(conflicted.label(), "DEBT MED · 0% unlinked");
 
         write(r#"["Settled: A is right."]"#);
         let settled = survey(&layout, now, "host", false);

@@ -62,21 +62,32 @@ pub fn save_geometry(app: &AppHandle) {
     }
 }
 
-fn page_url(app: &AppHandle, project: Option<&str>) -> String {
+/// Which graph the window opens on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Graph<'a> {
+    /// Where the person works: the page picks the project of the session used last (or
+    /// the last graph looked at); an open window keeps what it shows.
+    WhereWorking,
+    User,
+    Project(&'a str),
+}
+
+fn page_url(app: &AppHandle, graph: Graph<'_>) -> String {
     let base = shell(app).settings.base_url();
-    match project {
-        Some(p) => format!("{base}/ui#project={}", kg_server::client::encode(p)),
-        None => format!("{base}/ui"),
+    match graph {
+        Graph::Project(p) => format!("{base}/ui#project={}", kg_server::client::encode(p)),
+        Graph::User => format!("{base}/ui#graph=user"),
+        Graph::WhereWorking => format!("{base}/ui"),
     }
 }
 
 /// What the window shows: the graph view, or the error page when there is no server.
-fn target(app: &AppHandle, project: Option<&str>) -> Result<WebviewUrl, String> {
+fn target(app: &AppHandle, graph: Graph<'_>) -> Result<WebviewUrl, String> {
     let s = shell(app);
     let (url, failed) = if s.host.failure(&s.settings).is_some() {
         (format!("{ERROR_SCHEME}://localhost/"), true)
     } else {
-        (page_url(app, project), false)
+        (page_url(app, graph), false)
     };
     let parsed = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
     Ok(if failed {
@@ -86,9 +97,9 @@ fn target(app: &AppHandle, project: Option<&str>) -> Result<WebviewUrl, String> 
     })
 }
 
-/// Open the graph window (or focus it), optionally on one project's graph.
-pub fn show(app: &AppHandle, project: Option<&str>) {
-    let url = match target(app, project) {
+/// Open the graph window (or focus it), on a graph.
+pub fn show(app: &AppHandle, graph: Graph<'_>) {
+    let url = match target(app, graph) {
         Ok(url) => url,
         Err(e) => {
             log::error!("cannot open the graph window: {e}");
@@ -96,7 +107,7 @@ pub fn show(app: &AppHandle, project: Option<&str>) {
         }
     };
     if let Some(window) = app.get_webview_window(LABEL) {
-        if project.is_some()
+        if graph != Graph::WhereWorking
             && let WebviewUrl::External(page) = url
             && let Err(e) = window.navigate(page.clone())
         {

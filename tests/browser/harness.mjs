@@ -151,15 +151,29 @@ export async function launchBrowser() {
 
 /** Open the view and wait until its first full draw. */
 export async function openView(browser, base, hash = '', viewport = { width: 1600, height: 1000 }) {
-  const page = await browser.newPage({ viewport });
-  const errors = [];
+  return openPage(await browser.newPage({ viewport }), base, hash);
+}
+
+/**
+ * Open the view in a browser context the caller keeps (its storage, so the saved
+ * picture and the last graph looked at, lasts across pages), as openView does. The
+ * page's errors and console warnings go to `page.errors` and `page.warnings`, or to the
+ * caller's lists (`into`), shared by its pages.
+ */
+export async function openInContext(context, base, hash = '', into = {}) {
+  return openPage(await context.newPage(), base, hash, into);
+}
+
+async function openPage(page, base, hash, { errors = [], warnings = [] } = {}) {
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
+    if (m.type() === 'warning') warnings.push(m.text());
   });
   await page.goto(`${base}/ui${hash}`);
   await page.waitForFunction(() => window.kgView && window.kgView.ready && window.kgView.live() === 'live', null, { timeout: 30000 });
   page.errors = errors;
+  page.warnings = warnings;
   return page;
 }
 

@@ -58,7 +58,7 @@ async function confirmIfAsked(page, verb) {
 }
 
 test('lock and unlock in the panel; the lock shows and refuses an agent', async () => {
-  const page = await openView(browser, server.base);
+  const page = await openView(browser, server.base, '#graph=user');
   await openPanel(page, 'error-message-style');
   await page.locator('#panel #lock', { hasText: 'Lock' }).click();
   await confirmIfAsked(page, 'Lock');
@@ -78,7 +78,7 @@ test('lock and unlock in the panel; the lock shows and refuses an agent', async 
 });
 
 test('lock and unlock in bulk from the list', async () => {
-  const page = await openView(browser, server.base);
+  const page = await openView(browser, server.base, '#graph=user');
   await page.locator('#show-list').click();
   for (const id of ['prefer-small-commits', 'retry-backoff-policy']) {
     await page.locator(`#list tr[data-key="u:${id}"] input[type=checkbox]`).check();
@@ -101,7 +101,7 @@ test('lock and unlock in bulk from the list', async () => {
 });
 
 test('rename in the panel, then undo brings the old id back with its edge', async () => {
-  const page = await openView(browser, server.base);
+  const page = await openView(browser, server.base, '#graph=user');
   await openPanel(page, 'prefer-small-commits');
   await page.locator('#panel #rename').click();
   await page.locator('#rename-id').fill('one-two-three-four-five-six-seven');
@@ -133,7 +133,7 @@ test('rename in the panel, then undo brings the old id back with its edge', asyn
 });
 
 test('an edit overtaken by an agent shows both versions before it saves', async () => {
-  const page = await openView(browser, server.base);
+  const page = await openView(browser, server.base, '#graph=user');
   await openPanel(page, 'review-checklist');
   await page.locator('#gist').fill('Reviews check tests and naming (edited by a person)');
   // Meanwhile an agent that has read the node rewrites it.
@@ -146,6 +146,8 @@ test('an edit overtaken by an agent shows both versions before it saves', async 
   await page.locator('dialog[open] .actions button', { hasText: 'Save mine over it' }).click();
   await page.waitForFunction(() => !document.querySelector('dialog[open]'));
   await page.waitForFunction(() => document.querySelector('#panel #gist')?.value.includes('edited by a person'), null, { timeout: 10000 });
+  // The box keeps the typed text all along: the save is done when the file says so.
+  for (let i = 0; i < 100 && userNode('review-checklist').gist !== 'Reviews check tests and naming (edited by a person)'; i++) await page.waitForTimeout(100);
   assert.equal(userNode('review-checklist').gist, 'Reviews check tests and naming (edited by a person)');
   assert.deepEqual(page.errors.filter((e) => !/Failed to load resource: the server responded with a status of 40[09]/.test(e)), []);
   await page.close();

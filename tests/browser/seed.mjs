@@ -114,3 +114,34 @@ export function writeStorage(storage, user, projects = {}) {
     fs.writeFileSync(path.join(dir, 'graph.json'), JSON.stringify(graph, null, 2));
   }
 }
+
+/**
+ * A project level about 100 characters under its budget (ids of one length, so every
+ * citation costs the same 26 characters): 60 active lines of 259, 67 citations, five
+ * anchors and the two heads, 17,403 in all. Promoting `beta-r000` (a 300-character
+ * gist: its line replaces its anchor, +302) takes it over 17,500.
+ */
+export function betaGraph(dir, now) {
+  const nodes = {};
+  const edges = {};
+  const old = now - 60 * 86400;
+  const gist = (i, n) => `Beta insight ${String(i).padStart(3, '0')} `.padEnd(n, 'x');
+  for (let i = 0; i < 60; i++) {
+    const id = `beta-${String(i).padStart(4, '0')}`;
+    nodes[id] = { id, gist: gist(i, 245), _created_ts: old, _last_read_ts: old + i * 3600 };
+    if (i > 0) {
+      const from = `beta-${String(i - 1).padStart(4, '0')}`;
+      edges[`${from}->${id}:relates`] = { from, to: id, rel: 'relates' };
+    }
+  }
+  for (let i = 0; i < 5; i++) {
+    const id = `beta-r${String(i).padStart(3, '0')}`;
+    nodes[id] = { id, gist: gist(100 + i, i === 0 ? 300 : 120), _created_ts: old, _archived: true };
+    const to = `beta-${String(10 + i).padStart(4, '0')}`;
+    edges[`${id}->${to}:relates`] = { from: id, to, rel: 'relates' };
+  }
+  // The node to promote is well connected and liked, so it stays once promoted.
+  nodes['beta-r000']._useful_ts = [now - 3600, now - 7200];
+  for (const to of ['beta-0020', 'beta-0030', 'beta-0040']) edges[`${to}->beta-r000:relates`] = { from: to, to: 'beta-r000', rel: 'relates' };
+  return { nodes, edges, _meta: { versions: {}, project_path: dir, namespace: { kind: 'project', owner: null } } };
+}

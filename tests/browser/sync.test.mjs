@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { BIN, freePort, launchBrowser, openView, shot, startServer, tempRoot } from './harness.mjs';
+import { BIN, freePort, launchBrowser, mcp, openView, shot, startServer, tempRoot } from './harness.mjs';
 import { makeGraph, writeStorage } from './seed.mjs';
 
 const now = Date.now() / 1000;
@@ -185,6 +185,24 @@ test('with the sync status shown, the top bar keeps to one row at every window w
     await page.setViewportSize({ width, height: 700 });
     const height = await page.evaluate(() => document.querySelector('header.top').getBoundingClientRect().height);
     if (height > 52) wrapped.push(`${width} px: ${height} px high (${await page.locator('#sync').innerText()})`);
+  }
+  assert.deepEqual(wrapped, []);
+  // With a project on screen, the button to the user graph joins the bar too.
+  const shop = path.join(root, 'home', 'src', 'shop');
+  fs.mkdirSync(shop, { recursive: true });
+  const client = mcp(server.base);
+  await client.initialize();
+  const sid = (await client.call('kg_read', { cwd: shop })).match(/Session: ([0-9a-f]{8})/)[1];
+  await client.call('kg_put_node', { session_id: sid, level: 'project', id: 'cart-totals', gist: 'Cart totals round per line, then sum' });
+  await page.setViewportSize({ width: 1600, height: 700 });
+  await page.goto(`${server.base}/ui#project=${encodeURIComponent(shop)}`);
+  await page.waitForFunction(() => window.kgView?.ready && window.kgView.has('p:cart-totals'), null, { timeout: 30000 });
+  await page.locator('#switch-graph').waitFor({ state: 'visible' });
+  await page.locator('#sync').waitFor({ state: 'visible', timeout: 15000 });
+  for (let width = 1000; width <= 1600; width += 10) {
+    await page.setViewportSize({ width, height: 700 });
+    const height = await page.evaluate(() => document.querySelector('header.top').getBoundingClientRect().height);
+    if (height > 52) wrapped.push(`${width} px with a project: ${height} px high (${await page.locator('#sync').innerText()})`);
   }
   assert.deepEqual(wrapped, []);
   await page.close();

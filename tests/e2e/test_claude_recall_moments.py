@@ -33,14 +33,17 @@ def archive(server, project: Path, node_id: str) -> None:
     )
 
 
-def session_with_model(env: dict[str, str], folder: Path, model: ScriptedModel, prompt: str, *tools: str):
-    """Run `claude -p` in `folder` against the scripted model, allowing `tools`."""
+def session_with_model(
+    env: dict[str, str], folder: Path, model: ScriptedModel, prompt: str, *tools: str, resume: list[str] = ()
+):
+    """Run `claude -p` in `folder` against the scripted model, allowing `tools`;
+    `resume` adds `--session-id`/`--resume` arguments."""
     # Tool search off: every MCP tool is in the tool list the model sees, so the
     # scripted model can name it directly.
     env = dict(env, ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-scripted-test", ENABLE_TOOL_SEARCH="false")
     debug = Path(env["HOME"]).parent / f"claude-{len(model.requests)}-{id(model)}.log"
     try:
-        done = run(env, folder, "--debug-file", str(debug), "-p", prompt, "--allowedTools", *tools, timeout=120)
+        done = run(env, folder, *resume, "--debug-file", str(debug), "-p", prompt, "--allowedTools", *tools, timeout=120)
     except subprocess.TimeoutExpired:
         tail = debug.read_text(errors="replace")[-4000:] if debug.exists() else "(no debug log)"
         pytest.fail(f"claude did not finish; its debug log ends:\n{tail}")
@@ -236,3 +239,61 @@ def test_a_stale_touch_is_counted_and_gits_rename_is_offered_and_taken(kg_server
     touches = node.get("node", node).get("touches")
     assert touches == ["src/sx1262.c:1-5 (radio_init)"], node
     assert survey_row()["debt"].get("dangling_touches", 0) == 0
+
+
+def test_a_write_in_one_session_reaches_the_others_next_prompt_once(kg_server, shm_dir):
+    project = kg_server.make_project("ledger")
+    (project / "src").mkdir()
+    invoice = project / "src" / "invoice.rs"
+    invoice.write_text("fn total() {}\n")
+    post(
+        kg_server,
+        "/api/nodes",
+        {"level": "project", "project_path": str(project), "id": "invoice-rounding",
+         "gist": "Invoice totals round half-even per line, never on the sum", "touches": ["src/invoice.rs"]},
+    )
+    env = claude_with_plugin(kg_server, shm_dir)
+    read_tools = ("Read",)
+    put_tools = ("mcp__plugin_knowledge-graph_kg__kg_put_node", "mcp__kg__kg_put_node")
+    b = "5e551011-0000-4000-8000-00000000000b"
+
+    # B works on invoice rounding: it asks about it and reads the file.
+    with ScriptedModel([[{"name": "Read", "input": {"file_path": str(invoice)}}]]) as model:
+        session_with_model(env, project, model, "check how invoice rounding works", *read_tools, resume=["--session-id", b])
+
+    # A, another Claude Code session, corrects that node, adds one on the same topic
+    # and one on another.
+    def put(node_id: str, gist: str):
+        def call(body):
+            return [{"name": ScriptedModel.tool_named(body, "kg_put_node"),
+                     "input": {"session_id": session_id_of(body), "level": "project", "id": node_id, "gist": gist}}]
+        return call
+
+    script = [
+        put("invoice-rounding", "Invoice totals round half-even per line; credit notes round the same way"),
+        put("invoice-rounding-currencies", "Invoice rounding uses the currency's minor unit: JPY rounds to whole yen"),
+        put("css-theme-tokens", "Colours come from CSS theme tokens, never literal hex values"),
+    ]
+    with ScriptedModel(script) as model:
+        session_with_model(env, project, model, "record what we found", *put_tools)
+        assert not model.errors, model.errors
+
+    # B's next prompt hears of A's two writes on its topic, and not of the third.
+    with ScriptedModel([]) as model:
+        session_with_model(env, project, model, "go on", *read_tools, resume=["--resume", b])
+        seen = model.conversation_text()
+    header = "Meanwhile others wrote to this memory"
+    assert seen.count(header) == 1, seen[-3000:]
+    news = seen[seen.index(header):]
+    assert "- invoice-rounding-currencies (new): Invoice rounding uses the currency" in news, news[:1500]
+    assert "- invoice-rounding (updated): Invoice totals round half-even per line; credit notes" in news
+    assert "css-theme-tokens" not in seen
+
+    # Once: the prompt after that brings nothing new.
+    with ScriptedModel([]) as model:
+        session_with_model(env, project, model, "anything else?", *read_tools, resume=["--resume", b])
+        again = model.conversation_text()
+    assert again.count(header) == 1, "only the earlier turn's news is in the history"
+    decisions = get(kg_server, f"/api/view/recall?project_path={project}")["decisions"]
+    pushes = [d for d in decisions if d["trigger"] == "push"]
+    assert [d["outcome"] for d in pushes][:1] == ["injected"], pushes

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -28,6 +29,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from conftest import free_port, make_temp_root, write_clock  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests" / "tray"))
+from sni import Watcher  # noqa: E402
 from x11 import close_window  # noqa: E402
 
 APP = Path(os.environ.get("KG_MEMORY_APP_BIN") or REPO / "target" / "debug" / "kg-memory-app")
@@ -439,6 +441,143 @@ def test_debt_high_notifies_once_and_changes_the_badge(desktop, root):
     finally:
         watch.stop()
         app.stop()
+
+
+def wait_until(read, ok, what: str, timeout: float = 20):
+    """Poll `read()` until `ok` holds for its value; returns that value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = read()
+        if ok(value):
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"{what}: last seen {value!r}")
+
+
+GRAPH_LINE = re.compile(r"^  (\S+) — DEBT (LOW|MED|HIGH) \(([0-9.]+)(: .*)?\) · HEALTH (\d+) nodes?, (\d+)% unlinked$")
+
+
+def graph_lines(menu: list[str]) -> dict[str, tuple[str, int, int]]:
+    """The menu's per-graph lines: name → (DEBT level, nodes, % unlinked)."""
+    found = {}
+    for line in menu:
+        m = GRAPH_LINE.match(line)
+        if m:
+            found[m.group(1)] = (m.group(2), int(m.group(5)), int(m.group(6)))
+    return found
+
+
+def test_the_indicator_label_and_menu_show_debt_and_health_as_debt_rises(desktop, root):
+    """Linux's indicators show no tooltip: the label beside the icon carries the worst DEBT
+    and HEALTH, and the menu one line per graph, read here as a panel reads them."""
+    watcher = Watcher()
+    app = App(root, free_port())
+    project = seed_busy_graph(app.storage, app.home)
+    watch = Notifications(root / "notify.log")
+    try:
+        app.start()
+        app.wait_log("tray state: healthy")
+        label = wait_until(watcher.label, lambda v: v == "DEBT LOW · 0% unlinked", "the calm label")
+        menu = watcher.menu()
+        assert graph_lines(menu) == {"user": ("LOW", 9, 0)}, menu
+        assert menu.index("Graphs (neediest first):") < menu.index("Quit"), menu
+
+        # An agent starts on a project: its graph gets a line of its own, live.
+        text = app.mcp("kg_read", {"cwd": str(project)})
+        sid = text.rsplit("Session: ", 1)[1][:8]
+        app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": "build-cache", "gist": "The build cache lives in target/"})
+        lines = wait_until(lambda: graph_lines(watcher.menu()), lambda v: len(v) == 2, "a line per graph")
+        project_graph = next(name for name in lines if name != "user")
+        assert lines[project_graph][1:] == (1, 100), lines
+
+        # DEBT rises on the user graph: oversized, unlinked gists.
+        for i in range(8):
+            app.mcp("kg_put_node", {"session_id": sid, "level": "user", "id": f"sprawl-{i}", "gist": "x" * 400})
+        app.wait_log("tray state: DEBT HIGH")
+        label = wait_until(watcher.label, lambda v: v.startswith("DEBT HIGH"), "the label after DEBT rose")
+        assert label == "DEBT HIGH · 100% unlinked", f"the worst HEALTH (the project's one unlinked node): {label}"
+        menu = watcher.menu()
+        lines = graph_lines(menu)
+        assert lines.get("user") == ("HIGH", 17, 47), menu
+        # Neediest first: the user graph's line comes before the project's.
+        assert [name for name in (l.split(" — ")[0].strip() for l in menu) if name in lines] == ["user", project_graph], menu
+        assert any(l.startswith("  user — DEBT HIGH (") and ": " in l.split("(", 1)[1] for l in menu), f"a graph to tend says why: {menu}"
+        time.sleep(1.5)
+        assert [s for s in watch.summaries() if "needs tending" in s] == ["KG Memory: user needs tending"], watch.summaries()
+    finally:
+        watch.stop()
+        app.stop()
+        watcher.stop()
+
+
+def seed_settled_project(storage: Path, home: Path) -> Path:
+    """A project settled between its fill line and its budget, its archived anchors near
+    their share: 14 active nodes and 380 curated archived ones (two days old, each linked
+    to one active node). A burst of unlinked notes takes the budget and orphans curated
+    nodes (the graph view's small.test.mjs uses the same shape)."""
+    folder = home / "src" / "gamma"
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes, edges = {}, {}
+    for i in range(14):
+        nid = f"gamma-{i:04d}"
+        nodes[nid] = {"id": nid, "gist": f"Gamma insight {i} ".ljust(100, "x"), "_created_ts": NOW - 60 * DAY, "_last_read_ts": NOW - 2 * DAY + i * 60}
+    for i in range(380):
+        nid = f"gamma-r{i:03d}"
+        nodes[nid] = {"id": nid, "gist": f"Curated {i}".ljust(80, "y"), "_created_ts": NOW - 2 * DAY, "_archived": True}
+        to = f"gamma-{i % 14:04d}"
+        edges[f"{nid}->{to}:relates"] = {"from": nid, "to": to, "rel": "relates"}
+    graph = {"nodes": nodes, "edges": edges, "_meta": {"versions": {}, "project_path": str(folder), "namespace": {"kind": "project", "owner": None}}}
+    (storage / "projects" / "gamma").mkdir(parents=True, exist_ok=True)
+    (storage / "projects" / "gamma" / "graph.json").write_text(json.dumps(graph))
+    return folder
+
+
+@pytest.mark.parametrize("host", ["hosted", "attached"])
+def test_a_burst_that_orphans_curated_nodes_is_told_once_by_a_notification(desktop, root, host):
+    """The app's own server, or one it attached to (it follows that server's /ws)."""
+    app = App(root, free_port())
+    folder = seed_settled_project(app.storage, app.home)
+    watch = Notifications(root / "notify.log")
+    server = None
+    if host == "attached":
+        env = app.env()
+        server = subprocess.Popen([str(APP.parent / "kg-memory"), "serve", "--port", str(app.port)], env=env, stdout=open(root / "serve.log", "ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if app.health()["status"] == "ok":
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, (root / "serve.log").read_text()
+                time.sleep(0.1)
+    try:
+        app.start()
+        app.wait_log("tray state:")
+        text = app.mcp("kg_read", {"cwd": str(folder)})
+        sid = text.rsplit("Session: ", 1)[1][:8]
+        for i in range(36):
+            app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": f"note-{i}", "gist": f"Agent note {i} ".ljust(300, "z")})
+        graph = json.loads((app.storage / "projects" / "gamma" / "graph.json").read_text())
+        orphaned = [n for n in graph["nodes"].values() if "_orphaned_ts" in n]
+        assert len(orphaned) > 20, f"the burst orphaned curated nodes: {len(orphaned)}"
+        deadline = time.monotonic() + 10
+        told = []
+        while time.monotonic() < deadline and not told:
+            told = [s for s in watch.summaries() if "left every read" in s]
+            time.sleep(0.2)
+        assert told == [f"KG Memory: {len(orphaned)} nodes of gamma left every read"], f"{watch.summaries()}\n{app.log.read_text()}"
+        # More orphaning the same day is not told again.
+        for i in range(36, 48):
+            app.mcp("kg_put_node", {"session_id": sid, "level": "project", "id": f"note-{i}", "gist": f"Agent note {i} ".ljust(300, "z")})
+        time.sleep(2)
+        assert len([s for s in watch.summaries() if "left every read" in s]) == 1, watch.summaries()
+    finally:
+        watch.stop()
+        app.stop()
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=30) == 0
 
 
 def test_a_write_acknowledged_before_sigterm_is_on_disk(desktop, root):

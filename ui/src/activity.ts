@@ -6,8 +6,8 @@
 import { actions, graph, live } from './app';
 import { api, ApiError } from './api';
 import { $, fill, h, when } from './dom';
-import { nodeKey } from './graph';
-import { loadRecalls, recallTab } from './recalls';
+import { nodeKey } from './graphmodel';
+import { loadRecalls, recallTab, stopRecalls } from './recalls';
 import { onScreen, projectOnScreen, state } from './state';
 import type { ActivityEntry, ActivityKind, LevelName } from './types';
 
@@ -21,8 +21,6 @@ const KINDS: { value: string; label: string; kinds: ActivityKind[] }[] = [
   { value: 'health', label: 'debt and damage', kinds: ['debt_changed', 'quarantined'] },
 ];
 
-let entries: ActivityEntry[] = [];
-let error = '';
 
 function author(e: ActivityEntry): string {
   switch (e.author) {
@@ -42,7 +40,7 @@ function author(e: ActivityEntry): string {
 function shown(): ActivityEntry[] {
   const { level, kind } = state.activity;
   const group = KINDS.find((k) => k.value === kind);
-  return entries.filter((e) => (level === 'all' || e.level === level) && (!group?.kinds.length || group.kinds.includes(e.kind)));
+  return state.activity.entries.filter((e) => (level === 'all' || e.level === level) && (!group?.kinds.length || group.kinds.includes(e.kind)));
 }
 
 function entryItem(e: ActivityEntry): HTMLElement {
@@ -140,10 +138,10 @@ export function renderActivity(): void {
     tabs(),
     h('p', { class: 'small muted', text: 'Since the memory server started, newest first.' }),
     filters(),
-    error ? h('p', { class: 'error', role: 'alert', text: error }) : null,
+    state.activity.error ? h('p', { class: 'error', role: 'alert', text: state.activity.error }) : null,
     list.length
       ? h('ol', { class: 'activity-list' }, list.map(entryItem))
-      : h('p', { class: 'small muted', text: entries.length ? 'No change of this kind.' : 'No changes yet.' }),
+      : h('p', { class: 'small muted', text: state.activity.entries.length ? 'No change of this kind.' : 'No changes yet.' }),
   );
 }
 
@@ -153,10 +151,10 @@ export async function loadActivity(): Promise<void> {
   if (state.activity.tab === 'recall') return loadRecalls(renderActivity);
   try {
     const answer = await api.activity(onScreen(), projectOnScreen());
-    entries = answer.entries;
-    error = '';
+    state.activity.entries = answer.entries;
+    state.activity.error = '';
   } catch (e) {
-    error = `Cannot read the recent changes: ${e instanceof ApiError ? e.detail : String(e)}`;
+    state.activity.error = `Cannot read the recent changes: ${e instanceof ApiError ? e.detail : String(e)}`;
   }
   renderActivity();
 }
@@ -179,5 +177,5 @@ export function toggleActivity(open?: boolean): void {
   });
   $('activity-toggle').setAttribute('aria-expanded', String(next));
   if (next) void loadActivity();
-  else window.clearTimeout(state.activity.recallTimer);
+  else stopRecalls();
 }

@@ -33,8 +33,12 @@ export class BandTitles {
   private readonly els: Record<BandName, { box: HTMLElement; name: HTMLElement; hint: HTMLElement }>;
   /** A title's height on screen, once measured. */
   private lineHeight = 0;
+  /** Says a band lies below the canvas's bottom edge (a short window), and brings it up. */
+  private readonly below: HTMLButtonElement;
+  private belowBand: BandName | null = null;
 
-  constructor(container: HTMLElement) {
+  /** `reveal` scrolls a band into view (the hint's click). */
+  constructor(container: HTMLElement, reveal: (band: BandName) => void) {
     const make = (band: BandName) => {
       const name = h('span', { class: 'name' });
       const hint = h('span', { class: 'hint' });
@@ -44,6 +48,9 @@ export class BandTitles {
       return { box, name, hint };
     };
     this.els = { active: make('active'), archive: make('archive'), drawer: make('drawer') };
+    this.below = h('button', { type: 'button', class: 'below-hint', onclick: () => this.belowBand && reveal(this.belowBand) }) as HTMLButtonElement;
+    this.below.hidden = true;
+    container.append(this.below);
   }
 
   /** Put up new texts (the counts change with every refresh). */
@@ -95,6 +102,16 @@ export class BandTitles {
         }
       }
       if (drawn) floor = Math.max(floor, bottom);
+    }
+    // The first band wholly under the bottom edge gets a hint there: a short window
+    // would otherwise hide the archived band with nothing to say it exists.
+    const hidden = (['archive', 'drawer'] as BandName[]).find((band) => (band !== 'drawer' || drawerOpen) && bands[band].y1 * zoom + pan.y >= height - INSET);
+    const name = hidden ? this.els[hidden].name.textContent ?? '' : '';
+    if (hidden !== this.belowBand || (hidden && !this.below.textContent?.includes(name))) {
+      this.belowBand = hidden ?? null;
+      this.below.hidden = !hidden;
+      this.below.textContent = hidden ? `▾ ${name} below` : '';
+      this.below.title = hidden ? `Scroll down to the ${hidden === 'archive' ? 'archived band' : 'orphaned drawer'}` : '';
     }
   }
 }

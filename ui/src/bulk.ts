@@ -5,7 +5,7 @@
 import { actions, graph } from './app';
 import { ApiError, type StepAction } from './api';
 import { $, fill, h, toast } from './dom';
-import type { NodeInfo } from './graph';
+import type { NodeInfo } from './graphmodel';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { state } from './state';
 import type { LevelName } from './types';

@@ -8,7 +8,7 @@ import { $, isTyping } from './dom';
 import { createDialog } from './dialogs';
 import { toggleDrawer } from './gauges';
 import { showView } from './list';
-import { readHash, refresh, renderSelector, writeHash } from './load';
+import { chooseGraph, readHash, refresh, renderSelector } from './load';
 import { undoStep } from './moves';
 import { showAll, showAround } from './neighbourhood';
 import { deleteNode, select } from './panel';
@@ -24,14 +24,10 @@ export function applyTheme(theme: string | null): void {
 
 async function switchGraph(): Promise<void> {
   const value = $<HTMLSelectElement>('graph-select').value;
-  state.project = value.startsWith('p:') ? value.slice(2) : null;
-  if (!state.project) state.both = false;
-  writeHash();
-  renderSelector();
+  chooseGraph(value.startsWith('p:') ? value.slice(2) : null, state.both);
   select(null);
   clearChosen();
   clearResults();
-  state.loaded = false;
   live.connect(state.project);
   await refresh(true);
 }
@@ -89,16 +85,21 @@ function onKey(ev: KeyboardEvent): void {
 
 export function wire(): void {
   $('graph-select').addEventListener('change', () => void switchGraph());
+  $('switch-graph').addEventListener('click', (ev) => {
+    $<HTMLSelectElement>('graph-select').value = (ev.currentTarget as HTMLElement).dataset.to ?? 'user';
+    void switchGraph();
+  });
   $<HTMLInputElement>('both-levels').addEventListener('change', (ev) => {
-    state.both = (ev.target as HTMLInputElement).checked;
-    writeHash();
-    state.loaded = false;
+    chooseGraph(state.project, (ev.target as HTMLInputElement).checked);
     select(null);
     clearChosen();
     void refresh(true);
   });
   $('new-node').addEventListener('click', createDialog);
-  $('relayout').addEventListener('click', () => void refresh(true));
+  $('relayout').addEventListener('click', () => {
+    graph.forgetPicture();
+    void refresh(true);
+  });
   $('activity-toggle').addEventListener('click', () => toggleActivity());
   $('show-graph').addEventListener('click', () => showView('graph'));
   $('show-list').addEventListener('click', () => showView('list'));

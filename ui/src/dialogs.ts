@@ -1,34 +1,13 @@
-// The modal dialogs: a yes/no confirmation, and "New node".
+// The "New node" dialog (confirm.ts asks yes or no).
 
 import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph } from './app';
 import { api, type StepAction } from './api';
 import { $, h, lines, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { onScreen } from './state';
 import type { LevelName } from './types';
-
-/** Ask before an action; resolves true on `action`. `detail` goes under the message;
- * a `destructive` action's button is red. */
-export function confirmDialog(title: string, message: string, action: string, detail?: HTMLElement, destructive = true): Promise<boolean> {
-  const dialog = $<HTMLDialogElement>('dialog');
-  return new Promise((resolve) => {
-    const no = h('button', { type: 'button', text: 'Cancel' });
-    const yes = h('button', { type: 'button', class: destructive ? 'danger' : 'primary', text: action });
-    dialog.replaceChildren(h('h2', { text: title }), h('p', { text: message }), ...(detail ? [detail] : []), h('div', { class: 'actions' }, no, yes));
-    const done = (v: boolean) => {
-      dialog.onclose = null;
-      dialog.close();
-      resolve(v);
-    };
-    no.onclick = () => done(false);
-    yes.onclick = () => done(true);
-    dialog.onclose = () => resolve(false);
-    dialog.showModal();
-    no.focus();
-  });
-}
 
 /** The "+ Node" dialog: creates a node in one of the levels on screen, then opens it. */
 export function createDialog(): void {

@@ -4,7 +4,7 @@
 
 import { actions, graph, scanLimit } from './app';
 import { $, fmt, h } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { staleTouchParts } from './stale';
 import { onScreen, state } from './state';
 import type { DebtItem, LevelData, LevelDebt, LevelName } from './types';

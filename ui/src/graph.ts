@@ -19,14 +19,19 @@
 
 import cytoscape from 'cytoscape';
 import type { Core, ElementDefinition, EventObject, NodeSingular, Position } from 'cytoscape';
-import { BandTitles } from './bandtitles';
-import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, HOME_ZOOM, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
+import { BandTitles, type BandName } from './bandtitles';
+import { arrangeBands, DOT_MAX, drawerCells, emptySpotIn, followTitles, fullLayout, initialBands, place, placeInBand, VIEW_PAD, zoneAt } from './layout';
+import { copyBands, forgetPicture, pictureId, readPicture, savePicture, type Picture, type SavedSpot } from './picture';
 import type { LayoutItem, Scene, TierChange, Zone } from './layout';
 import { LABEL, stylesheet } from './stylesheet';
+import { rendererOf, Viewport } from './viewport';
+import { buildModel, degreeOf, isFile, LABEL_CHARS, levelOfKey, outsideLabel } from './graphmodel';
+import type { EdgeInfo, NodeInfo } from './graphmodel';
+
 import { $ } from './dom';
 import { claimSlot, colourClass, TOPIC_COLOURS, TopicLegend, topicOf } from './topics';
 import type { TopicCount } from './topics';
-import type { LevelData, LevelName, StoredEdge, StoredNode, TierName, TierWhy } from './types';
+import type { LevelData, TierName } from './types';
 
 // Cytoscape adds a one-rule <style> element to the page (its container positioned
 // relative) unless an element with this id exists. The page's CSP refuses inline
@@ -39,28 +44,6 @@ if (!document.getElementById(CYTOSCAPE_STYLE_ID)) {
 }
 
 export type { Zone } from './layout';
-
-/** One node of a level as the canvas knows it. */
-export interface NodeInfo {
-  key: string;
-  level: LevelName;
-  id: string;
-  /** What the canvas writes next to the dot (the id, cut when long). */
-  label: string;
-  tier: TierName;
-  node: StoredNode;
-  why: TierWhy;
-}
-
-export interface EdgeInfo {
-  key: string;
-  level: LevelName;
-  edge: StoredEdge;
-  live: boolean;
-  source: string;
-  target: string;
-  kind: 'normal' | 'trace' | 'dead' | 'cross' | 'artifact';
-}
 
 export interface Callbacks {
   select(key: string | null): void;
@@ -76,48 +59,8 @@ export interface Callbacks {
   refuse(message: string): void;
 }
 
-export const nodeKey = (level: LevelName, id: string): string => `${level === 'user' ? 'u' : 'p'}:${id}`;
-export const artifactKey = (ref: string): string => `a:${ref}`;
-const edgeKey = (level: LevelName, e: StoredEdge): string =>
-  `e:${level === 'user' ? 'u' : 'p'}:${e.from}->${e.to}:${e.rel}`;
-
-/** The picture a pan or zoom moves (`textureOnViewport`), and the viewport it shows. */
-interface ViewportSnapshot {
-  texture: HTMLCanvasElement;
-  viewport: { zoom: number; pan: Position; width: number; height: number; mpan: Position };
-}
-
-/** The parts of Cytoscape's canvas renderer (3.x) the view reaches into. */
-interface CanvasRenderer {
-  data: {
-    /** Set by Cytoscape's own wheel zoom: frames come from a snapshot meanwhile. */
-    wheelZooming: boolean;
-    wheelTimeout?: number;
-    /** The layer textures; until their first use, that use draws every element into them. */
-    lyrTxrCache?: { firstGet: boolean };
-    /** The canvases on screen, by layer; `NODE` holds the elements. */
-    canvases?: HTMLCanvasElement[];
-  };
-  NODE: number;
-  /** The options `textureOnViewport` and `hideEdgesOnViewport`. */
-  textureOnViewport: boolean;
-  hideEdgesOnViewport: boolean;
-  /** Made by the first frame of a gesture when missing; dropped by the next full frame. */
-  textureCache: ViewportSnapshot | null;
-  /** The viewport of the last frame drawn: what the canvases show. */
-  prevViewport?: { zoom: number; pan: Position };
-  canvasWidth: number;
-  canvasHeight: number;
-  redrawHint(what: 'eles', dirty: boolean): void;
-  redraw(): void;
-}
-
-const rendererOf = (cy: Core): CanvasRenderer => (cy as unknown as { renderer(): CanvasRenderer }).renderer();
-
 /** From this many nodes on, drawing takes the fast paths (no arrows, haystack edges, textures while moving). */
 const LARGE = 700;
-/** From this many nodes moving in or out of the active area at once, it is packed afresh. */
-const REPACK_AT = 4;
 
 /** Run `fn` once the next frame is on screen. */
 const afterNextFrame = (fn: () => void): void => {
@@ -161,6 +104,8 @@ interface Canvas extends Scene {
   /** Search hits and the nodes chosen for a bulk action, ringed. */
   hits: string[];
   chosen: string[];
+  /** The nodes a step would move, while the person decides (markMoving). */
+  moving: { key: string; label: string }[];
   /**
    * Elements of the last full layout not on the canvas yet, in batches that join it a
    * frame apart (the nodes off screen and the edges that reach them), and that
@@ -168,29 +113,15 @@ interface Canvas extends Scene {
    */
   waiting: ElementDefinition[][];
   layouts: number;
+  /** Which graph is on screen, for its saved picture (picture.ts). */
+  pictureId: string | null;
+  saveTimer: number | undefined;
 }
-
-/** Ids longer than this are cut with an ellipsis on the canvas (the tip and panel show them whole). */
-const LABEL_CHARS = 22;
-const label = (id: string): string => (id.length > LABEL_CHARS ? `${id.slice(0, LABEL_CHARS - 1)}…` : id);
-/** A file is labelled with its last path segment. */
-const artifactLabel = (key: string): string => {
-  const ref = key.slice(2);
-  return label(ref.split('/').filter(Boolean).pop() ?? ref);
-};
-
-/** One wheel notch zooms by this factor; a trackpad's small deltas, by their share of it. */
-const WHEEL_NOTCH = 1.15;
-/** The `+` and `−` buttons and keys zoom by this factor. */
-const ZOOM_STEP = 1.25;
-/** The first picture never zooms in further than this (a handful of nodes would fill the screen). */
-const HOME_MAX_ZOOM = 1.5;
-/** Below this zoom active labels would be under 11.5 px: the first picture stays above it and scrolls instead. */
-const READABLE_ZOOM = 11.5 / LABEL.size;
 
 export class GraphView {
   private readonly canvas: Canvas;
   private readonly legend: TopicLegend;
+  private readonly view: Viewport;
   /** Milliseconds of the last full layout, for the benchmark. */
   lastLayoutMs = 0;
 
@@ -209,7 +140,7 @@ export class GraphView {
       picked: null,
       large: false,
       bands: initialBands(),
-      titles: new BandTitles(container),
+      titles: new BandTitles(container, (band) => this.reveal(band)),
       grabbedAt: new Map(),
       dragZone: null,
       flashTimer: undefined,
@@ -220,9 +151,13 @@ export class GraphView {
       around: null,
       hits: [],
       chosen: [],
+      moving: [],
       waiting: [],
       layouts: 0,
+      pictureId: null,
+      saveTimer: undefined,
     };
+    this.view = new Viewport(this.canvas.cy, container, () => this.canvas.large, () => followTitles(this.canvas));
     this.legend = new TopicLegend($('topics'), (topic) => this.showOnly(this.canvas.onlyTopic === topic ? null : topic));
     // Follow the container's size (window resizes, the details panel opening).
     new ResizeObserver(() => {
@@ -236,7 +171,7 @@ export class GraphView {
     container.parentElement?.addEventListener(
       'wheel',
       (ev) => {
-        if (container.contains(ev.target as Node)) this.wheel(ev);
+        if (container.contains(ev.target as Node)) this.view.wheel(ev);
       },
       { capture: true, passive: false },
     );
@@ -252,20 +187,6 @@ export class GraphView {
 
   get edges(): Map<string, EdgeInfo> {
     return this.canvas.edges;
-  }
-
-  /** Make `change` (opening or closing a side panel) with every node staying where it
-   * was on the page. The narrower canvas can wrap the topic bar above it onto another
-   * row; a graph that moved down under the pointer would give a double-click's second
-   * click to the node above. */
-  keepingPlace(change: () => void): void {
-    const before = this.container.getBoundingClientRect();
-    change();
-    const after = this.container.getBoundingClientRect();
-    const cy = this.canvas.cy;
-    cy.resize();
-    if (before.height > 0 && after.height > 0) cy.panBy({ x: before.left - after.left, y: before.top - after.top });
-    followTitles(this.canvas);
   }
 
   /** The Cytoscape instance, set up for a small graph (`drawAll` switches it for a large one). */
@@ -344,7 +265,13 @@ export class GraphView {
       this.hideTip();
     });
     cy.on('drag', 'node', (ev: EventObject) => this.dragging(ev.target as NodeSingular));
-    cy.on('dragfree', 'node', (ev: EventObject) => void this.dropped(ev.target as NodeSingular));
+    cy.on('dragfree', 'node', (ev: EventObject) => {
+      const n = ev.target as NodeSingular;
+      void this.dropped(n).finally(() => {
+        this.canvas.grabbedAt.delete(n.id());
+        this.savePictureSoon();
+      });
+    });
     cy.on('mouseover', 'node', (ev: EventObject) => {
       const n = ev.target as NodeSingular;
       if (n.hasClass('band')) return;
@@ -370,7 +297,7 @@ export class GraphView {
       pans = ev.target === cy && !(e?.shiftKey || e?.ctrlKey || e?.metaKey);
     });
     cy.on('tapdrag', () => {
-      if (pans && this.canvas.large) this.snapshotScreen();
+      if (pans && this.canvas.large) this.view.snapshotScreen();
     });
   }
 
@@ -387,9 +314,12 @@ export class GraphView {
     if (info) {
       head.textContent = `${info.id} · ${info.level} · ${info.tier}`;
       body.textContent = String(info.node.gist ?? '');
-    } else {
-      head.textContent = `artifact · ${key.slice(2)}`;
+    } else if (isFile(key)) {
+      head.textContent = `file · ${key.slice(2)}`;
       body.textContent = 'A file or path an edge points at (not a node).';
+    } else {
+      head.textContent = `${key.slice(2)} · ${levelOfKey(key)} level`;
+      body.textContent = `A node of the ${levelOfKey(key)} graph, linked from here: tick “both levels” to see it with its own links.`;
     }
     tip.append(head, body);
     const p = n.renderedPosition();
@@ -465,59 +395,6 @@ export class GraphView {
 
   // ----- building elements ------------------------------------------------------------
 
-  /** Turn the levels on screen into node and edge infos. */
-  private model(levels: LevelData[]): { nodes: Map<string, NodeInfo>; edges: Map<string, EdgeInfo>; artifacts: Set<string> } {
-    const nodes = new Map<string, NodeInfo>();
-    const ids = new Map<LevelName, Set<string>>();
-    for (const l of levels) {
-      const set = new Set<string>();
-      for (const n of l.nodes) {
-        const id = String(n.node.id ?? '');
-        set.add(id);
-        nodes.set(nodeKey(l.level, id), { key: nodeKey(l.level, id), level: l.level, id, label: n.node.locked === true ? `${label(id)} (locked)` : label(id), tier: n.tier, node: n.node, why: n.why });
-      }
-      ids.set(l.level, set);
-    }
-    const edges = new Map<string, EdgeInfo>();
-    const artifacts = new Set<string>();
-    for (const l of levels) {
-      const other: LevelName = l.level === 'user' ? 'project' : 'user';
-      // The server says which ends are files; any other end is a node of this level or,
-      // when both levels are shown, of the other one.
-      const resolve = (ref: string, artifact: boolean): { key: string; kind: 'node' | 'cross' | 'artifact' } => {
-        if (ids.get(l.level)?.has(ref)) return { key: nodeKey(l.level, ref), kind: 'node' };
-        if (!artifact && ids.get(other)?.has(ref)) return { key: nodeKey(other, ref), kind: 'cross' };
-        return { key: artifactKey(ref), kind: 'artifact' };
-      };
-      for (const { edge, live, from_artifact, to_artifact } of l.edges) {
-        const s = resolve(edge.from, from_artifact);
-        const t = resolve(edge.to, to_artifact);
-        if (s.kind === 'artifact') artifacts.add(s.key);
-        if (t.kind === 'artifact') artifacts.add(t.key);
-        const tiers = [s, t].map((e) => nodes.get(e.key)?.tier);
-        let kind: EdgeInfo['kind'];
-        if (s.kind === 'artifact' || t.kind === 'artifact') kind = 'artifact';
-        else if (s.kind === 'cross' || t.kind === 'cross') kind = 'cross';
-        else if (!live) kind = 'dead';
-        else if (tiers.includes('archived')) kind = 'trace';
-        else kind = 'normal';
-        const key = edgeKey(l.level, edge);
-        edges.set(key, { key, level: l.level, edge, live, source: s.key, target: t.key, kind });
-      }
-    }
-    return { nodes, edges, artifacts };
-  }
-
-  private degreeOf(edges: Map<string, EdgeInfo>): Map<string, number> {
-    const deg = new Map<string, number>();
-    for (const e of edges.values()) {
-      if (e.kind === 'dead') continue;
-      deg.set(e.source, (deg.get(e.source) ?? 0) + 1);
-      deg.set(e.target, (deg.get(e.target) ?? 0) + 1);
-    }
-    return deg;
-  }
-
   private nodeClasses(info: NodeInfo): string {
     const cls: string[] = [info.level, info.tier, colourClass(this.topicSlot(topicOf(info.id)))];
     if (info.key === this.canvas.picked) cls.push('picked');
@@ -528,10 +405,11 @@ export class GraphView {
    * Orphans stay off the canvas while the drawer is closed: 1,700 of them would cost
    * their styles and bounds on every full draw without being seen.
    */
-  private onCanvas(key: string, nodes = this.canvas.nodes): boolean {
+  private onCanvas(key: string, nodes = this.canvas.nodes, outside = this.canvas.artifacts): boolean {
     const info = nodes.get(key);
-    return info === undefined ? key.startsWith('a:') : info.tier !== 'orphaned' || this.canvas.drawerOpen;
+    return info === undefined ? outside.has(key) : info.tier !== 'orphaned' || this.canvas.drawerOpen;
   }
+
 
   private nodeData(info: NodeInfo, deg: Map<string, number>): ElementDefinition['data'] {
     return { id: info.key, label: info.label, topic: topicOf(info.id), size: this.size(info, deg.get(info.key) ?? 0) };
@@ -542,7 +420,11 @@ export class GraphView {
   }
 
   private artifactElement(key: string): ElementDefinition {
-    return { group: 'nodes', data: { id: key, label: artifactLabel(key), size: 8 }, classes: `artifact${this.canvas.artifactsShown ? '' : ' hidden'}` };
+    if (!isFile(key)) {
+      // A node of the other level, not shown: its level's shape, hollow, its id beside it.
+      return { group: 'nodes', data: { id: key, label: outsideLabel(key), size: 10 }, classes: `outside elsewhere ${levelOfKey(key)}` };
+    }
+    return { group: 'nodes', data: { id: key, label: outsideLabel(key), size: 8 }, classes: `outside artifact${this.canvas.artifactsShown ? '' : ' hidden'}` };
   }
 
   private edgeClasses(e: EdgeInfo): string {
@@ -571,14 +453,16 @@ export class GraphView {
     return slot;
   }
 
-  /** Colour slots by topic size: the biggest topics claim theirs first (see claimSlot). */
-  private assignSlots(nodes: Map<string, NodeInfo>): void {
+  /** Colour slots by topic size: the biggest topics claim theirs first (see claimSlot), after those a saved picture gives. */
+  private assignSlots(nodes: Map<string, NodeInfo>, saved?: Map<string, number>): void {
     const counts = new Map<string, number>();
     for (const n of nodes.values()) counts.set(topicOf(n.id), (counts.get(topicOf(n.id)) ?? 0) + 1);
     const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    const slots = new Map<string, number>();
-    const taken = new Set<number>();
+    // The topics' colours saved with the picture stay theirs; new topics claim the rest.
+    const slots = new Map<string, number>([...(saved ?? [])].filter(([topic]) => counts.has(topic)));
+    const taken = new Set<number>([...slots.values()].filter((slot) => slot < TOPIC_COLOURS));
     for (const [topic] of ranked) {
+      if (slots.has(topic)) continue;
       const slot = claimSlot(topic, taken);
       slots.set(topic, slot);
       if (slot < TOPIC_COLOURS) taken.add(slot);
@@ -645,7 +529,11 @@ export class GraphView {
    * only what changed moves. Returns the keys whose tier or content changed.
    */
   show(levels: LevelData[], relayout: boolean): string[] {
-    const { nodes, edges, artifacts } = this.model(levels);
+    const { nodes, edges, outside: artifacts } = buildModel(levels);
+    const id = pictureId(levels);
+    const sameGraph = id === this.canvas.pictureId;
+    if (!sameGraph) relayout = true;
+    this.canvas.pictureId = id;
     const large = nodes.size + artifacts.size > LARGE;
     if (large !== this.canvas.large && (relayout || large)) relayout = true;
     // Changed for a person: new, another tier, or a field of its own (the `_` fields
@@ -657,8 +545,10 @@ export class GraphView {
       if (!before || before.tier !== info.tier || own(before.node) !== own(info.node)) changed.push(info.key);
     }
     if (!relayout) for (const key of edges.keys()) if (!this.canvas.edges.has(key)) changed.push(key);
-    if (relayout) this.drawAll(nodes, edges, artifacts, large);
+    // A graph laid out again (the Re-layout button) keeps its topics' colours.
+    if (relayout) this.drawAll(nodes, edges, artifacts, large, readPicture(id), sameGraph ? this.canvas.topicSlots : undefined);
     else this.update(nodes, edges, artifacts);
+    this.savePictureSoon();
     // Classes were rewritten or made anew: the marks go back on.
     if (this.canvas.hovered && !this.canvas.nodes.has(this.canvas.hovered)) this.canvas.hovered = null;
     this.reapplyMarks();
@@ -681,18 +571,21 @@ export class GraphView {
    * them; the rest (the nodes off screen and every edge that reaches one) joins the
    * canvas in the next frame.
    */
-  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean): void {
+  private drawAll(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>, large: boolean, saved: Picture | null, slots?: Map<string, number>): void {
     const cy = this.cy;
     cy.elements().remove();
     if (large !== this.canvas.large) this.setLarge(large);
-    this.assignSlots(nodes);
+    this.assignSlots(nodes, saved?.slots ?? slots);
     // The legend goes up first: the first picture is chosen for the canvas's height under it.
     this.adopt(nodes, edges, artifacts);
     const t0 = performance.now();
     const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
+    // The saved picture wins over the fresh layout; what it does not know yet is placed
+    // among it as a live change would be.
+    const unsaved = saved ? this.takeSaved(saved, at) : [];
     this.lastLayoutMs = performance.now() - t0;
     this.home();
-    const deg = this.degreeOf(edges);
+    const deg = degreeOf(edges);
     const placed = (def: ElementDefinition): ElementDefinition => ({ ...def, position: at.get(String(def.data.id)) });
     const nodeDefs = [...nodes.values()].filter((n) => this.onCanvas(n.key)).map((n) => placed(this.nodeElement(n, deg)));
     for (const key of artifacts) nodeDefs.push(placed(this.artifactElement(key)));
@@ -702,8 +595,87 @@ export class GraphView {
     const offScreen: ElementDefinition[] = [];
     for (const def of nodeDefs) (shown.has(String(def.data.id)) ? now : offScreen).push(def);
     for (const e of edgeList) (shown.has(e.source) && shown.has(e.target) ? now : offScreen).push(this.edgeElement(e));
+    if (unsaved.length) {
+      // Placing them finds free cells among every node: all join the canvas at once.
+      cy.batch(() => cy.add([...now, ...offScreen]));
+      place(this.canvas, unsaved);
+      return;
+    }
     cy.batch(() => cy.add(now));
     this.addLater([offScreen]);
+  }
+
+  /**
+   * Put the saved picture's bands and positions into a fresh layout's `at`; returns the
+   * nodes and files it has no place for (new since, or in another tier now).
+   */
+  private takeSaved(saved: Picture, at: Map<string, Position>): TierChange[] {
+    const bands = this.canvas.bands;
+    Object.assign(bands, copyBands(saved.bands));
+    const unsaved: TierChange[] = [];
+    const orphans: { key: string }[] = [];
+    for (const key of at.keys()) {
+      const info = this.canvas.nodes.get(key);
+      const tier = info ? info.tier : 'artifact';
+      if (tier === 'orphaned') {
+        orphans.push({ key });
+        continue;
+      }
+      const spot = saved.spots.get(key);
+      if (spot && spot.tier === tier) at.set(key, { x: spot.x, y: spot.y });
+      else unsaved.push({ key, from: null, to: tier === 'artifact' ? 'active' : tier });
+    }
+    for (const [key, p] of drawerCells(this.canvas, orphans)) at.set(key, p);
+    arrangeBands(this.canvas);
+    return unsaved;
+  }
+
+  /** The picture on screen: where every node and file sits, the bands, the topics' colours. */
+  picture(): Picture | null {
+    const id = this.canvas.pictureId;
+    if (id === null) return null;
+    this.settle();
+    const spots = new Map<string, SavedSpot>();
+    this.cy.nodes().forEach((n) => {
+      if (n.hasClass('band')) return;
+      const tier = n.hasClass('outside') ? 'artifact' : n.hasClass('active') ? 'active' : n.hasClass('archived') ? 'archived' : null;
+      // A node held or being dropped is where it was grabbed, in the picture.
+      if (tier) spots.set(n.id(), { ...(this.canvas.grabbedAt.get(n.id()) ?? n.position()), tier });
+    });
+    return { graph: id, bands: copyBands(this.canvas.bands), spots, slots: new Map(this.canvas.topicSlots) };
+  }
+
+  /** Put nodes back where a picture of this graph had them (an undone step): each node
+   * in the tier it had then returns to its place. */
+  restorePicture(p: Picture): void {
+    if (p.graph !== this.canvas.pictureId) return;
+    this.settle();
+    Object.assign(this.canvas.bands, copyBands(p.bands));
+    this.cy.batch(() => {
+      this.cy.nodes().forEach((n) => {
+        const spot = p.spots.get(n.id());
+        const tier = n.hasClass('outside') ? 'artifact' : n.hasClass('active') ? 'active' : 'archived';
+        if (spot && spot.tier === tier && !n.hasClass('orphaned')) n.position({ x: spot.x, y: spot.y });
+      });
+    });
+    arrangeBands(this.canvas);
+    this.savePictureSoon();
+  }
+
+  /** Forget where the nodes of the graph on screen sit: the next full draw lays it out
+   * afresh, its topics keeping their colours (the Re-layout button). */
+  forgetPicture(): void {
+    window.clearTimeout(this.canvas.saveTimer);
+    if (this.canvas.pictureId) forgetPicture(this.canvas.pictureId);
+  }
+
+  /** Save the picture once a burst of changes is over. */
+  private savePictureSoon(): void {
+    window.clearTimeout(this.canvas.saveTimer);
+    this.canvas.saveTimer = window.setTimeout(() => {
+      const p = this.picture();
+      if (p) savePicture(p);
+    }, 300);
   }
 
   /**
@@ -759,7 +731,7 @@ export class GraphView {
   /** What the full layout needs to know of each node and file. */
   private layoutItems(): LayoutItem[] {
     const items: LayoutItem[] = [...this.canvas.nodes.values()].map((n) => ({ key: n.key, tier: n.tier, topic: topicOf(n.id), label: n.label }));
-    for (const key of this.canvas.artifacts) items.push({ key, tier: 'artifact', topic: '', label: artifactLabel(key) });
+    for (const key of this.canvas.artifacts) items.push({ key, tier: 'artifact', topic: '', label: outsideLabel(key) });
     return items;
   }
 
@@ -783,7 +755,7 @@ export class GraphView {
   private update(nodes: Map<string, NodeInfo>, edges: Map<string, EdgeInfo>, artifacts: Set<string>): void {
     this.settle();
     const cy = this.cy;
-    const deg = this.degreeOf(edges);
+    const deg = degreeOf(edges);
     const moved: TierChange[] = [];
     const before = this.canvas.nodes;
     cy.batch(() => {
@@ -791,7 +763,7 @@ export class GraphView {
       cy.nodes().forEach((n) => {
         const id = n.id();
         if (n.hasClass('band')) return;
-        if (id.startsWith('a:') ? !artifacts.has(id) : !this.onCanvas(id, nodes)) n.remove();
+        if (!this.onCanvas(id, nodes, artifacts)) n.remove();
       });
       cy.edges().forEach((e) => {
         if (!edges.has(e.id())) e.remove();
@@ -819,7 +791,7 @@ export class GraphView {
       if (add.length) cy.add(add);
       const addEdges: ElementDefinition[] = [];
       for (const e of edges.values()) {
-        if (!this.onCanvas(e.source, nodes) || !this.onCanvas(e.target, nodes)) continue;
+        if (!this.onCanvas(e.source, nodes, artifacts) || !this.onCanvas(e.target, nodes, artifacts)) continue;
         const el = cy.getElementById(e.key);
         if (el.empty()) addEdges.push(this.edgeElement(e));
         else el.classes(this.edgeClasses(e));
@@ -827,130 +799,40 @@ export class GraphView {
       if (addEdges.length) cy.add(addEdges);
     });
     this.adopt(nodes, edges, artifacts);
-    // A step that moved many nodes in or out of the active area (a big re-balance, an
-    // undo) is packed afresh: placed one by one they leave holes and a row of
-    // stragglers under the box, and the fresh pack of an undone step is the picture
-    // before it (the same graph gives the same picture).
-    const shifted = moved.filter((m) => !m.key.startsWith('a:') && (m.to === 'active') !== (m.from === 'active'));
-    if (shifted.length >= REPACK_AT) this.repack();
-    else place(this.canvas, moved);
+    // Only what changed moves, however many: a person keeps their place in a graph by
+    // position (a step's holes stay until the Re-layout button packs the graph again).
+    place(this.canvas, moved);
   }
 
-  /** Put every node where a full layout puts it, keeping the viewport (no new elements). */
-  private repack(): void {
-    const at = fullLayout(this.canvas, this.layoutItems(), this.activeNeighbours());
-    this.cy.batch(() => {
-      this.cy.nodes().forEach((n) => {
-        const p = at.get(n.id());
-        if (p && !n.hasClass('band')) n.position(p);
-      });
-    });
+  // ----- the viewport (viewport.ts) ------------------------------------------------------
+
+  /** See Viewport.keepingPlace: a side panel opens or closes with every node in its place. */
+  keepingPlace(change: () => void, inSight: string | null = null): void {
+    this.view.keepingPlace(change, inSight);
   }
 
-  // ----- the viewport -------------------------------------------------------------------
+  /** Scroll a band below the bottom edge into view (its top at least; whole if it fits). */
+  private reveal(band: BandName): void {
+    const cy = this.cy;
+    const r = band === 'archive' ? this.canvas.bands.archive : this.canvas.bands.drawer;
+    const zoom = cy.zoom();
+    const top = r.y1 * zoom + cy.pan().y;
+    const tall = (r.y2 - r.y1) * zoom;
+    const to = Math.max(VIEW_PAD, cy.height() - tall - VIEW_PAD);
+    cy.animate({ panBy: { x: 0, y: to - top } }, { duration: 250 });
+  }
 
-  /**
-   * The first picture: everything when it fits with labels readable; otherwise the
-   * active band at a readable zoom, from its top (the bands below are a scroll away).
-   */
+  /** The first picture of a full layout. */
   home(): void {
-    const cy = this.cy;
-    cy.resize(); // the page around the canvas may have changed since the last resize event
-    const w = cy.width() - 2 * VIEW_PAD;
-    const h = cy.height() - 2 * VIEW_PAD;
-    // Every node of a full layout lies in a band: the frames on screen bound the picture
-    // (reading it off the frames styles three elements, not all of them, before the
-    // first frame).
-    const frames = cy.nodes('.band').not('.hidden');
-    const all = frames.boundingBox();
-    const fitAll = Math.min(w / all.w, h / all.h);
-    if (fitAll >= READABLE_ZOOM) {
-      cy.zoom(Math.min(fitAll, HOME_MAX_ZOOM));
-      cy.center(frames);
-      return;
-    }
-    const band = cy.getElementById('band:active').boundingBox();
-    const zoom = Math.max(READABLE_ZOOM, Math.min(w / band.w, h / band.h, HOME_ZOOM));
-    cy.zoom(zoom);
-    cy.pan({ x: cy.width() / 2 - ((band.x1 + band.x2) / 2) * zoom, y: VIEW_PAD - band.y1 * zoom });
-  }
-
-  /** Zoom by `factor` about a point of the canvas (its centre by default). */
-  zoomBy(factor: number, at?: { x: number; y: number }): void {
-    const cy = this.cy;
-    const level = Math.min(cy.maxZoom(), Math.max(cy.minZoom(), cy.zoom() * factor));
-    cy.zoom({ level, renderedPosition: at ?? { x: cy.width() / 2, y: cy.height() / 2 } });
+    this.view.home();
   }
 
   zoomIn(): void {
-    this.zoomBy(ZOOM_STEP);
+    this.view.zoomIn();
   }
 
   zoomOut(): void {
-    this.zoomBy(1 / ZOOM_STEP);
-  }
-
-  private wheel(ev: WheelEvent): void {
-    ev.preventDefault();
-    ev.stopPropagation();
-    if (ev.deltaY === 0) return;
-    // A mouse wheel's notch is one event of 50 to 130 pixels (by browser and platform),
-    // or of lines or pages: each counts as one step. A trackpad sends many small pixel
-    // deltas: each counts as its share of a 100-pixel notch, so the zoom follows the fingers.
-    const small = ev.deltaMode === WheelEvent.DOM_DELTA_PIXEL && Math.abs(ev.deltaY) < 50;
-    const notches = small ? ev.deltaY / 100 : Math.sign(ev.deltaY);
-    const factor = WHEEL_NOTCH ** -notches;
-    const box = this.container.getBoundingClientRect();
-    if (this.canvas.large) this.drawFromTextureWhileZooming();
-    this.zoomBy(factor, { x: ev.clientX - box.left, y: ev.clientY - box.top });
-  }
-
-  /** Where `snapshotScreen` copies the screen to. */
-  private readonly snapshot = document.createElement('canvas');
-
-  /**
-   * Start a pan or zoom of a large graph from the picture on screen. Cytoscape moves a
-   * snapshot while the viewport moves, but makes it by drawing every node on screen
-   * again, at twice the resolution (a quarter of a second for 2,000 nodes before the
-   * first frame moves); a copy of the screen is the same picture, edges included, for
-   * one image copy. Cytoscape drops it, as its own, at the next full frame.
-   */
-  private snapshotScreen(): void {
-    const r = rendererOf(this.cy);
-    const screen = r.data.canvases?.[r.NODE];
-    // Cytoscape's internals, as 3.x has them: without them it makes its own snapshot.
-    if (r.textureCache || !r.prevViewport || !screen) return;
-    const copy = this.snapshot;
-    if (copy.width !== screen.width || copy.height !== screen.height) {
-      copy.width = screen.width;
-      copy.height = screen.height;
-    }
-    const cxt = copy.getContext('2d') as CanvasRenderingContext2D;
-    cxt.clearRect(0, 0, copy.width, copy.height);
-    cxt.drawImage(screen, 0, 0);
-    const { zoom, pan } = r.prevViewport;
-    r.textureCache = {
-      texture: copy,
-      viewport: { zoom, pan: { ...pan }, width: r.canvasWidth, height: r.canvasHeight, mpan: { x: -pan.x / zoom, y: -pan.y / zoom } },
-    };
-  }
-
-  /**
-   * A large graph redrawn in full on every wheel step drops to a few frames a second.
-   * Cytoscape's own wheel zoom draws from a snapshot (`textureOnViewport`) while a
-   * renderer flag says a wheel zoom is under way, and redraws in full 150 ms after the
-   * last event; our steps raise the same flag the same way.
-   */
-  private drawFromTextureWhileZooming(): void {
-    const renderer = rendererOf(this.cy);
-    this.snapshotScreen();
-    renderer.data.wheelZooming = true;
-    clearTimeout(renderer.data.wheelTimeout);
-    renderer.data.wheelTimeout = window.setTimeout(() => {
-      renderer.data.wheelZooming = false;
-      renderer.redrawHint('eles', true);
-      renderer.redraw();
-    }, 150);
+    this.view.zoomOut();
   }
 
   // ----- selection, highlight, visibility ---------------------------------------------
@@ -999,6 +881,7 @@ export class GraphView {
     this.showAround(this.canvas.around);
     this.ring('hit', this.canvas.hits);
     this.ring('chosen', this.canvas.chosen);
+    this.markMoving(this.canvas.moving);
     this.markFocus();
   }
 
@@ -1017,6 +900,22 @@ export class GraphView {
     });
     window.clearTimeout(this.canvas.flashTimer);
     this.canvas.flashTimer = window.setTimeout(() => cy.elements('.flash').removeClass('flash'), 2600);
+  }
+
+  /** Mark the nodes a step would move, each labelled with its place in the budget's
+   * order and its score (none: take the marks off). */
+  markMoving(marks: { key: string; label: string }[]): void {
+    this.canvas.moving = marks;
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.nodes('.moving').removeClass('moving');
+      for (const m of marks) cy.getElementById(m.key).data('moving', m.label).addClass('moving');
+    });
+  }
+
+  /** The nodes marked as a step would move them, for the test hook. */
+  moving(): { key: string; label: string }[] {
+    return this.canvas.moving;
   }
 
   highlight(keys: string[]): void {
@@ -1038,7 +937,7 @@ export class GraphView {
     if (open !== this.canvas.drawerOpen) {
       this.canvas.drawerOpen = open;
       if (open) {
-        const deg = this.degreeOf(this.canvas.edges);
+        const deg = degreeOf(this.canvas.edges);
         const orphans = [...this.canvas.nodes.values()].filter((n) => n.tier === 'orphaned');
         const edges = [...this.canvas.edges.values()].filter(
           (e) => cy.getElementById(e.key).empty() && this.onCanvas(e.source) && this.onCanvas(e.target),

@@ -20,12 +20,20 @@ interface KgViewHook {
   labels(tier: TierName): ReturnType<typeof graph.labelBoxes>;
   positions(): Record<string, { x: number; y: number }>;
   zoom(): number;
+  /** The nodes marked as a step would move them, in the budget's order. */
+  moving(): { key: string; label: string }[];
+  /** The viewport: zoom and pan (rendered pixels). */
+  viewport(): { zoom: number; pan: { x: number; y: number } };
   /** The fill colour a node is drawn in. */
   nodeColour(key: string): string;
+  /** A canvas element's classes and shape (null when it is not on the canvas). */
+  element(key: string): { classes: string[]; shape: string } | null;
   /** The node keys a neighbourhood leaves on screen (every node when none is shown). */
   aroundKeys(): string[];
   /** The node keys chosen for a bulk action. */
   chosen(): string[];
+  /** The burst of writes the live messages told of lately: how many written, linked, orphaned. */
+  burst(): { written: number; linked: number; orphaned: number } | null;
 }
 
 const hooked = (): { kgView: KgViewHook } => window as unknown as { kgView: KgViewHook };
@@ -44,9 +52,16 @@ export function installHook(): void {
     labels: (tier) => graph.labelBoxes(tier),
     positions: () => graph.positions(),
     zoom: () => graph.cy.zoom(),
+    moving: () => graph.moving(),
+    viewport: () => ({ zoom: graph.cy.zoom(), pan: { ...graph.cy.pan() } }),
     nodeColour: (key) => String(graph.cy.getElementById(key).style('background-color')),
+    element: (key) => {
+      const n = graph.cy.getElementById(key);
+      return n.empty() ? null : { classes: n.classes(), shape: String(n.style('shape')) };
+    },
     aroundKeys: () => graph.aroundKeys(),
     chosen: () => [...state.chosen],
+    burst: () => (state.burst ? { written: state.burst.written.size, linked: state.burst.linked.size, orphaned: state.burst.orphaned.size } : null),
   };
 }
 

@@ -74,6 +74,8 @@ const CELL_H = 21;
 /** Air between a label and the next column's dot. */
 const CELL_GAP_X = 14;
 const BAND_GAP = 40;
+/** The least air left between the active area and the archived band as the area grows. */
+const MIN_BAND_GAP = 16;
 const BAND_PAD = 24;
 const BAND_HEAD = 40;
 const MIN_CONTENT_W = 420;
@@ -331,8 +333,8 @@ export function drawerCells(s: Scene, orphans: { key: string }[]): Positions {
 
 // ----- keeping the bands around the nodes -----------------------------------------------
 
-/** The nodes laid out in the active area: active ones and the artifacts (files) they point at. */
-const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .artifact');
+/** The nodes laid out in the active area: active ones, and the files and other level's nodes they point at. */
+const activeArea = (s: Scene): NodeCollection => s.cy.nodes('.active, .outside');
 
 /** Where an archived node would like to be: under its active neighbours. */
 function desiredX(n: NodeSingular, fallback: number): number {
@@ -374,7 +376,7 @@ export function arrangeBands(s: Scene): void {
         x1: Math.min(bands.active.x1, bb.x1 - BAND_PAD / 2),
         x2: Math.max(bands.active.x2, bb.x2 + BAND_PAD / 2),
         y1: Math.min(bands.active.y1, bb.y1 - BAND_PAD / 2 - bands.head),
-        y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - 20),
+        y2: Math.min(Math.max(bands.active.y2, bb.y2 + BAND_PAD), bands.archive.y1 - MIN_BAND_GAP),
       };
     }
     putFrames(s);
@@ -553,15 +555,20 @@ export function place(s: Scene, moved: TierChange[]): void {
       const n = cy.getElementById(m.key) as NodeSingular;
       if (n.empty()) continue;
       if (m.to === 'active') {
-        // Dropped there by hand: the free spot nearest the drop. A new node: among its
-        // topic, else the free spot nearest its neighbours.
+        // Dropped there by hand: the free spot nearest the drop. A node new to the graph
+        // joins its topic's column (the nodes below it there move down a row), else the
+        // free spot nearest its neighbours. One that changed tier takes a free spot near
+        // them: no other node moves.
         const p = n.position();
         const dropped = m.from !== null && p.y < bands.archive.y1;
-        const spot = dropped ? freeActiveSpot(s, n, { ...p }) : (insertInTopic(s, n) ?? freeActiveSpot(s, n, wantedSpot(s, n)));
+        const fresh = m.from === null ? insertInTopic(s, n) : null;
+        const spot = fresh ?? freeActiveSpot(s, n, dropped ? { ...p } : wantedSpot(s, n));
         n.position(spot);
+        // The active area grows into the air above the archived band first (a row fits),
+        // so a node that takes a new row moves no other; past that the bands go down.
         const bottom = extentOf(activeArea(s))?.y2 ?? spot.y;
-        const overflow = bottom + BAND_PAD - (bands.archive.y1 - BAND_GAP);
-        if (overflow > 0) lowerBands(s, overflow);
+        const overflow = bottom + BAND_PAD - (bands.archive.y1 - MIN_BAND_GAP);
+        if (overflow > 0) lowerBands(s, overflow + BAND_GAP - MIN_BAND_GAP);
       } else if (m.to === 'archived' || m.to === 'orphaned') {
         const r = m.to === 'archived' ? bands.archive : bands.drawer;
         const p = n.position();

@@ -5,7 +5,7 @@
 import { actions, graph, tierMark } from './app';
 import { choose, onChosenChange, toggleChosen } from './bulk';
 import { $, chars, fmt, h, when } from './dom';
-import type { NodeInfo } from './graph';
+import type { NodeInfo } from './graphmodel';
 import { type ListColumn, state } from './state';
 import type { TierName } from './types';
 

@@ -17,28 +17,92 @@ import type { Debt, GraphRow, LevelData } from './types';
 
 // ----- the graph on screen: hash and selector ----------------------------------------------------
 
-export function readHash(): void {
+/** Read the graph the URL names; false when it names none (the view then opens where
+ * the person works: `openWhereWorking`). */
+export function readHash(): boolean {
   const params = new URLSearchParams(location.hash.slice(1));
   state.project = params.get('project') || null;
   state.both = params.get('both') === '1';
+  return state.project !== null || params.get('graph') === 'user';
 }
 
+/** Name the graph on screen in the URL (`#graph=user` for the user graph, so a reload
+ * stays on it). */
 export function writeHash(): void {
   const params = new URLSearchParams();
   if (state.project) params.set('project', state.project);
+  else params.set('graph', 'user');
   if (state.both) params.set('both', '1');
-  const text = params.toString();
-  history.replaceState(null, '', text ? `#${text}` : location.pathname);
+  history.replaceState(null, '', `#${params.toString()}`);
+}
+
+/** Put a graph on screen (the user graph for null; `both` levels with a project), named
+ * in the URL and the picker; the caller loads it (`refresh(true)`). */
+export function chooseGraph(project: string | null, both: boolean): void {
+  state.project = project;
+  state.both = both && project !== null;
+  state.loaded = false;
+  writeHash();
+  renderSelector();
+}
+
+const LAST_GRAPH = 'kg-view:last-graph';
+
+/** Remember the graph on screen as the last one looked at. */
+function rememberGraph(): void {
+  try {
+    localStorage.setItem(LAST_GRAPH, state.project ? `p:${state.project}` : 'user');
+  } catch {
+    /* storage refused: the next visit opens on the recent session's project */
+  }
+}
+
+/**
+ * Open where the person works: the project of the session used last, else the last
+ * graph looked at in this browser, else the user graph. Needs the graph list.
+ */
+export function openWhereWorking(): void {
+  const openable = (path: string | null | undefined): path is string => !!path && state.graphs.some((g) => g.project_path === path);
+  let last: string | null = null;
+  try {
+    last = localStorage.getItem(LAST_GRAPH);
+  } catch {
+    /* no storage: no last graph */
+  }
+  const lastProject = last?.startsWith('p:') ? last.slice(2) : null;
+  state.project = openable(state.recentProject) ? state.recentProject : openable(lastProject) ? lastProject : null;
+  state.both = false;
+  writeHash();
 }
 
 export async function loadGraphs(): Promise<void> {
   try {
-    state.graphs = (await api.graphs()).graphs;
+    const list = await api.graphs();
+    state.graphs = list.graphs;
+    state.recentProject = list.recent_project;
   } catch (e) {
     toast(`Cannot list the graphs: ${(e as Error).message}`, 'error');
     return;
   }
   renderSelector();
+}
+
+/** The button beside the picker: the user graph one click away from a project, and
+ * back to the project of the recent session from the user graph. */
+function renderSwitch(): void {
+  const button = $<HTMLButtonElement>('switch-graph');
+  const back = state.recentProject && state.graphs.some((g) => g.project_path === state.recentProject) ? state.recentProject : null;
+  if (state.project) {
+    button.textContent = 'User graph';
+    button.title = 'Show the user graph: what you taught across every project';
+    button.dataset.to = 'user';
+  } else if (back) {
+    const row = state.graphs.find((g) => g.project_path === back);
+    button.textContent = `← ${row?.graph ?? back}`;
+    button.title = `Back to ${back}, the project of the last session`;
+    button.dataset.to = `p:${back}`;
+  }
+  button.hidden = !state.project && !back;
 }
 
 /** Reload the graph list once a burst of changes is over. */
@@ -82,6 +146,7 @@ export function renderSelector(): void {
   }
   select.value = current;
   select.title = `${select.selectedOptions[0]?.text ?? ''}\n(nodes active / archived / orphaned, and the maintenance debt)`;
+  renderSwitch();
   const both = $<HTMLInputElement>('both-levels');
   both.disabled = !state.project;
   both.checked = state.both && !!state.project;
@@ -185,6 +250,7 @@ export async function refresh(relayout = false, flash: string[] = []): Promise<v
     }
     state.metrics.fetchMs = performance.now() - t0;
     state.levelsHead = Math.min(...fetched.map((l) => l.change_head));
+    rememberGraph();
     await showLevels(fetched, relayout, flash);
     catchUpWithLive();
   })();

@@ -10,7 +10,7 @@ import { bindActions, live } from './app';
 import { choose, toggleChosen } from './bulk';
 import { applyTheme, wire } from './chrome';
 import { installHook } from './hook';
-import { loadGraphs, readHash, refresh, renderSelector } from './load';
+import { loadGraphs, openWhereWorking, readHash, refresh, renderSelector } from './load';
 import { moveTier } from './moves';
 import { showAround } from './neighbourhood';
 import { focusNode, select } from './panel';
@@ -26,12 +26,21 @@ installHook();
 async function start(): Promise<void> {
   await stylesLoaded();
   applyTheme(localStorage.getItem('kg-theme'));
-  readHash();
+  const named = readHash();
   wire();
   wireSearch();
   wireSync();
-  live.connect(state.project);
   renderSelector();
+  if (!named) {
+    // No graph in the URL: the graph list says where the person works.
+    await loadGraphs();
+    openWhereWorking();
+    renderSelector();
+    live.connect(state.project);
+    await refresh(true);
+    return;
+  }
+  live.connect(state.project);
   // The selector's list and the graph load side by side.
   await Promise.all([loadGraphs(), refresh(true)]);
 }

@@ -5,9 +5,9 @@
 
 import { actions, address, graph, live } from './app';
 import { api, ApiError, type StepAction } from './api';
-import { confirmDialog } from './dialogs';
+import { askDialog } from './confirm';
 import { $, fmt, h, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { state } from './state';
 import type { LevelName, StepAnswer } from './types';
 
@@ -29,46 +29,109 @@ export function showMoves(parts: Parts): void {
   box.hidden = false;
 }
 
-const scoreOf = (level: LevelName, id: string): string => {
-  const n = graph.nodes.get(nodeKey(level, id));
-  return n?.why.score === null || n?.why.score === undefined ? '' : ` (score ${n.why.score.toFixed(2)})`;
-};
-
-/** What the re-balance at the end of a step moves (or would), one line per kind;
- * `own` are the nodes the step itself promotes or writes. */
-function rebalanced(ans: StepAnswer, own: Set<string> = new Set()): HTMLElement[] {
-  const items: HTMLElement[] = [];
-  const r = ans.rebalanced;
-  const list = (ids: string[]) => ids.map((id) => id + scoreOf(ans.level, id)).join(', ');
-  const count = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
-  if (r.archived.length) {
-    items.push(h('li', { text: `Archived to keep the level within its budget, ${count(r.archived.length)} in the order the server takes them (their scores now): ${list(r.archived)}` }));
-  }
-  const backAgain = r.archived.filter((id) => own.has(id));
-  if (backAgain.length) {
-    items.push(
-      h('li', {
-        class: 'warn',
-        text: `${backAgain.join(', ')} ${backAgain.length === 1 ? 'is' : 'are'} among them: even with this step, ${backAgain.length === 1 ? 'it scores' : 'they score'} lowest, so the same step archives ${backAgain.length === 1 ? 'it' : 'them'} again.`,
-      }),
-    );
-  }
-  if (r.restored.length) items.push(h('li', { text: `Restored to active (the level is under its fill line): ${r.restored.join(', ')}` }));
-  if (r.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their share): ${r.orphaned.join(', ')}` }));
-  return items;
+/** A step's answer, with the scores its preview was weighed with (one moment's, so
+ * the dialog before and the box after show the same numbers). */
+export interface StepDone extends StepAnswer {
+  scores: ReadonlyMap<string, Weighed>;
 }
 
-/** What a step of this page did, with the level's size after it. */
-export function describeStep(title: string, ans: StepAnswer): Parts {
-  const items = rebalanced(ans);
-  if (ans.rescued.length) items.unshift(h('li', { text: `Back from the orphan drawer to the archive (its neighbours): ${ans.rescued.join(', ')}` }));
+/** A node's score and what it costs the level while active, at one moment. */
+interface Weighed {
+  score: number | null;
+  cost: number;
+}
+
+/** A node the re-balance at the end of a step moves: in the order the budget takes it. */
+interface Consequence {
+  id: string;
+  key: string;
+  /** 1 for the first the budget takes. */
+  order: number;
+  to: 'archived' | 'orphaned' | 'active';
+  score: number | null;
+  /** The characters it costs the level while active. */
+  cost: number | null;
+}
+
+/** The scores of a level's nodes now, by id. */
+function scoresNow(level: LevelName): Map<string, Weighed> {
+  const scores = new Map<string, Weighed>();
+  for (const n of graph.nodes.values()) if (n.level === level) scores.set(n.id, { score: n.why.score, cost: n.why.cost });
+  return scores;
+}
+
+/** What the re-balance at the end of a step moves (or would), in the budget's order. */
+function consequences(ans: StepAnswer, scores: ReadonlyMap<string, Weighed>): Consequence[] {
+  const r = ans.rebalanced;
+  const rows: Consequence[] = [];
+  const add = (ids: string[], to: Consequence['to']): void => {
+    for (const id of ids) {
+      const key = nodeKey(ans.level, id);
+      const weighed = scores.get(id);
+      rows.push({ id, key, order: rows.length + 1, to, score: weighed?.score ?? null, cost: weighed?.cost ?? null });
+    }
+  };
+  add(r.archived, 'archived');
+  add(r.orphaned, 'orphaned');
+  add(r.restored, 'active');
+  return rows;
+}
+
+const WHY_MOVES: Record<Consequence['to'], { text: string; why: string }> = {
+  archived: { text: 'archived', why: 'The level is over its budget: the lowest scores leave the active tier first' },
+  orphaned: { text: 'orphaned', why: 'The archived anchors are over their share: the least linked leave every read' },
+  active: { text: 'restored', why: 'The level is under its fill line: the highest archived scores come back' },
+};
+
+/** The consequences as a table, in the budget's order; `keep` adds a button per row
+ * that keeps the node out of the step (a lock). */
+function consequenceTable(rows: Consequence[], keep?: (c: Consequence) => void): HTMLElement {
+  const head = h('tr', {}, h('th', { text: '#' }), h('th', { text: 'Node' }), h('th', { class: 'num', text: 'Score' }), h('th', { class: 'num', text: 'Chars' }), h('th', { text: 'Goes' }), keep ? h('th', {}) : null);
+  const body = rows.map((c) =>
+    h(
+      'tr',
+      { 'data-key': c.key },
+      h('td', { class: 'num', text: String(c.order) }),
+      h('td', { class: 'id' }, h('button', { type: 'button', class: 'link', text: c.id, title: `Show ${c.id}`, onclick: () => actions.focusNode(c.key) })),
+      h('td', { class: 'num', text: c.score === null ? '—' : c.score.toFixed(2) }),
+      h('td', { class: 'num', text: c.cost === null ? '' : fmt(c.cost) }),
+      h('td', { text: WHY_MOVES[c.to].text, title: WHY_MOVES[c.to].why }),
+      keep && c.to !== 'active'
+        ? h('td', {}, h('button', { type: 'button', class: 'keep', text: 'Keep', title: `Lock ${c.id} so this step leaves it active (agents cannot rewrite it either; unlock it in its panel)`, onclick: () => keep(c) }))
+        : keep
+          ? h('td', {})
+          : null,
+    ),
+  );
+  return h('table', { class: 'consequences' }, h('thead', {}, head), h('tbody', {}, body));
+}
+
+/** The warning when the step's own nodes are among those the budget takes again. */
+function backAgainNote(rows: Consequence[], own: Set<string>): HTMLElement | null {
+  const back = rows.filter((c) => c.to !== 'active' && own.has(c.id)).map((c) => c.id);
+  if (!back.length) return null;
+  const one = back.length === 1;
+  return h('p', {
+    class: 'warn',
+    text: `${back.join(', ')} ${one ? 'is' : 'are'} among them: even with this step, ${one ? 'it scores' : 'they score'} lowest, so the same step archives ${one ? 'it' : 'them'} again.`,
+  });
+}
+
+/** What a step of this page did, with the level's size after it and the scores it was weighed with. */
+export function describeStep(title: string, ans: StepDone): Parts {
+  const rows = consequences(ans, ans.scores);
+  const items: HTMLElement[] = [];
+  if (ans.rescued.length) items.push(h('li', { text: `Back from the orphan drawer to the archive (its neighbours): ${ans.rescued.join(', ')}` }));
   const budget = state.levels[ans.level]?.budget;
   if (budget) items.push(h('li', { text: `Level now ${fmt(budget.chars)} / ${fmt(budget.budget)} chars.` }));
-  return [h('strong', { text: title }), h('ul', {}, items)];
+  const parts: Parts = [h('strong', { text: title })];
+  if (rows.length) parts.push(h('p', { class: 'small', text: 'It also moved, in the order the budget took them (scores as weighed for the step):' }), consequenceTable(rows));
+  if (items.length) parts.push(h('ul', {}, items));
+  return parts;
 }
 
 /** What a maintenance tick (or a hand archive in another window) moved, and why. */
-export function explainTick(level: LevelName, reason: string, lists: Record<'archived' | 'restored' | 'orphaned' | 'deleted', string[]>): Parts {
+export function explainTick(level: LevelName, reason: string, lists: Record<'archived' | 'restored' | 'orphaned' | 'deleted', string[]>, burst?: Burst): Parts {
   const items: HTMLElement[] = [];
   if (/hand/.test(reason)) {
     items.push(h('li', { text: `Archived by hand in another window: ${lists.archived.join(', ')}` }));
@@ -80,7 +143,69 @@ export function explainTick(level: LevelName, reason: string, lists: Record<'arc
   if (lists.restored.length) items.push(h('li', { text: `Restored (highest scores; the level was under its${n(b?.fill_line)} fill line): ${lists.restored.join(', ')}` }));
   if (lists.orphaned.length) items.push(h('li', { text: `Orphaned (archived anchors over their${n(b?.anchor_budget)}-character share; fewest links first): ${lists.orphaned.join(', ')}` }));
   if (lists.deleted.length) items.push(h('li', { text: `Deleted for good (orphaned longer than the grace period): ${lists.deleted.join(', ')}` }));
-  return [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
+  const parts: Parts = [h('strong', { text: `The ${level} level re-balanced (${reason || 'maintenance'}).` }), h('ul', {}, items)];
+  // Those orphaned over the burst of writes, not only this write's, and not active since.
+  const orphaned = [...(burst?.orphaned ?? lists.orphaned)].filter((id) => graph.nodes.get(nodeKey(level, id))?.tier !== 'active');
+  if (orphaned.length) parts.push(...burstNote(level, orphaned, burst));
+  return parts;
+}
+
+/** A burst of writes as the live messages told it (state.burst). */
+interface Burst {
+  written: ReadonlySet<string>;
+  linked: ReadonlySet<string>;
+  orphaned: ReadonlySet<string>;
+}
+
+/**
+ * Orphaned by maintenance: say why where it happens (a burst of new nodes took the
+ * budget, the fewest-linked archived nodes left every read first), and bring them back
+ * in one step.
+ */
+function burstNote(level: LevelName, ids: string[], burst?: Burst): Parts {
+  const button = h('button', {
+    type: 'button',
+    class: 'bring-back',
+    text: `Bring back ${ids.length === 1 ? ids[0] : `these ${ids.length}`}`,
+    title: 'Promote them to the active tier in one step (you see what the budget moves instead first); linking new nodes to them keeps them in',
+    onclick: () => void bringBack(level, ids),
+  });
+  return [h('p', { class: 'small burst-why', 'data-level': level, text: burstWhy(level, burst) }), button];
+}
+
+/** Why a burst orphaned nodes, as far as the live messages told it. */
+function burstWhy(level: LevelName, burst?: Burst): string {
+  const written = [...(burst?.written ?? [])];
+  const linked = (id: string): boolean => burst?.linked.has(id) === true || [...graph.edges.values()].some((e) => e.source === nodeKey(level, id) || e.target === nodeKey(level, id));
+  const unlinked = written.filter((id) => !linked(id)).length;
+  const n = written.length;
+  const why = n
+    ? `${n} node${n === 1 ? ' was' : 's were'} written just now${unlinked ? `, ${unlinked} of them unlinked` : ''}: they took the budget, so older nodes were archived, and the archived ones with the fewest links left every read. `
+    : '';
+  return `${why}Orphaned nodes are out of every read until promoted; search still finds them.`;
+}
+
+/** The burst grew (its writes arrive after the re-balance that told of the orphans): the box on screen says so. */
+export function burstGrew(level: LevelName, burst: Burst): void {
+  const note = document.querySelector<HTMLElement>(`#moves .burst-why[data-level="${level}"]`);
+  if (note) note.textContent = burstWhy(level, burst);
+}
+
+/** Promote nodes maintenance orphaned, as one step the person first sees the consequences of. */
+async function bringBack(level: LevelName, ids: string[]): Promise<void> {
+  const n = ids.length;
+  try {
+    const done = await runStep(level, ids.map((id) => ({ kind: 'promote' as const, id })), {
+      title: `Bring back ${n === 1 ? ids[0] : `${n} nodes`}?`,
+      message: `${n === 1 ? 'It returns' : 'They return'} to the active tier.`,
+      verb: 'Bring back',
+    });
+    if (!done) return;
+    await actions.refresh(false, [...ids.map((id) => nodeKey(level, id)), ...movedKeys(done)]);
+    showMoves(describeStep(`Brought back ${n === 1 ? ids[0] : `${n} nodes`} (orphaned → active).`, done));
+  } catch (e) {
+    toast(`Not brought back: ${e instanceof ApiError ? e.detail : String(e)}`, 'error');
+  }
 }
 
 /** How to ask before a step: the dialog's title, message and button. */
@@ -95,25 +220,62 @@ interface Ask {
 
 /**
  * Do a step as the view does every change: the server's dry run first; when its
- * re-balance would move other nodes (or `ask.destructive`), the person confirms, seeing
- * them. Resolves to the server's answer, or null when cancelled; a refusal throws
- * the server's message.
+ * re-balance would move other nodes (or `ask.destructive`), the person confirms,
+ * seeing them highlighted on the graph and listed in the budget's order, and can keep
+ * any of them out with a lock (added to the same step). Resolves to the server's
+ * answer, or null when cancelled; a refusal throws the server's message.
  */
-export async function runStep(level: LevelName, step: StepAction[], ask: Ask): Promise<StepAnswer | null> {
+export async function runStep(level: LevelName, step: StepAction[], ask: Ask): Promise<StepDone | null> {
   const where = address(level);
-  const preview = await api.step(where, step, true);
+  const scores = scoresNow(level);
+  let todo = step;
+  let preview = await api.step(where, todo, true);
   const own = new Set(step.filter((a) => a.kind !== 'archive' && a.kind !== 'delete_node').map((a) => a.id));
-  const others = rebalanced(preview, own);
-  if (others.length || ask.destructive) {
-    const size = `the level goes from ${fmt(preview.chars_before)} to ${fmt(preview.chars_after)} characters`;
-    const message = others.length ? `${ask.message}${ask.message ? ' ' : ''}It also moves other nodes (${size}):` : ask.message;
-    const go = await confirmDialog(ask.title, message, ask.verb, others.length ? h('ul', {}, others) : undefined, ask.destructive);
-    if (!go) return null;
+  try {
+    for (;;) {
+      const rows = consequences(preview, scores);
+      if (!rows.length && !ask.destructive) break;
+      // The mark is as short as an id, so it covers no other label: its row in the table names the node.
+      graph.markMoving(rows.map((c) => ({ key: c.key, label: `#${c.order}${c.score === null ? '' : ` · ${c.score.toFixed(2)}`}` })));
+      const size = `the level goes from ${fmt(preview.chars_before)} to ${fmt(preview.chars_after)} characters`;
+      const message = rows.length
+        ? `${ask.message}${ask.message ? ' ' : ''}It also moves ${rows.length === 1 ? 'another node' : `${rows.length} other nodes`}, marked on the graph (#1 · score) in the order the budget takes them (${size}):`
+        : ask.message;
+      const kept = todo.filter((a) => a.kind === 'lock').map((a) => a.id);
+      const answer = await askDialog<'go' | 'cancel' | Consequence>(
+        (reply) => {
+          const no = h('button', { type: 'button', text: 'Cancel', onclick: () => reply('cancel') });
+          const yes = h('button', { type: 'button', class: ask.destructive ? 'danger' : 'primary', text: ask.verb, onclick: () => reply('go') });
+          queueMicrotask(() => no.focus());
+          return [
+            h('h2', { text: ask.title }),
+            h('p', { text: message }),
+            rows.length ? consequenceTable(rows, (c) => reply(c)) : null,
+            backAgainNote(rows, own),
+            kept.length ? h('p', { class: 'small muted', text: `Kept out with a lock, in the same step: ${kept.join(', ')}.` }) : null,
+            h('div', { class: 'actions' }, no, yes),
+          ].filter((e): e is HTMLElement => e !== null);
+        },
+        'cancel',
+        rows.length > 0,
+      );
+      if (answer === 'cancel') return null;
+      if (answer === 'go') break;
+      // Keep it: the same step locks it first; the budget takes the next one instead.
+      todo = [{ kind: 'lock', id: answer.id, locked: true }, ...todo];
+      preview = await api.step(where, todo, true);
+    }
+  } finally {
+    graph.markMoving([]);
   }
   state.ownMoveAt = Date.now();
-  const done = await api.step(where, step, false);
-  state.undo = { level, projectPath: where.projectPath, steps: done.undo_steps };
-  return done;
+  const picture = graph.picture();
+  const done = await api.step(where, todo, false);
+  const u = state.undo;
+  const earlier = u && u.level === level && u.projectPath === where.projectPath ? u.pictures : [];
+  const pictures = picture ? [...earlier, picture] : earlier;
+  state.undo = { level, projectPath: where.projectPath, steps: done.undo_steps, pictures: pictures.slice(-done.undo_steps) };
+  return { ...done, scores };
 }
 
 /** The keys of the other nodes a step moved, to flash. */
@@ -152,8 +314,11 @@ export async function undoStep(): Promise<void> {
   try {
     state.ownMoveAt = Date.now();
     const ans = await api.undo({ level: u.level, projectPath: u.projectPath, session: live.session });
-    state.undo = ans.undo_steps > 0 ? { ...u, steps: ans.undo_steps } : null;
+    const picture = u.pictures.at(-1);
+    state.undo = ans.undo_steps > 0 ? { ...u, steps: ans.undo_steps, pictures: u.pictures.slice(0, -1) } : null;
     await actions.refresh(false, ans.nodes.map((id) => nodeKey(u.level, id)));
+    // The picture from before the step, as the person left it.
+    if (picture) graph.restorePicture(picture);
     const left = ans.undo_steps ? ` ${ans.undo_steps} more can be undone.` : '';
     showMoves([h('strong', { text: `Undone: ${ans.nodes.join(', ')} ${ans.nodes.length === 1 ? 'is' : 'are'} as before the step.` }), left]);
   } catch (e) {

@@ -5,7 +5,7 @@
 import { graph } from './app';
 import { api, ApiError } from './api';
 import { $, h, toast } from './dom';
-import { artifactKey, nodeKey } from './graph';
+import { artifactKey, nodeKey } from './graphmodel';
 import { state } from './state';
 
 /** Show the neighbourhood of the node `key` within `k` hops. */

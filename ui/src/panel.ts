@@ -5,15 +5,15 @@
 import { showRefusal } from './secrets';
 import { actions, address, gistLength, graph, tierMark } from './app';
 import { api, ApiError } from './api';
-import { confirmDialog } from './dialogs';
+import { confirmDialog } from './confirm';
 import { $, h, lines, listOf, toast, when } from './dom';
 import { setProjection, toggleDrawer } from './gauges';
-import type { EdgeInfo, NodeInfo } from './graph';
-import { describeStep, moveTier, movedKeys, runStep, showMoves } from './moves';
+import type { EdgeInfo, NodeInfo } from './graphmodel';
+import { describeStep, moveTier, movedKeys, runStep, showMoves, type StepDone } from './moves';
 import { staleTouchParts, staleTouchesOf } from './stale';
 import { state } from './state';
 import { writtenTs, type LevelName, type StepAnswer, type StoredNode, type TierWhy } from './types';
-import { nodeKey } from './graph';
+import { isFile, levelOfKey, nodeKey } from './graphmodel';
 
 type Part = HTMLElement | string | null;
 
@@ -21,8 +21,13 @@ type Part = HTMLElement | string | null;
 
 /** Pick a node (or none), asking first when an unsaved edit would be lost. */
 export function select(key: string | null): void {
-  if (key && key.startsWith('a:')) {
+  if (key && isFile(key)) {
     toast(`${key.slice(2)} is a file or path an edge points at, not a node.`);
+    return;
+  }
+  if (key && !graph.nodes.has(key)) {
+    // A node of the level not on screen: both levels show it, with its own links.
+    toast(`${key.slice(2)} is a node of the ${levelOfKey(key)} graph: tick “both levels” to see it.`);
     return;
   }
   const draft = state.panel.draft;
@@ -36,6 +41,11 @@ export function select(key: string | null): void {
   }
   setProjection(null, 0);
   renderPanel(true);
+}
+
+/** A node was renamed: a panel open on the old key follows it to the new one. */
+export function followRename(from: string, to: string): void {
+  if (state.picked === from) state.picked = to;
 }
 
 /** Bring a node into view (opening the drawer for an orphan) and pick it. */
@@ -82,7 +92,7 @@ export function renderPanel(force: boolean): void {
   graph.keepingPlace(() => {
     panel.hidden = false;
     panel.replaceChildren(panelBody(info, notesText, touchesText));
-  });
+  }, key);
 }
 
 function panelBody(info: NodeInfo, notesText: string, touchesText: string): HTMLElement {
@@ -208,7 +218,7 @@ function editFields(info: NodeInfo, notesText: string, touchesText: string): Par
         verb: 'Save',
       });
     try {
-      let done: StepAnswer | null;
+      let done: StepDone | null;
       try {
         done = await save(state.panel.draft?.writtenTs ?? writtenTs(info.node));
       } catch (e) {

@@ -6,7 +6,7 @@
 import { actions, graph } from './app';
 import { api, ApiError } from './api';
 import { h, when } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { projectOnScreen, state } from './state';
 import type { RecallEntry, RecallWeighed } from './types';
 
@@ -14,8 +14,6 @@ import type { RecallEntry, RecallWeighed } from './types';
  * calls, which change no graph, so no live change announces them. */
 const REFRESH_MS = 5000;
 
-let decisions: RecallEntry[] = [];
-let error = '';
 
 const TRIGGERS: Record<string, string> = {
   prompt: 'a prompt',
@@ -64,10 +62,10 @@ export function recallTab(): HTMLElement[] {
       text: 'What the memory told agents of this project, and what it left out, since the server started. Newest first.',
     }),
   ];
-  if (error) body.push(h('p', { class: 'error', role: 'alert', text: error }));
+  if (state.recalls.error) body.push(h('p', { class: 'error', role: 'alert', text: state.recalls.error }));
   body.push(
-    decisions.length
-      ? h('ol', { class: 'activity-list recall-list' }, decisions.map(decisionItem))
+    state.recalls.decisions.length
+      ? h('ol', { class: 'activity-list recall-list' }, state.recalls.decisions.map(decisionItem))
       : h('p', { class: 'small muted', text: 'No recall decision yet: they come with agents’ prompts and file reads.' }),
   );
   return body;
@@ -75,14 +73,19 @@ export function recallTab(): HTMLElement[] {
 
 /** Fetch the decisions of the project on screen; `render` shows them. */
 export async function loadRecalls(render: () => void): Promise<void> {
-  window.clearTimeout(state.activity.recallTimer);
+  window.clearTimeout(state.recalls.timer);
   if (!state.activity.open || state.activity.tab !== 'recall') return;
   try {
-    decisions = (await api.recall(projectOnScreen())).decisions;
-    error = '';
+    state.recalls.decisions = (await api.recall(projectOnScreen())).decisions;
+    state.recalls.error = '';
   } catch (e) {
-    error = `Cannot read the recall decisions: ${e instanceof ApiError ? e.detail : String(e)}`;
+    state.recalls.error = `Cannot read the recall decisions: ${e instanceof ApiError ? e.detail : String(e)}`;
   }
   render();
-  state.activity.recallTimer = window.setTimeout(() => void loadRecalls(render), REFRESH_MS);
+  state.recalls.timer = window.setTimeout(() => void loadRecalls(render), REFRESH_MS);
+}
+
+/** Stop asking again (the panel closed). */
+export function stopRecalls(): void {
+  window.clearTimeout(state.recalls.timer);
 }

@@ -4,7 +4,7 @@
 import { graph, tierMark } from './app';
 import { api, ApiError } from './api';
 import { $, h } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { focusNode } from './panel';
 import { onScreen, state } from './state';
 import type { SearchHit } from './types';

@@ -5,7 +5,7 @@
 import { actions } from './app';
 import { ApiError } from './api';
 import { h, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import { describeStep, movedKeys, runStep, showMoves } from './moves';
 import { state } from './state';
 import type { DebtItem, LevelName } from './types';

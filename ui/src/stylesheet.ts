@@ -50,6 +50,7 @@ function palette(): Record<string, string> {
     cross: v('--c-cross'),
     select: v('--c-select'),
     flash: v('--c-flash'),
+    move: v('--c-move'),
     hit: v('--c-hit'),
     band: v('--c-band'),
     bandBorder: v('--c-band-border'),
@@ -130,6 +131,11 @@ export function stylesheet(large: boolean): StylesheetJson {
         'z-index': -1,
       },
     },
+    // A node of the other level, which is not on screen: hollow, dashed in the cross-level colour.
+    {
+      selector: 'node.elsewhere',
+      style: { 'background-opacity': 0.1, 'border-style': 'dashed', 'border-width': 1.5, 'border-color': c.cross, 'font-size': LABEL.bandedSize, color: c.muted, 'z-index': -1 },
+    },
     { selector: '.hidden', style: { display: 'none' } },
     {
       selector: 'node.band',
@@ -169,6 +175,29 @@ export function stylesheet(large: boolean): StylesheetJson {
     // Chosen for a bulk action: a ring of the selection colour, whatever else it is.
     { selector: 'node.chosen', style: { 'underlay-color': c.select, 'underlay-padding': 7, 'underlay-opacity': 0.55, 'underlay-shape': 'ellipse', opacity: 1 } },
     { selector: 'node.hit', style: { 'underlay-color': c.hit, 'underlay-padding': 9, 'underlay-opacity': 0.5, opacity: 1 } },
+    // A step would move it: ringed, its label its place in the budget's order and its score.
+    {
+      selector: 'node.moving',
+      style: {
+        label: 'data(moving)',
+        'underlay-color': c.move,
+        'underlay-padding': 8,
+        'underlay-opacity': 0.6,
+        'border-width': 2,
+        'border-color': c.move,
+        color: c.fg,
+        'font-weight': 'bold',
+        'text-background-color': c.bg,
+        'text-background-opacity': 1,
+        'text-background-padding': '2px',
+        'text-border-color': c.move,
+        'text-border-width': 1,
+        'text-border-opacity': 1,
+        opacity: 1,
+        'z-compound-depth': 'top',
+        'z-index': 10,
+      },
+    },
     { selector: 'node.flash', style: { 'underlay-color': c.flash, 'underlay-padding': 12, 'underlay-opacity': 0.7, opacity: 1 } },
     {
       selector: 'edge',

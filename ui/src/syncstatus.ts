@@ -5,17 +5,15 @@
 // change arrives from another machine.
 
 import { api, ApiError, type SyncAnswer, type SyncRepo } from './api';
-import { confirmDialog } from './dialogs';
+import { confirmDialog } from './confirm';
 import { $, fill, h, toast } from './dom';
+import { state } from './state';
 
 /** How often the status is read again: the server syncs on its own timer. */
 const POLL_MS = 60_000;
 /** Changes from a sync arrive in a burst: the status is read once it is over. */
 const SETTLE_MS = 1_000;
 
-let last: SyncAnswer | null = null;
-let running = false;
-let settle: number | undefined;
 
 /** Where sync stands overall: the worst of the repositories that sync. */
 export type Overall =
@@ -123,22 +121,22 @@ const summary = (a: SyncAnswer): string =>
 
 function render(): void {
   const el = $<HTMLButtonElement>('sync');
-  const shown = last ? describe(last) : null;
+  const shown = state.sync.last ? describe(state.sync.last) : null;
   el.hidden = !shown;
-  if (!shown || !last) return;
-  const [text, brief] = running ? ['Syncing…', 'Syncing…'] : [shown.text, shown.brief];
+  if (!shown || !state.sync.last) return;
+  const [text, brief] = state.sync.running ? ['Syncing…', 'Syncing…'] : [shown.text, shown.brief];
   fill(el, h('span', { class: 'full', text }), h('span', { class: 'brief', text: brief }));
   el.setAttribute('aria-label', `${text}. Sync now…`);
-  el.dataset.state = running ? 'running' : shown.kind;
-  el.disabled = running;
-  el.title = `${summary(last)}\n\nClick to sync now.`;
+  el.dataset.state = state.sync.running ? 'running' : shown.kind;
+  el.disabled = state.sync.running;
+  el.title = `${summary(state.sync.last)}\n\nClick to sync now.`;
 }
 
 /** Read the sync state again and show it. A server that does not answer leaves the
  * last state on screen (the connection banner says the rest). */
 export async function checkSync(): Promise<void> {
   try {
-    last = await api.sync();
+    state.sync.last = await api.sync();
   } catch {
     return;
   }
@@ -147,13 +145,13 @@ export async function checkSync(): Promise<void> {
 
 /** A change arrived from another machine: read the state once the burst is over. */
 export function syncChanged(): void {
-  window.clearTimeout(settle);
-  settle = window.setTimeout(() => void checkSync(), SETTLE_MS);
+  window.clearTimeout(state.sync.settle);
+  state.sync.settle = window.setTimeout(() => void checkSync(), SETTLE_MS);
 }
 
 async function offerSyncNow(): Promise<void> {
-  if (!last || running) return;
-  const detail = h('pre', { class: 'sync-summary', text: summary(last) });
+  if (!state.sync.last || state.sync.running) return;
+  const detail = h('pre', { class: 'sync-summary', text: summary(state.sync.last) });
   const go = await confirmDialog(
     'Sync with the remote',
     'KG Memory syncs on its own on a timer. Sync now to send this machine’s changes and bring in the other machines’ at once.',
@@ -162,7 +160,7 @@ async function offerSyncNow(): Promise<void> {
     false,
   );
   if (!go) return;
-  running = true;
+  state.sync.running = true;
   render();
   try {
     const answer = await api.syncNow();
@@ -172,7 +170,7 @@ async function offerSyncNow(): Promise<void> {
     // The server's reason is a clause ("cannot reach the remote …"): said as a sentence.
     toast(`${why.charAt(0).toUpperCase()}${why.slice(1)}${/[.!?]$/.test(why) ? '' : '.'}`, 'error');
   } finally {
-    running = false;
+    state.sync.running = false;
     render();
   }
   await checkSync();

@@ -1,35 +1,9 @@
 // JSON shapes of the server's answers. The payloads are generated from the Rust types
 // that build them (crates/kg-server/src/payload.rs) into ./generated/payloads.ts; a
-// Rust test fails when that file is stale. Only the stored records are written here:
-// kg-core keeps nodes and edges as open-ended JSON objects, passed through as they are.
+// Rust test fails when that file is stale. The stored records are written by hand in
+// stored.ts (which the generated file imports): kg-core keeps nodes and edges as
+// open-ended JSON objects, passed through as they are.
 
 export type * from './generated/payloads';
+export * from './stored';
 
-/** A stored node object, internal fields included. */
-export interface StoredNode {
-  id: string;
-  gist?: string;
-  notes?: unknown[];
-  touches?: unknown[];
-  _created_ts?: number;
-  _last_read_ts?: number;
-  _useful_ts?: number[];
-  _archived?: boolean;
-  _orphaned_ts?: number;
-  /** Who wrote the current content and when (`by`: a KG session, or null for a person). */
-  _written?: { ts: number; by: string | null };
-  /** A person locked it: agents may not rewrite, rename or delete it. */
-  locked?: boolean;
-  [key: string]: unknown;
-}
-
-/** The content stamp a write built on this node names (0: none yet). */
-export const writtenTs = (node: StoredNode | undefined): number => (typeof node?._written?.ts === 'number' ? node._written.ts : 0);
-
-export interface StoredEdge {
-  from: string;
-  to: string;
-  rel: string;
-  notes?: unknown[];
-  [key: string]: unknown;
-}

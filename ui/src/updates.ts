@@ -5,10 +5,11 @@
 import { graph, live } from './app';
 import { renderBanners } from './banners';
 import { $, toast } from './dom';
-import { nodeKey } from './graph';
+import { nodeKey } from './graphmodel';
 import type { LiveStatus } from './live';
 import { catchUpWithLive, loadGraphs, refresh, scheduleGraphs, scheduleRefresh } from './load';
-import { explainTick, showMoves } from './moves';
+import { burstGrew, explainTick, showMoves } from './moves';
+import { followRename } from './panel';
 import { onScreen, projectOnScreen, state } from './state';
 import { checkSync, syncChanged } from './syncstatus';
 import type { LevelName, LiveMessage } from './types';
@@ -57,6 +58,7 @@ function announce(m: Change, level: LevelName): string[] {
     case 'node_updated':
       if (m.node) {
         keys.push(k(String(m.node.id)));
+        if (!graph.nodes.has(k(String(m.node.id)))) inBurst(level, { written: [String(m.node.id)] });
         say(`${graph.nodes.has(k(String(m.node.id))) ? 'Updated' : 'New'} node ${m.node.id} (by ${who})`);
       }
       break;
@@ -64,11 +66,12 @@ function announce(m: Change, level: LevelName): string[] {
       if (m.node) {
         keys.push(k(String(m.node.id)));
         // A panel open on the old id follows the node to its new one.
-        if (state.picked === k(m.old_id)) state.picked = k(String(m.node.id));
+        followRename(k(m.old_id), k(String(m.node.id)));
         if (!ownStepJustNow()) say(`Renamed ${m.old_id} to ${m.node.id} (by ${who})`);
       }
       break;
     case 'edge_updated':
+      if (m.edge) inBurst(level, { linked: [m.edge.from, m.edge.to] });
       if (m.edge) say(`Edge ${m.edge.from} → ${m.edge.rel} → ${m.edge.to} (by ${who})`);
       break;
     case 'node_deleted':
@@ -83,7 +86,7 @@ function announce(m: Change, level: LevelName): string[] {
       const lists = { archived: m.archived ?? [], restored: m.restored ?? [], orphaned: m.orphaned ?? [], deleted: m.deleted ?? [] };
       for (const id of [...lists.archived, ...lists.restored, ...lists.orphaned]) keys.push(k(id));
       // This page's own step is already explained by its own box.
-      if (!ownStepJustNow()) showMoves(explainTick(level, m.reason ?? '', lists));
+      if (!ownStepJustNow()) showMoves(explainTick(level, m.reason ?? '', lists, inBurst(level, { orphaned: lists.orphaned })));
       break;
     }
     case 'quarantined':
@@ -97,6 +100,23 @@ function announce(m: Change, level: LevelName): string[] {
       break;
   }
   return keys;
+}
+
+/** How long after one write's re-balance the next still counts as the same burst. */
+const BURST_GAP_MS = 30_000;
+
+/** Add to the burst of writes on a level (a new one after a pause) and return it. */
+function inBurst(level: LevelName, add: { written?: string[]; linked?: string[]; orphaned?: string[] }): NonNullable<typeof state.burst> {
+  const now = Date.now();
+  const last = state.burst;
+  const burst = last && last.level === level && now - last.at < BURST_GAP_MS ? last : { level, written: new Set<string>(), linked: new Set<string>(), orphaned: new Set<string>(), at: now };
+  for (const id of add.written ?? []) burst.written.add(id);
+  for (const id of add.linked ?? []) burst.linked.add(id);
+  for (const id of add.orphaned ?? []) burst.orphaned.add(id);
+  burst.at = now;
+  state.burst = burst;
+  burstGrew(level, burst);
+  return burst;
 }
 
 export function onLive(m: LiveMessage): void {

@@ -5,12 +5,10 @@
 
 mod file_recall;
 mod prompt;
-mod push;
 mod tool_event;
 
 pub use file_recall::{FileRecall, FileTouch, file_recall};
 pub use prompt::{PromptReply, prompt_context, prompt_reply};
-pub use push::{hook_news, session_news};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
@@ -23,8 +21,6 @@ pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
     RECALL_HEADER, RECALL_MAX_HITS, REMINDER_GAP_SECS, human_text, prompt_terms,
 };
-#[cfg(feature = "internals")]
-pub use push::{PUSH_GIST_CHARS, PUSH_MAX_NODES, PUSH_MIN_SHARED_WORDS};
 #[cfg(feature = "internals")]
 pub use tool_event::{
     MAX_TARGET_BYTES, NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS,
@@ -51,6 +47,22 @@ pub fn hook_output(event: &str, text: String) -> Value {
 /// The whole answer to a hook: its output, or `{}` when there is nothing to say.
 pub fn hook_response(event: &str, text: Option<String>) -> Value {
     text.map_or_else(|| json!({}), |text| hook_output(event, text))
+}
+
+/// What other sessions wrote that bears on the work of the session a hook speaks
+/// for ([`crate::push::session_news`]); the hook names the agent's session and folder
+/// instead of a KG session.
+pub fn hook_news(
+    store: &Store,
+    harness_session: Option<&str>,
+    cwd: &str,
+    now: f64,
+) -> Option<String> {
+    if store.config().policy != crate::store::Policy::Ours {
+        return None;
+    }
+    let sid = resolve_session(store, harness_session, Some(cwd))?;
+    crate::push::session_news(store, &sid, now)
 }
 
 /// The KG session a hook speaks for: the one bound to the Claude session, else the

@@ -47,8 +47,8 @@ pub struct CatalogueEntry {
     /// The debt of the file as the disk survey defines it (ids from each node's `id`
     /// field, no load-time cleanup); `None` when there is no readable file.
     pub file_debt: Option<Debt>,
-    /// The HEALTH line.
-    pub health: String,
+    /// The HEALTH of the rendered level: its line and its numbers.
+    pub health: Health,
     /// The file's stale touches (what `file_debt` counts), when they were looked for
     /// (our policy): path-shaped touches of active nodes whose file is gone.
     pub stale_touches: Arc<Vec<StaleTouch>>,
@@ -62,7 +62,7 @@ pub struct InMemory {
     pub project_path: Option<String>,
     pub counts: TierCounts,
     pub debt: Debt,
-    pub health: String,
+    pub health: Health,
 }
 
 /// The file figures of the graphs of one storage root, kept between listings.
@@ -103,7 +103,7 @@ struct FileFigures {
     touches: Arc<Vec<TouchEntry>>,
     /// The project's tool-event stamps (none for the user graph).
     activity: Vec<f64>,
-    health: String,
+    health: Health,
 }
 
 impl FileFigures {
@@ -275,7 +275,7 @@ fn read_figures(
         debt_inputs: DebtInputs::of(&file.graph, true),
         touches: Arc::new(path_touches(&file.graph)),
         activity,
-        health: Health::of_graph(&file.graph).line,
+        health: Health::of_graph(&file.graph),
     })
 }
 
@@ -368,7 +368,7 @@ mod tests {
             project_path: None,
             counts: (active, 0, 0),
             debt: DebtInputs::of(&crate::graph::Graph::default(), false).debt([], 0.0),
-            health: "HEALTH: memory".into(),
+            health: Health::of_graph(&crate::graph::Graph::default()),
         }
     }
 

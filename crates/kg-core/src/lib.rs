@@ -37,6 +37,7 @@ modules!(
     persist,
     plan,
     pyfmt,
+    push,
     recall_log,
     relevance,
     render,
@@ -91,8 +92,9 @@ pub use tracked::Tracked;
 pub use ambient::{
     Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
     PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_news, hook_response, prompt_context,
-    prompt_reply, session_bootstrap, session_news, tool_event,
+    prompt_reply, session_bootstrap, tool_event,
 };
+pub use push::session_news;
 pub use stale_touches::{Renames, renamed_path};
 pub use tools::pages::{Client, Unit};
 pub use tools::touches::{FixTouchArgs, RenameLookup, kg_fix_touch, with_renames};

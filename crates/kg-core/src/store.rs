@@ -929,7 +929,7 @@ impl Store {
                     project_path: slot.project_root().map(str::to_string),
                     counts: tier_counts(graph),
                     debt,
-                    health: Health::of_graph(graph).line,
+                    health: Health::of_graph(graph),
                 })
             })
             .collect();

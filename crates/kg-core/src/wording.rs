@@ -554,9 +554,8 @@ pub fn pushed_line(id: &str, updated: bool, gist: &str) -> String {
 /// The news of other sessions' writes that bear on this session's work: `lines`
 /// ([`pushed_line`]), newest first, and how many more were left out.
 pub fn pushed_writes(lines: &[String], more: usize, sid: &str) -> String {
-    let mut text = String::from(
-        "Meanwhile another session wrote to this memory, on what you are working on:\n",
-    );
+    let mut text =
+        String::from("Meanwhile others wrote to this memory, on what you are working on:\n");
     text.push_str(&lines.join("\n"));
     if more > 0 {
         text.push_str(&format!(

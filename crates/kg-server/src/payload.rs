@@ -274,6 +274,9 @@ impl<'a> From<&'a kg_core::DebtFactors> for LevelDebt<'a> {
 #[derive(Debug, Serialize, TS)]
 pub struct GraphList {
     pub graphs: Vec<GraphRow>,
+    /// The project of the session used last (a tool call or a hook), which the view
+    /// opens on; none while no live session has a project.
+    pub recent_project: Option<String>,
 }
 
 /// One graph of the catalogue. Loaded graphs report memory, the others their file.
@@ -1225,7 +1228,7 @@ pub fn typescript() -> String {
     let mut text = String::from(
         "// Generated from crates/kg-server/src/payload.rs by ts-rs: do not edit.\n\
          // Regenerate: KG_UPDATE_TS=1 cargo test -p kg-server --lib payload\n\n\
-         import type { StoredEdge, StoredNode } from '../types';\n",
+         import type { StoredEdge, StoredNode } from '../stored';\n",
     );
     for (_, declaration) in declarations.0.values() {
         text.push('\n');

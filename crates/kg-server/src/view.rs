@@ -306,7 +306,17 @@ async fn graphs(State(state): Shared) -> Answer {
                     debt: (&g.debt).into(),
                 })
                 .collect();
-            Answer(payload::value(&GraphList { graphs }))
+            let recent_project = store.with_sessions(|sessions| {
+                sessions
+                    .iter()
+                    .filter_map(|(_, r)| r.project_path.as_ref().map(|p| (p, r.last_activity)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .map(|(p, _)| p.clone())
+            });
+            Answer(payload::value(&GraphList {
+                graphs,
+                recent_project,
+            }))
         })
         .await
 }

@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod metrics;
+pub mod push;
 pub mod report;
 pub mod run;
 pub mod world;
@@ -80,6 +81,9 @@ pub struct Report {
     /// Every memory's prompts and queries pooled, per system: what the targets are
     /// judged on.
     pub pooled: Vec<SystemTotals>,
+    /// The cross-session push (ours), every memory's trials pooled: per prompt kind,
+    /// then `all`. Empty when ours was not run.
+    pub push: Vec<(String, push::PushStats)>,
 }
 
 /// One memory under each system.
@@ -113,6 +117,9 @@ pub struct PolicyReport {
     /// Per-prompt and per-query outcomes (left out of `--json` unless `--verbose`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<Runs>,
+    /// The cross-session push's trials (ours, in-process only).
+    #[serde(skip)]
+    pub push: Vec<push::PushTrial>,
 }
 
 /// The scores of one memory (or of all, pooled) under one system. A protocol the system
@@ -304,7 +311,13 @@ fn run_policy(
         *runs.prompts_mut(protocol) = run::run_prompts(&world, &prompts, protocol, now)?;
     }
     runs.searches = run::run_searches(&world, &queries, now)?;
+    // Last: its writes change the graph the runs above read.
+    let push = match policy {
+        Policy::Ours => push::run_push(&world, &prompts, now)?,
+        Policy::Reference => Vec::new(),
+    };
     Ok(PolicyReport {
+        push,
         policy: policy_name(policy).to_string(),
         source: "in-process".to_string(),
         load: Some(world.load.clone()),
@@ -421,6 +434,7 @@ fn score_runs(
         quality: Quality::of(&runs),
         latency,
         runs: Some(runs),
+        push: Vec::new(),
     })
 }
 
@@ -509,7 +523,19 @@ pub fn evaluate(options: &Options) -> Result<Report> {
         });
     }
     let pooled = pool(&memories);
+    let trials: Vec<push::PushTrial> = memories
+        .iter()
+        .flat_map(|m| m.policies.iter().flat_map(|p| p.push.iter().cloned()))
+        .collect();
+    let kinds =
+        metrics::kinds_in_order(trials.iter().map(|t| t.kind.as_str()), metrics::KIND_ORDER);
+    let push = if trials.is_empty() {
+        Vec::new()
+    } else {
+        push::push_by_kind(&trials, &kinds)
+    };
     Ok(Report {
+        push,
         data_dir: data.dir.display().to_string(),
         now_ts: data.now_ts,
         tick: options.tick,

@@ -65,7 +65,7 @@ pub struct RecallStats {
     pub strict_silence_rate: Option<f64>,
 }
 
-fn ratio(num: usize, den: usize) -> Option<f64> {
+pub(crate) fn ratio(num: usize, den: usize) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 

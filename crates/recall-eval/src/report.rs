@@ -97,6 +97,7 @@ pub fn render(report: &Report, verbose: bool) -> String {
         render_pooled(&mut out, &report.pooled);
     }
     render_targets(&mut out, &report.pooled);
+    render_push(&mut out, &report.push);
     // Columns are padded to a width; padding at a line's end is noise in a diff.
     let mut trimmed: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
     if trimmed.is_empty() {
@@ -626,6 +627,42 @@ fn render_misses(out: &mut String, memory: &MemoryReport) {
         for run in search_misses {
             render_search_miss(out, run);
         }
+    }
+}
+
+/// The cross-session push: how often it spoke, how often it was right, beside the
+/// reference's gate on the same writes.
+fn render_push(out: &mut String, rows: &[(String, crate::push::PushStats)]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nOther sessions' writes (push), every memory pooled. Per trial, session A works on one \
+         labelled\nprompt after a full read; B rewrites that prompt's first labelled node \
+         (on-topic) and the first\nlabelled node of a prompt sharing no label (elsewhere); \
+         A's next reply carries the push.\ntold = on-topic writes told; quiet = writes \
+         elsewhere not told; spoke = trials with any news;\nprec = told ids labelled for A's \
+         prompt; ref prec = the same for the reference's gate (every\nactive write unseen \
+         since, as 0.17 tells)."
+    );
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
+        "kind", "trials", "told", "quiet", "spoke", "prec", "ref prec"
+    );
+    for (kind, s) in rows {
+        let _ = writeln!(
+            out,
+            "  {:<14} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
+            kind,
+            count(s.trials),
+            rate(s.delivered()),
+            rate(s.kept_quiet()),
+            rate(s.spoken()),
+            rate(s.precision()),
+            rate(s.reference_precision()),
+        );
     }
 }
 

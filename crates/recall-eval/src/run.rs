@@ -177,7 +177,12 @@ pub struct SearchRun {
 /// A new KG session for the project, bound to the Claude session `claude`, standing as
 /// `protocol` says. Registered in memory only: the registry file is not rewritten for
 /// each of the hundreds of sessions (nothing reads it back).
-fn fresh_session(world: &World, claude: &str, protocol: Protocol, now: f64) -> Result<String> {
+pub(crate) fn fresh_session(
+    world: &World,
+    claude: &str,
+    protocol: Protocol,
+    now: f64,
+) -> Result<String> {
     let head = world.store.change_head();
     let root = world.root.clone();
     let sid = world.store.with_sessions(|registry| {

@@ -1,7 +1,7 @@
 // Generated from crates/kg-server/src/payload.rs by ts-rs: do not edit.
 // Regenerate: KG_UPDATE_TS=1 cargo test -p kg-server --lib payload
 
-import type { StoredEdge, StoredNode } from '../types';
+import type { StoredEdge, StoredNode } from '../stored';
 
 /**
  * `GET /api/view/activity`: the newest changes of the levels on screen, newest first.
@@ -253,6 +253,11 @@ export type EdgeRow = {
  */
 export type GraphList = {
   graphs: Array<GraphRow>,
+  /**
+   * The project of the session used last (a tool call or a hook), which the view
+   * opens on; none while no live session has a project.
+   */
+  recent_project: string | null,
 };
 
 /**

@@ -400,7 +400,7 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
     let sid = decision.kg_session.clone();
     store.log_recall(decision);
     // Other sessions' writes that bear on this one come after the recall (ours only).
-    match sid.and_then(|sid| super::session_news(store, &sid, now)) {
+    match sid.and_then(|sid| crate::push::session_news(store, &sid, now)) {
         None => reply,
         Some(news) => PromptReply::Say(match reply {
             PromptReply::Say(text) => format!("{text}\n\n{news}"),

@@ -9,7 +9,7 @@ use kg_test_support::{T, TempHome, open_store_with};
 use serde_json::json;
 use std::fs;
 
-const HEADER: &str = "Meanwhile another session wrote to this memory";
+const HEADER: &str = "Meanwhile others wrote to this memory";
 
 struct World {
     _home: TempHome,

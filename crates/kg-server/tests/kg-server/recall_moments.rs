@@ -207,7 +207,23 @@ fn an_edit_and_a_shell_read_bring_back_what_names_the_file() {
         "Bash",
         json!({"command": "sed -i 's/1/2/' config/app.toml"}),
     );
-    assert_eq!(sed, json!({}));
+    // No file recall; what the reply says is the person's new node on a file this
+    // session read (another hand's write that bears on its work), once.
+    let said = context(&sed).unwrap_or_default();
+    assert!(!said.contains("KG recall — memory about"), "{sed}");
+    assert!(
+        said.starts_with("Meanwhile others wrote to this memory")
+            && said.contains("- config-toml-owner (new): Ops owns app.toml"),
+        "{sed}"
+    );
+    let again = tool_event(
+        &server,
+        &project,
+        "cc-file-2",
+        "Bash",
+        json!({"command": "sed -i 's/2/3/' config/app.toml"}),
+    );
+    assert_eq!(again, json!({}));
 }
 
 #[test]

@@ -9,7 +9,6 @@
 //! news is worth the context it takes. Under `KG_POLICY=reference` (0.9.30's
 //! behaviour) nothing is pushed.
 
-use super::resolve_session;
 use crate::model::{Level, Tier};
 use crate::recall_log::{Decision, Weighed};
 use crate::relevance::{Query, neighbours};
@@ -118,21 +117,6 @@ pub fn session_news(store: &Store, sid: &str, now: f64) -> Option<String> {
     decision.chars = text.chars().count();
     store.log_recall(decision);
     Some(text)
-}
-
-/// [`session_news`] for a hook, which names the agent's session and folder instead of
-/// a KG session.
-pub fn hook_news(
-    store: &Store,
-    harness_session: Option<&str>,
-    cwd: &str,
-    now: f64,
-) -> Option<String> {
-    if store.config().policy != Policy::Ours {
-        return None;
-    }
-    let sid = resolve_session(store, harness_session, Some(cwd))?;
-    session_news(store, &sid, now)
 }
 
 /// The reference's gates (spec §2): an active node; not written by a maintenance
