@@ -200,12 +200,7 @@ fn parse_level(text: Option<&str>) -> Result<Level, ApiError> {
 }
 
 fn inspect_config(state: &AppState) -> InspectConfig {
-    let config = state.store.config();
-    InspectConfig {
-        grace_days: config.grace_days,
-        orphan_grace_days: config.orphan_grace_days,
-        grace_rule: config.policy.grace_rule(),
-    }
+    state.store.config().inspect_config()
 }
 
 fn level_data<'a>(

@@ -118,8 +118,9 @@ impl Destination {
                         .map_err(|e| anyhow::anyhow!("{e}"))
                         .with_context(|| format!("cannot open the {}", target.name()))?,
                 };
+                let level_budget = store.config().budgets.level;
                 Ok(store.with_graph(&slot, |graph| {
-                    let budget = kg_core::level_budget(graph);
+                    let budget = kg_core::level_budget(graph, level_budget);
                     let mut counts = (0, 0, 0);
                     for node in graph.nodes.values() {
                         match node.tier() {

@@ -1,6 +1,7 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
 mod activity;
+mod bad_input;
 mod concurrency;
 mod conflicts;
 mod connections;
@@ -15,6 +16,7 @@ mod hostile_local;
 mod hostile_sync;
 mod http;
 mod import;
+mod level_budget;
 mod load;
 mod paging;
 mod projects;

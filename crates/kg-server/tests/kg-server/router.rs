@@ -43,7 +43,7 @@ impl App {
             policy: kg_core::Policy::Ours,
             project_roots: Vec::new(),
             merge_driver: None,
-            budgets: kg_core::ReadBudgets::default(),
+            budgets: kg_core::Budgets::default(),
         };
         let state = AppState::open(settings, CancellationToken::new()).expect("open the app");
         App {
