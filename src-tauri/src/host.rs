@@ -44,7 +44,7 @@ pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host
     let listener = match kg_server::bind(settings).await {
         Ok(l) => l,
         Err(e) => {
-            if let Some(version) = kg_server::app::probe_health(&settings.base_url()).await {
+            if let Some(version) = kg_server::client::probe_health(&settings.base_url()).await {
                 return Host::Attached { version };
             }
             // Something accepts connections there but does not answer like KG Memory.
@@ -98,7 +98,7 @@ async fn attach_to_holder(settings: &mut Settings, held: &RootHeld) -> Host {
     settings.host = holder.connect_host().to_string();
     settings.port = holder.port;
     let base = holder.base_url();
-    match kg_server::app::probe_health(&base).await {
+    match kg_server::client::probe_health(&base).await {
         Some(version) => Host::Attached { version },
         None => Host::Failed {
             reason: format!(

@@ -84,7 +84,7 @@ fn main() {
     log::info!("{}", host.describe(&settings));
     let gate = notify::DailyGate::load(settings.state_dir().join("notified.json"));
     let shell = Arc::new(Shell {
-        clock: kg_server::clock::Clock::of(&settings),
+        clock: settings.clock(),
         settings,
         host,
         shutdown,

@@ -5,7 +5,7 @@
 //! clients already know (`'gist' is a required property`), then converted to
 //! kg-core's own argument types: wire types stop at this file.
 
-use crate::app::{AppState, MAX_BODY_BYTES, VERSION};
+use crate::state::{AppState, MAX_BODY_BYTES, VERSION};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};

@@ -21,7 +21,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// A KG Memory server answers at `base` (not merely something on that port).
 async fn healthy(base: &str) -> bool {
-    crate::app::probe_health(base).await.is_some()
+    crate::client::probe_health(base).await.is_some()
 }
 
 /// Make sure a server answers, starting one if needed; returns its base URL. The

@@ -82,7 +82,7 @@ enum Command {
     /// Graph files are merged node by node; sessions, tool events, backups and
     /// quarantined files stay on this machine. `setup` refuses while a server holds the
     /// storage root; `now` asks that server to sync.
-    Sync(kg_server::sync::SyncArgs),
+    Sync(kg_server::sync_cli::SyncArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]
     Version,
@@ -692,8 +692,8 @@ fn main() {
             },
             Command::Sync(args) => match settings(server) {
                 Ok(settings) => {
-                    let now = kg_server::clock::Clock::of(&settings).now();
-                    kg_server::sync::run(args, &settings, now, say).await
+                    let now = settings.clock().now();
+                    kg_server::sync_cli::run(args, &settings, now, say).await
                 }
                 Err(e) => Err(e),
             },

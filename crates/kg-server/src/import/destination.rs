@@ -45,7 +45,7 @@ impl Destination {
         }
         match RootLock::acquire(&settings.storage_root, &settings.host, settings.port) {
             Ok(lock) => {
-                let clock = Clock::of(settings);
+                let clock = settings.clock();
                 let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
                     anyhow::anyhow!(
                         "cannot open the storage root {}: {e}",

@@ -15,6 +15,7 @@ mod hostile_local;
 mod hostile_sync;
 mod http;
 mod import;
+mod layering;
 mod load;
 mod paging;
 mod projects;
