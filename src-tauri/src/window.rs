@@ -65,7 +65,7 @@ pub fn save_geometry(app: &AppHandle) {
 fn page_url(app: &AppHandle, project: Option<&str>) -> String {
     let base = shell(app).settings.base_url();
     match project {
-        Some(p) => format!("{base}/ui#project={}", kg_server::client::encode(p)),
+        Some(p) => format!("{base}/ui#project={}", kg_client::encode(p)),
         None => format!("{base}/ui"),
     }
 }

@@ -108,13 +108,34 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// Why the server could not listen, or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "port {port} on {host} is already in use: {holder}. Use that server, stop it, or choose another port with --port N (or KG_HTTP_PORT=N)."
+    )]
+    PortTaken {
+        host: String,
+        port: u16,
+        /// Who holds it, in words.
+        holder: String,
+    },
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("server error: {0}")]
+    Serve(std::io::Error),
+}
+
 /// Bind the listening socket, explaining a port that is already taken.
-pub async fn bind(settings: &Settings) -> anyhow::Result<TcpListener> {
+pub async fn bind(settings: &Settings) -> Result<TcpListener, ServeError> {
     let addr = format!("{}:{}", settings.host, settings.port);
     match TcpListener::bind(&addr).await {
         Ok(l) => Ok(l),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            let holder = match crate::client::probe_health(&settings.base_url()).await {
+            let holder = match kg_client::probe_health(&settings.base_url()).await {
                 Some(version) => {
                     format!("another KG Memory server (version {version}) is already running there")
                 }
@@ -122,20 +143,20 @@ pub async fn bind(settings: &Settings) -> anyhow::Result<TcpListener> {
                     "another program is using it (it does not answer like KG Memory)".to_string()
                 }
             };
-            anyhow::bail!(
-                "port {} on {} is already in use: {holder}. Use that server, stop it, or choose another port with --port N (or KG_HTTP_PORT=N).",
-                settings.port,
-                settings.host
-            )
+            Err(ServeError::PortTaken {
+                host: settings.host.clone(),
+                port: settings.port,
+                holder,
+            })
         }
-        Err(e) => Err(anyhow::anyhow!("cannot listen on {addr}: {e}")),
+        Err(source) => Err(ServeError::Listen { addr, source }),
     }
 }
 
 /// Serve until `state.shutdown` is cancelled; then drain, stop background work and
 /// flush everything to disk.
-pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Result<()> {
-    let local: SocketAddr = listener.local_addr()?;
+pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> Result<(), ServeError> {
+    let local: SocketAddr = listener.local_addr().map_err(ServeError::Serve)?;
     log::info!(
         "KG Memory {VERSION} serving on http://{local} (storage {})",
         state.settings.storage_root.display()
@@ -171,5 +192,5 @@ pub async fn serve(state: Arc<AppState>, listener: TcpListener) -> anyhow::Resul
     if wrote_pid {
         let _ = std::fs::remove_file(&pid_file);
     }
-    result.map_err(|e| anyhow::anyhow!("server error: {e}"))
+    result.map_err(ServeError::Serve)
 }

@@ -5,7 +5,6 @@
 pub mod activity;
 pub mod agent_files;
 pub mod app;
-pub mod client;
 pub mod clock;
 pub mod config;
 pub mod connections;
@@ -32,6 +31,6 @@ pub mod terminal;
 pub mod view;
 pub mod ws;
 
-pub use app::{bind, serve};
+pub use app::{ServeError, bind, serve};
 pub use config::Settings;
-pub use state::{AppState, VERSION};
+pub use state::{AppState, OpenError, VERSION};

@@ -6,7 +6,6 @@
 //! was wrong ([`ApiError`]). Request bodies are serde structs of this file, checked
 //! here and converted to store calls.
 
-use crate::client::CLIENT_HEADER;
 use crate::payload::{self, EdgeDeleteAnswer, EdgePutAnswer, NodeDeleteAnswer, NodePutAnswer};
 use crate::state::{AppState, MAX_BODY_BYTES, VERSION};
 use axum::Router;
@@ -16,6 +15,7 @@ use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
+use kg_client::CLIENT_HEADER;
 use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};

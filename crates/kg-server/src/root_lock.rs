@@ -351,9 +351,7 @@ pub async fn serves_another_root(base: &str, settings: &Settings) -> Option<NotO
     getrandom::fill(&mut nonce).ok()?;
     let challenge: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
     let url = format!("{base}/api/server?challenge={challenge}");
-    let body = crate::client::get(&url, Duration::from_secs(2))
-        .await
-        .ok()?;
+    let body = kg_client::get(&url, Duration::from_secs(2)).await.ok()?;
     let info: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
     let default_root = *root == crate::config::default_storage_root(&settings.home);
     if default_root && listener_is_ours(base) == Some(true) {

@@ -5,8 +5,9 @@
 use crate::clock::Clock;
 use crate::config::Settings;
 use crate::connections::Registry;
-use crate::root_lock::RootLock;
+use crate::root_lock::{RootHeld, RootLock};
 use kg_core::{Change, Store};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +16,19 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 /// The server's version, reported by `/health` and MCP `serverInfo`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Why a server could not open its storage root.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Another server holds the root: use that one (the tray attaches to it).
+    #[error(transparent)]
+    RootHeld(#[from] RootHeld),
+    #[error("cannot open the storage root {}: {source}", root.display())]
+    Store {
+        root: PathBuf,
+        source: kg_core::StoreError,
+    },
+}
 
 /// What every handler shares.
 pub struct AppState {
@@ -44,9 +58,12 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// Lock the storage root, open the store and wire its change log to the broadcast
-    /// channel. Fails with [`RootHeld`](crate::root_lock::RootHeld) when another server
-    /// holds the root; `settings.port` is recorded as this server's, so bind first.
-    pub fn open(settings: Settings, shutdown: CancellationToken) -> anyhow::Result<Arc<AppState>> {
+    /// channel. Fails with [`OpenError::RootHeld`] when another server holds the root;
+    /// `settings.port` is recorded as this server's, so bind first.
+    pub fn open(
+        settings: Settings,
+        shutdown: CancellationToken,
+    ) -> Result<Arc<AppState>, OpenError> {
         // Before the store reads anything: a second server must not even heal or
         // quarantine the files the holder is writing.
         let root_lock = RootLock::acquire(&settings.storage_root, &settings.host, settings.port)?;
@@ -63,11 +80,11 @@ impl AppState {
             );
         }
         let clock = settings.clock();
-        let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot open the storage root {}: {e}",
-                settings.storage_root.display()
-            )
+        let store = Store::open(settings.store_config(), clock.now()).map_err(|source| {
+            OpenError::Store {
+                root: settings.storage_root.clone(),
+                source,
+            }
         })?;
         let store = Arc::new(store);
         let (changes, _) = broadcast::channel(4096);

@@ -248,7 +248,7 @@ async fn ask_server_to_sync(server: &crate::root_lock::Holder) -> anyhow::Result
     let url = format!("http://{}:{}/api/sync/now", server.host, server.port);
     // Fetching and pushing may take the network's time, as git's own timeouts allow.
     let timeout = NETWORK_TIMEOUT * 3;
-    let answer = crate::client::request("POST", &url, Some("{}"), timeout).await?;
+    let answer = kg_client::request("POST", &url, Some("{}"), timeout).await?;
     let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap_or_default();
     let said = ["message", "detail"]
         .iter()

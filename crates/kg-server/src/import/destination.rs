@@ -5,11 +5,11 @@
 //! maintenance pass that keeps the level in budget, one save.
 
 use super::{GraphFacts, NewEdge, NewNode, TargetGraph};
-use crate::client::{self, ClientError};
 use crate::clock::Clock;
 use crate::config::Settings;
 use crate::root_lock::{self, RootLock};
 use anyhow::Context;
+use kg_client::{self as client, ClientError};
 use kg_core::{BatchEdge, BatchNode, BatchOutcome, Level, Store, Target, Tier};
 use serde_json::{Value, json};
 use std::collections::HashSet;

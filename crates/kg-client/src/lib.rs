@@ -1,6 +1,7 @@
-//! A minimal HTTP/1.1 client for talking to a KG Memory server on this machine
-//! (health probes, `kg-memory status`, hook couriers, the stdio bridge): one request
-//! per connection over hyper's HTTP/1 client, the same hyper the server runs on.
+//! KG Memory's client: a minimal HTTP/1.1 client for talking to a KG Memory server on
+//! this machine (health probes, `kg-memory status`, hook couriers, the stdio bridge,
+//! the tray): one request per connection over hyper's HTTP/1 client, the same hyper
+//! the server runs on.
 //! Loopback only, so no TLS, no proxies, no redirects — and no dependency that would
 //! need them.
 
