@@ -5,10 +5,12 @@
 
 mod file_recall;
 mod prompt;
+mod push;
 mod tool_event;
 
 pub use file_recall::{FileRecall, FileTouch, file_recall};
 pub use prompt::{PromptReply, prompt_context, prompt_reply};
+pub use push::{hook_news, session_news};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
@@ -21,6 +23,8 @@ pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
     RECALL_HEADER, RECALL_MAX_HITS, REMINDER_GAP_SECS, human_text, prompt_terms,
 };
+#[cfg(feature = "internals")]
+pub use push::{PUSH_GIST_CHARS, PUSH_MAX_NODES, PUSH_MIN_SHARED_WORDS};
 #[cfg(feature = "internals")]
 pub use tool_event::{
     MAX_TARGET_BYTES, NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS,

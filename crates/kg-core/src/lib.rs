@@ -90,8 +90,8 @@ pub use tracked::Tracked;
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
     Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
-    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_response, prompt_context, prompt_reply,
-    session_bootstrap, tool_event,
+    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_news, hook_response, prompt_context,
+    prompt_reply, session_bootstrap, session_news, tool_event,
 };
 pub use stale_touches::{Renames, renamed_path};
 pub use tools::pages::{Client, Unit};

@@ -138,6 +138,12 @@ pub struct SessionRecord {
     /// Ids the session endorsed with `kg_useful`, at most 5 and each once; `None`
     /// before the first like.
     pub liked_ids: Option<Vec<String>>,
+    /// Up to when other sessions' writes were last checked for this session (the
+    /// push, since-0.9.30.md §2): later checks look only at writes after it.
+    pub pushed_ts: Option<f64>,
+    /// What the session has been working on, for deciding whether another session's
+    /// write bears on it. Not persisted: after a restart it starts over.
+    focus: Focus,
     /// View times: node id → when the session was last shown the node's gist
     /// (`seen_at` in `sessions.json`), and node id → when it was last shown its notes
     /// and touches too (`read_at`). See [`View`].
@@ -245,6 +251,7 @@ impl SessionRecord {
         if let Some(ids) = &mut self.liked_ids {
             rename(ids);
         }
+        rename(&mut self.focus.nodes);
         for times in [&mut self.seen_at, &mut self.read_at] {
             if let Some(at) = times.shift_remove(old) {
                 advance(times, new, at);
@@ -302,6 +309,42 @@ impl SessionRecord {
         self.last_synced_ts.unwrap_or(self.start_ts)
     }
 
+    /// Start the next check for other sessions' writes: the window it covers, from the
+    /// end of the last check (or the session's start, or its last `kg_sync`, whichever
+    /// is latest) up to `until`, where the next check will begin. Taken under the
+    /// registry's lock, so two replies racing never look at one write twice.
+    pub fn take_push_window(&mut self, until: f64) -> (f64, f64) {
+        let since = [self.last_synced_ts, self.pushed_ts]
+            .into_iter()
+            .flatten()
+            .fold(self.start_ts, f64::max);
+        self.pushed_ts = Some(until.max(since));
+        (since, until)
+    }
+
+    /// What the session has been working on lately.
+    pub(crate) fn focus(&self) -> &Focus {
+        &self.focus
+    }
+
+    /// Remember what the session just worked on: words it typed or searched for, nodes
+    /// it was shown on purpose (recall, search hits), file keys it read or changed.
+    pub(crate) fn note_focus<'a>(
+        &mut self,
+        words: impl IntoIterator<Item = &'a str>,
+        nodes: impl IntoIterator<Item = &'a str>,
+        files: impl IntoIterator<Item = &'a str>,
+    ) {
+        self.focus.note(words, nodes, files);
+    }
+
+    /// Whether the session was registered as another program's maintenance session
+    /// (the reference 0.17 marks them `maintenance: true`): what such a session writes
+    /// is housekeeping, not news for others.
+    pub fn is_maintenance(&self) -> bool {
+        self.extra.get("maintenance") == Some(&Value::Bool(true))
+    }
+
     fn from_object(mut obj: Object) -> Option<SessionRecord> {
         let mut take = |k: &str| obj.shift_remove(k);
         let start_ts = as_ts(take("start_ts").as_ref())?;
@@ -319,6 +362,7 @@ impl SessionRecord {
         let pages = take("pages").as_ref().and_then(Pages::from_value);
         let last_synced_ts = as_ts(take("last_synced_ts").as_ref());
         let liked_ids = take("liked_ids").map(|v| strings(&v));
+        let pushed_ts = as_ts(take("pushed_ts").as_ref());
         let seen_at = view_times(take("seen_at"));
         let read_at = view_times(take("read_at"));
         let mut record = SessionRecord {
@@ -333,6 +377,7 @@ impl SessionRecord {
             pages,
             last_synced_ts,
             liked_ids,
+            pushed_ts,
             seen_at,
             read_at,
             extra: obj,
@@ -378,6 +423,9 @@ impl SessionRecord {
         if let Some(l) = &self.liked_ids {
             obj.insert("liked_ids".into(), string_array(l));
         }
+        if let Some(t) = self.pushed_ts {
+            obj.insert("pushed_ts".into(), float_value(t));
+        }
         for (key, times) in [("seen_at", &self.seen_at), ("read_at", &self.read_at)] {
             if !times.is_empty() {
                 let times = times.iter().map(|(id, &at)| (id.clone(), float_value(at)));
@@ -388,6 +436,64 @@ impl SessionRecord {
             obj.insert(k.clone(), v.clone());
         }
         obj
+    }
+}
+
+/// What a session has been working on lately, kept small: the words of its recent
+/// prompts and searches (normalised as search normalises them), the nodes recall and
+/// search showed it, and the files it read or changed (as touch keys). Oldest first;
+/// each list drops its oldest entries beyond its bound.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Focus {
+    words: Vec<String>,
+    nodes: Vec<String>,
+    files: Vec<String>,
+}
+
+impl Focus {
+    /// Words kept: a few prompts' worth.
+    pub const MAX_WORDS: usize = 48;
+    /// Nodes kept.
+    pub const MAX_NODES: usize = 48;
+    /// File keys kept.
+    pub const MAX_FILES: usize = 32;
+
+    fn note<'a>(
+        &mut self,
+        words: impl IntoIterator<Item = &'a str>,
+        nodes: impl IntoIterator<Item = &'a str>,
+        files: impl IntoIterator<Item = &'a str>,
+    ) {
+        remember(&mut self.words, words, Self::MAX_WORDS);
+        remember(&mut self.nodes, nodes, Self::MAX_NODES);
+        remember(&mut self.files, files, Self::MAX_FILES);
+    }
+
+    /// Recent words, normalised.
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// Nodes recently shown on purpose.
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// Touch keys of files recently read or changed.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+}
+
+/// Append `items` to `list` (a repeat moves to the end, as the most recent), keeping
+/// the newest `max`.
+fn remember<'a>(list: &mut Vec<String>, items: impl IntoIterator<Item = &'a str>, max: usize) {
+    for item in items {
+        list.retain(|kept| kept != item);
+        list.push(item.to_string());
+    }
+    if list.len() > max {
+        list.drain(..list.len() - max);
     }
 }
 

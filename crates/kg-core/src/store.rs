@@ -53,6 +53,7 @@ mod rename;
 mod screen;
 mod sessions;
 mod writes;
+pub(crate) use sessions::unseen_writes;
 
 pub use actions::{Action, Outcome, UNDO_STEPS, Undone};
 pub use batch::{BatchEdge, BatchNode, BatchOutcome};

@@ -460,12 +460,28 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
             })
         }
     };
+    let mut text = search_text(query, &result, session_id.is_some());
     if let Some(sid) = session_id {
         let ids = shown_ids(&result);
         store.mark_seen(sid, ids.iter().map(String::as_str));
         store.record_views(sid, ids.iter().map(String::as_str), View::Seen, viewed_at);
+        let hits = result.top.iter().map(|h| h.id.as_str());
+        store.note_focus(
+            sid,
+            Query::of(query).texts().iter().map(String::as_str),
+            hits,
+            [],
+        );
+        // Other sessions' writes come with a search that found something (ours only),
+        // after its hits are marked seen so none is told twice.
+        if !result.top.is_empty()
+            && let Some(news) = crate::ambient::session_news(store, sid, now)
+        {
+            text.push_str("\n\n");
+            text.push_str(&news);
+        }
     }
-    ToolText::ok(search_text(query, &result, session_id.is_some()))
+    ToolText::ok(text)
 }
 
 /// Graphs a search covers: the user graph, then the session's project graph (loaded
@@ -556,6 +572,10 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
             if let Some(nudge) = repeat_nudge(store, target, &args.id, put.created, now) {
                 text.push_str("\n\n");
                 text.push_str(&nudge);
+            }
+            if let Some(news) = crate::ambient::session_news(store, &args.session_id, now) {
+                text.push_str("\n\n");
+                text.push_str(&news);
             }
             ToolText::ok(text)
         }

@@ -487,8 +487,16 @@ pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -
     };
     match outcome {
         "injected" if trigger == "push" => {
-            format!("Told the session about {shown} node(s) another session wrote.")
+            let held = if withheld > 0 {
+                format!("; {withheld} more left to kg_sync")
+            } else {
+                String::new()
+            };
+            format!("Told the session about {shown} node(s) another session wrote{held}.")
         }
+        "unrelated" => "Other sessions wrote nodes, but none touches what this session has \
+                        been working on (the nodes it used, its files, its prompts' words)."
+            .to_string(),
         "injected" => {
             let held = if withheld > 0 {
                 format!("; {withheld} more held back by the limits")
@@ -523,12 +531,43 @@ pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -
     }
 }
 
+/// `text` cut to its first `max` characters, an ellipsis marking the cut.
+pub(crate) fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// A gist cut for a nudge that names a node: its first 120 characters.
 fn gist_head(gist: &str) -> String {
-    match gist.char_indices().nth(120) {
-        Some((cut, _)) => format!("{}…", &gist[..cut]),
-        None => gist.to_string(),
+    cut_chars(gist, 120)
+}
+
+/// One line of a push: a node another session wrote, new to this session or an
+/// update of one it had seen.
+pub fn pushed_line(id: &str, updated: bool, gist: &str) -> String {
+    let what = if updated { "updated" } else { "new" };
+    format!("- {id} ({what}): {gist}")
+}
+
+/// The news of other sessions' writes that bear on this session's work: `lines`
+/// ([`pushed_line`]), newest first, and how many more were left out.
+pub fn pushed_writes(lines: &[String], more: usize, sid: &str) -> String {
+    let mut text = String::from(
+        "Meanwhile another session wrote to this memory, on what you are working on:\n",
+    );
+    text.push_str(&lines.join("\n"));
+    if more > 0 {
+        text.push_str(&format!(
+            "\n({more} more: kg_sync(session_id='{sid}') lists every change.)"
+        ));
     }
+    text.push_str(
+        "\nIf you meant to record the same lesson, update that node (kg_put_node with its id) \
+         rather than writing a second one.",
+    );
+    text
 }
 
 /// After creating `new_id`: the graph already holds `old_id`, which says nearly the

@@ -781,25 +781,36 @@ async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
         .blocking(move |state, now| {
             let store = &state.store;
             let touched = crate::agent_files::touched(&payload, store.home());
-            let text = |key: &str| payload.get(key).and_then(Value::as_str);
+            let text_of = |key: &str| payload.get(key).and_then(Value::as_str);
             let recall = kg_core::file_recall(
                 store,
                 &kg_core::FileTouch {
-                    harness_session: text("session_id").filter(|s| !s.is_empty()),
-                    cwd: text("cwd").unwrap_or(""),
-                    tool: text("tool_name").unwrap_or(""),
+                    harness_session: text_of("session_id").filter(|s| !s.is_empty()),
+                    cwd: text_of("cwd").unwrap_or(""),
+                    tool: text_of("tool_name").unwrap_or(""),
                     files: &touched.files,
                 },
                 now,
             );
             // A reply carries recall or a nudge, never both; a file the memory knows
             // needs no nudge to capture it.
+            // Other sessions' writes that bear on this one come last (ours only).
+            let news = kg_core::hook_news(
+                store,
+                text_of("session_id").filter(|s| !s.is_empty()),
+                text_of("cwd").unwrap_or(""),
+                now,
+            );
             let text = match recall {
                 kg_core::FileRecall {
                     text: Some(text), ..
                 } => Some(text),
                 kg_core::FileRecall { covered: true, .. } => None,
                 _ => kg_core::tool_event(store, &Value::Object(payload), now),
+            };
+            let text = match (text, news) {
+                (Some(text), Some(news)) => Some(format!("{text}\n\n{news}")),
+                (text, news) => text.or(news),
             };
             Answer(kg_core::hook_response(kg_core::POST_TOOL_USE, text))
         })

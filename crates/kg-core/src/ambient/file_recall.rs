@@ -164,8 +164,10 @@ fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f6
         .map(Path::new);
     decision.project_root = root.map(|r| r.to_string_lossy().into_owned());
     let mut found: Vec<Match> = Vec::new();
+    let mut file_keys: Vec<String> = Vec::new();
     for file in touch.files {
         let keys = touch_path::file_keys(file, root);
+        file_keys.extend(keys.iter().cloned());
         let shown = keys.first().cloned().unwrap_or_default();
         decision.files.push(shown.clone());
         for slot in project.iter().chain([store.user_slot()]) {
@@ -176,6 +178,13 @@ fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f6
             }
         }
     }
+    // The files are the session's work now, and so are the nodes that name them.
+    store.note_focus(
+        &sid,
+        [],
+        found.iter().map(|m| m.id.as_str()),
+        file_keys.iter().map(String::as_str),
+    );
     if found.is_empty() {
         decision.outcome("no_nodes");
         return FileRecall::NOTHING;

@@ -397,8 +397,16 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
         now,
     );
     let reply = respond_logged(store, payload, now, remind, &mut decision);
+    let sid = decision.kg_session.clone();
     store.log_recall(decision);
-    reply
+    // Other sessions' writes that bear on this one come after the recall (ours only).
+    match sid.and_then(|sid| super::session_news(store, &sid, now)) {
+        None => reply,
+        Some(news) => PromptReply::Say(match reply {
+            PromptReply::Say(text) => format!("{text}\n\n{news}"),
+            PromptReply::Quiet | PromptReply::Nothing => news,
+        }),
+    }
 }
 
 fn respond_logged(
@@ -525,6 +533,7 @@ fn recall_ours(
         return off_topic;
     }
     decision.terms = query.texts().iter().take(MAX_TERMS).cloned().collect();
+    store.note_focus(sid, query.texts().iter().map(String::as_str), [], []);
     let _recall = RECALL_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     decision.outcome("no_graphs");
     let Some(slots) = recall_slots(store, sid, now) else {
@@ -635,6 +644,8 @@ fn say(
     }
     store.mark_seen(sid, fresh.iter().copied());
     store.record_views(sid, fresh, crate::session::View::Seen, viewed_at);
+    // What the prompt was about, for judging later news from other sessions.
+    store.note_focus(sid, [], recall.hits.iter().map(|e| e.id), []);
     Recalled::Text(text)
 }
 

@@ -84,6 +84,22 @@ impl Store {
         }
     }
 
+    /// Remember what session `sid` just worked on (no-op for an unknown session): the
+    /// words of a prompt or search, nodes recall or a search showed it on purpose, and
+    /// touch keys of files it read or changed. Another session's write that bears on
+    /// these is news for it ([`crate::session_news`]).
+    pub(crate) fn note_focus<'a>(
+        &self,
+        sid: &str,
+        words: impl IntoIterator<Item = &'a str>,
+        nodes: impl IntoIterator<Item = &'a str>,
+        files: impl IntoIterator<Item = &'a str>,
+    ) {
+        if let Some(r) = self.lock_sessions().lookup_mut(sid) {
+            r.note_focus(words, nodes, files);
+        }
+    }
+
     /// Record that session `sid` was shown nodes at `at`, a view time from
     /// [`Store::event_ts`] taken while their graphs were locked (no-op for an unknown
     /// session). `View::Seen` for a gist, `View::Read` for the whole node.
@@ -108,6 +124,15 @@ impl Store {
         let Some(record) = self.session(sid) else {
             return Vec::new();
         };
+        let slots = self.session_graphs_loaded(&record);
+        self.with_graphs(&slots, |graphs| {
+            unseen_writes(graphs, &record, sid, since, f64::INFINITY)
+        })
+    }
+
+    /// The user graph, and the project graph of a session when it is loaded (a
+    /// session's news never loads a graph from disk).
+    pub(crate) fn session_graphs_loaded(&self, record: &SessionRecord) -> Vec<Arc<GraphSlot>> {
         let mut slots = vec![self.user.clone()];
         slots.extend(
             record
@@ -115,31 +140,7 @@ impl Store {
                 .as_deref()
                 .and_then(|root| self.loaded_project(root)),
         );
-        let mut found = Vec::new();
-        for slot in slots {
-            let state = slot.lock();
-            for (id, node) in &state.graph.nodes {
-                let Some(written) = node.written() else {
-                    continue;
-                };
-                if written.ts <= since
-                    || !written.by_other_than(sid)
-                    || record.has_seen_since(id, written.ts)
-                {
-                    continue;
-                }
-                found.push(UnseenWrite {
-                    level: slot.level,
-                    id: id.clone(),
-                    gist: node.gist().to_string(),
-                    known: record.seen_at(id).is_some(),
-                    tier: node.tier(),
-                    written,
-                });
-            }
-        }
-        found.sort_by(|a, b| b.written.ts.total_cmp(&a.written.ts));
-        found
+        slots
     }
 
     /// The newest session for a client path; `None` when none or outside home.
@@ -315,4 +316,40 @@ pub(super) fn known_session<'r>(
         .ok_or_else(|| StoreError::UnknownSession(sid.to_string()))?;
     record.last_activity = now;
     Ok(record)
+}
+
+/// The nodes of `graphs` written in `(since, until]` by someone other than `sid`,
+/// which `record` (that session) has not been shown since; newest write first.
+pub(crate) fn unseen_writes(
+    graphs: &[SearchGraph<'_>],
+    record: &SessionRecord,
+    sid: &str,
+    since: f64,
+    until: f64,
+) -> Vec<UnseenWrite> {
+    let mut found = Vec::new();
+    for g in graphs {
+        for (id, node) in &g.graph.nodes {
+            let Some(written) = node.written() else {
+                continue;
+            };
+            if written.ts <= since
+                || written.ts > until
+                || !written.by_other_than(sid)
+                || record.has_seen_since(id, written.ts)
+            {
+                continue;
+            }
+            found.push(UnseenWrite {
+                level: g.level,
+                id: id.clone(),
+                gist: node.gist().to_string(),
+                known: record.seen_at(id).is_some(),
+                tier: node.tier(),
+                written,
+            });
+        }
+    }
+    found.sort_by(|a, b| b.written.ts.total_cmp(&a.written.ts));
+    found
 }

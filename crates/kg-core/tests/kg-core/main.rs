@@ -12,6 +12,7 @@ mod locks;
 mod lossless;
 mod ours_golden;
 mod paths;
+mod push;
 mod rename;
 mod secrets;
 mod snapshots;
