@@ -28,6 +28,7 @@ pub mod sync_cli;
 pub mod sync_routes;
 pub mod tasks;
 pub mod terminal;
+mod tools;
 pub mod view;
 pub mod ws;
 
