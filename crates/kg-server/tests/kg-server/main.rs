@@ -1,6 +1,7 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
 mod activity;
+mod architecture;
 mod concurrency;
 mod conflicts;
 mod connections;
