@@ -5,15 +5,16 @@
 
 mod file_recall;
 mod prompt;
-mod push;
 mod tool_event;
 
+pub use crate::push::{hook_news, session_news};
 pub use file_recall::{FileRecall, FileTouch, file_recall};
 pub use prompt::{PromptReply, prompt_context, prompt_reply};
-pub use push::{hook_news, session_news};
 pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
+#[cfg(feature = "internals")]
+pub use crate::push::{PUSH_GIST_CHARS, PUSH_MAX_NODES, PUSH_MIN_SHARED_WORDS};
 #[cfg(feature = "internals")]
 pub use file_recall::{
     FILE_RECALL_BUDGET, FILE_RECALL_MAX_NODES, FILE_RECALL_WINDOW_SECS, FILE_RECALLS_PER_WINDOW,
@@ -23,8 +24,6 @@ pub use prompt::{
     GATE_MANY_TERMS, GATE_ONE_TERM, MAX_TERMS, MIN_HUMAN_CHARS, MIN_TERM_CHARS, RECALL_BUDGET,
     RECALL_HEADER, RECALL_MAX_HITS, REMINDER_GAP_SECS, human_text, prompt_terms,
 };
-#[cfg(feature = "internals")]
-pub use push::{PUSH_GIST_CHARS, PUSH_MAX_NODES, PUSH_MIN_SHARED_WORDS};
 #[cfg(feature = "internals")]
 pub use tool_event::{
     MAX_TARGET_BYTES, NUDGE_GAP_SECS, NUDGES_PER_SESSION, READ_THRESHOLD, TARGET_COOLDOWN_SECS,
@@ -51,18 +50,6 @@ pub fn hook_output(event: &str, text: String) -> Value {
 /// The whole answer to a hook: its output, or `{}` when there is nothing to say.
 pub fn hook_response(event: &str, text: Option<String>) -> Value {
     text.map_or_else(|| json!({}), |text| hook_output(event, text))
-}
-
-/// The KG session a hook speaks for: the one bound to the Claude session, else the
-/// newest session of the cwd's project.
-fn resolve_session(store: &Store, claude_sid: Option<&str>, cwd: Option<&str>) -> Option<String> {
-    if let Some(claude) = claude_sid.filter(|c| crate::limits::is_claude_session_id(c))
-        && let Some(sid) = store.with_sessions(|s| s.find_by_claude_sid(claude).map(str::to_string))
-    {
-        return Some(sid);
-    }
-    cwd.filter(|c| !c.is_empty())
-        .and_then(|cwd| store.find_by_project_path(cwd))
 }
 
 /// What the SessionStart hook sends.

@@ -36,6 +36,7 @@ modules!(
     neighbourhood,
     persist,
     plan,
+    push,
     pyfmt,
     recall_log,
     relevance,

@@ -475,7 +475,7 @@ pub fn kg_search(store: &Store, query: &str, session_id: Option<&str>, now: f64)
         // Other sessions' writes come with a search that found something (ours only),
         // after its hits are marked seen so none is told twice.
         if !result.top.is_empty()
-            && let Some(news) = crate::ambient::session_news(store, sid, now)
+            && let Some(news) = crate::push::session_news(store, sid, now)
         {
             text.push_str("\n\n");
             text.push_str(&news);
@@ -573,7 +573,7 @@ pub fn kg_put_node(store: &Store, args: &PutNodeArgs, now: f64) -> ToolText {
                 text.push_str("\n\n");
                 text.push_str(&nudge);
             }
-            if let Some(news) = crate::ambient::session_news(store, &args.session_id, now) {
+            if let Some(news) = crate::push::session_news(store, &args.session_id, now) {
                 text.push_str("\n\n");
                 text.push_str(&news);
             }

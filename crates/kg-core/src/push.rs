@@ -9,7 +9,6 @@
 //! news is worth the context it takes. Under `KG_POLICY=reference` (0.9.30's
 //! behaviour) nothing is pushed.
 
-use super::resolve_session;
 use crate::model::{Level, Tier};
 use crate::recall_log::{Decision, Weighed};
 use crate::relevance::{Query, neighbours};
@@ -131,7 +130,7 @@ pub fn hook_news(
     if store.config().policy != Policy::Ours {
         return None;
     }
-    let sid = resolve_session(store, harness_session, Some(cwd))?;
+    let sid = store.hook_session(harness_session, Some(cwd))?;
     session_news(store, &sid, now)
 }
 
