@@ -160,6 +160,13 @@ impl Settings {
         })
     }
 
+    /// Where this server's "now" comes from (`KG_CLOCK_FILE`, else the system clock).
+    pub fn clock(&self) -> crate::clock::Clock {
+        self.clock_file
+            .clone()
+            .map_or(crate::clock::Clock::System, crate::clock::Clock::File)
+    }
+
     pub fn store_config(&self) -> kg_core::StoreConfig {
         let mut config = kg_core::StoreConfig::new(&self.storage_root, &self.home);
         config.grace_days = self.grace_days;

@@ -16,12 +16,12 @@
 //! `steps.rs`. Nothing here reads a node the way an agent does: looking at a node in
 //! the view never promotes it; only an explicit step does.
 
-use crate::app::AppState;
 use crate::payload::{
     self, ArtifactRow, Budget, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health,
     LevelData, NeighbourRow, NeighbourhoodAnswer, NodeRow, PathEdge, SearchAnswer, SearchHit,
 };
 use crate::rest::{Answer, ApiError, ApiResult, FieldProblem, param};
+use crate::state::AppState;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

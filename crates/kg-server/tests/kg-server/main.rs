@@ -1,6 +1,7 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
 mod activity;
+mod architecture;
 mod bad_input;
 mod concurrency;
 mod conflicts;
@@ -16,6 +17,7 @@ mod hostile_local;
 mod hostile_sync;
 mod http;
 mod import;
+mod layering;
 mod level_budget;
 mod load;
 mod paging;
