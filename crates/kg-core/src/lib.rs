@@ -90,9 +90,9 @@ pub use tracked::Tracked;
 
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
-    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_news, hook_response, prompt_context,
-    prompt_reply, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, FileRecall, FileTouch, PreloadHeader, PreloadStats, PromptEvent,
+    PromptReply, ToolUse, file_recall, hook_news, prompt_context, prompt_reply, session_bootstrap,
+    tool_event,
 };
 pub use push::session_news;
 pub use stale_touches::{Renames, renamed_path};

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod config;
 pub mod connections;
 pub mod hook;
+mod hook_json;
 pub mod import;
 pub mod install;
 pub mod launch;

@@ -18,7 +18,7 @@ use kg_core::round_to;
 use kg_core::{Change, EdgeKey};
 use kg_core::{ChangeKind, TierMoves};
 use kg_core::{Level, Node, Object, Tier};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use std::any::TypeId;
 use ts_rs::TS;
@@ -529,6 +529,85 @@ pub struct ArtifactRow<'a> {
 }
 
 // ----- POST /api/view/step and /api/view/undo -----------------------------------------
+
+/// One action of a `POST /api/view/step` body: `{"kind": "promote" | "archive" |
+/// "put_node" | "delete_node" | "lock" | "rename" | "retouch", "id": …}` and the
+/// kind's own fields. kg-core's [`kg_core::Action`] is what the store performs.
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+// Named `Action` to serde: its refusals name the type as they always have. Apart,
+// so ts-rs (which does not know it on an enum) still reads the shape.
+#[serde(rename = "Action", tag = "kind", rename_all = "snake_case")]
+#[serde(deny_unknown_fields)]
+#[ts(rename = "StepAction")]
+pub enum StepAction {
+    Promote {
+        id: String,
+    },
+    Archive {
+        id: String,
+    },
+    PutNode {
+        id: String,
+        gist: String,
+        /// New notes, or absent to keep them.
+        #[ts(optional = nullable)]
+        notes: Option<Vec<String>>,
+        /// New touches, or absent to keep them.
+        #[ts(optional = nullable)]
+        touches: Option<Vec<String>>,
+        /// The node's `_written.ts` when the person loaded it (`0` for none, or a new
+        /// node): the step is refused when the node has been written since. Absent
+        /// writes whatever stands.
+        #[serde(default)]
+        #[ts(optional = nullable)]
+        written_ts: Option<f64>,
+    },
+    DeleteNode {
+        id: String,
+    },
+    Lock {
+        id: String,
+        locked: bool,
+    },
+    Rename {
+        id: String,
+        new_id: String,
+    },
+    Retouch {
+        id: String,
+        /// The touch entry as the node stores it.
+        from: String,
+        /// The new path.
+        to: String,
+    },
+}
+
+impl From<StepAction> for kg_core::Action {
+    fn from(action: StepAction) -> Self {
+        use kg_core::Action;
+        match action {
+            StepAction::Promote { id } => Action::Promote { id },
+            StepAction::Archive { id } => Action::Archive { id },
+            StepAction::PutNode {
+                id,
+                gist,
+                notes,
+                touches,
+                written_ts,
+            } => Action::PutNode {
+                id,
+                gist,
+                notes,
+                touches,
+                written_ts,
+            },
+            StepAction::DeleteNode { id } => Action::DeleteNode { id },
+            StepAction::Lock { id, locked } => Action::Lock { id, locked },
+            StepAction::Rename { id, new_id } => Action::Rename { id, new_id },
+            StepAction::Retouch { id, from, to } => Action::Retouch { id, from, to },
+        }
+    }
+}
 
 /// `POST /api/view/step`: what a step did or, for a dry run, would do. The dry run is
 /// the same code as the commit, rolled back, so its lists are what the commit moves.
