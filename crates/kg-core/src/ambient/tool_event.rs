@@ -2,12 +2,12 @@
 //! query keeps coming back and no memory node mentions it, suggest recording the
 //! conclusion once instead of re-deriving it.
 
+use super::ToolUse;
 use super::prompt::is_py_space;
 use crate::namespace::resolve_path;
 use crate::store::{GraphSlot, Store};
 use crate::tool_events::ToolEvents;
 use crate::wording;
-use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -103,25 +103,21 @@ fn covered(store: &Store, slot: &GraphSlot, needle: &str) -> bool {
 /// Counts the event in the counter file of the cwd's project (the folder the store
 /// files that project's graph in); a cwd outside home, or whose graph cannot be
 /// filed, is neither counted nor nudged.
-pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
-    let field = |key: &str| payload.get(key).and_then(Value::as_str);
-    let cwd = field("cwd").filter(|c| !c.is_empty())?;
-    let tool = field("tool_name").filter(|t| !t.is_empty())?;
-    let claude = field("session_id")
+pub fn tool_event(store: &Store, used: &ToolUse<'_>, now: f64) -> Option<String> {
+    let cwd = used.cwd.filter(|c| !c.is_empty())?;
+    let tool = used.tool_name.filter(|t| !t.is_empty())?;
+    let claude = used
+        .harness_session
         .filter(|c| !c.is_empty())
         .unwrap_or("unknown");
-    let input = |key: &str| {
-        payload
-            .get("tool_input")
-            .and_then(|i| i.get(key))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
+    fn input(value: Option<&str>) -> Option<&str> {
+        value.filter(|s| !s.is_empty())
+    }
     let (kind, needle) = match tool {
-        "Read" => (Kind::Read, file_needle(input("file_path")?, cwd)?),
-        "WebFetch" => (Kind::Web, input("url")?.to_string()),
+        "Read" => (Kind::Read, file_needle(input(used.file_path)?, cwd)?),
+        "WebFetch" => (Kind::Web, input(used.url)?.to_string()),
         "WebSearch" => {
-            let query = input("query")?.trim_matches(is_py_space).to_lowercase();
+            let query = input(used.query)?.trim_matches(is_py_space).to_lowercase();
             // A blank query is no target (the reference counted it under `search:`).
             if query.is_empty() {
                 return None;
