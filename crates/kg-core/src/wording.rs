@@ -619,7 +619,22 @@ pub fn search_evidence(count: u64) -> String {
     format!("searched {count} times now")
 }
 
-/// The level a web or search capture suggests: the finding may belong to every project.
+/// The capture nudge for a web page or query (our policy): its ready call is valid as
+/// written, and the choice of the user graph is said beside it.
+pub fn cross_project_capture_nudge(needle: &str, evidence: &str, sid: &str) -> String {
+    format!(
+        "KG capture: '{needle}' — {evidence}, and no memory node references it. Repeating it \
+         means the same conclusion is being worked out again. If it has lasting value (what the \
+         thing is or handles, a gotcha, a decision), keep it with one call: \
+         kg_put_node(session_id='{sid}', level='project', id='<kebab-id>', gist='<the bottom \
+         line>', touches=['{needle}']); use level='user' instead if it holds beyond this \
+         project. A true one-off can be skipped."
+    )
+}
+
+/// The level a web or search capture names under `KG_POLICY=reference`, as the
+/// reference wrote it (it is no valid level: our policy uses
+/// [`cross_project_capture_nudge`]).
 pub const CROSS_PROJECT_LEVEL: &str = "project (or user, if the finding is cross-project)";
 
 /// When a reminder applies (our policy; the reference shows any of a pool at random).

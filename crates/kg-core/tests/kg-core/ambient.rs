@@ -55,8 +55,13 @@ impl World {
     }
 
     fn with_policy(policy: Policy) -> World {
+        World::at("proj", policy)
+    }
+
+    /// A world whose project folder is `<home>/<below_home>` (its last name `proj`).
+    fn at(below_home: &str, policy: Policy) -> World {
         let home = TempHome::new();
-        let project = home.path.join("proj");
+        let project = home.path.join(below_home);
         fs::create_dir_all(project.join("src")).expect("project folder");
         let store = open_store_with(&home, T, policy);
         World {
@@ -737,6 +742,77 @@ fn other_tools_and_malformed_payloads_are_ignored() {
         );
     }
     assert!(!w.home.storage().join("projects/etc").exists());
+}
+
+#[test]
+fn a_project_under_tmp_or_build_folders_gets_its_read_nudges() {
+    // The project's own location says nothing about noise: only what lies inside it.
+    let w = World::at("tmp/build/dist/proj", Policy::Ours);
+    let sid = w.session("cc-1", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    assert_eq!(w.read("cc-1", &file, T), None, "first read");
+    let nudge = w
+        .read("cc-2", &file, T + 1.0)
+        .expect("second session nudges");
+    assert!(nudge.starts_with("KG capture: 'src/limits.rs'"), "{nudge}");
+    assert!(nudge.contains(&format!("session_id='{sid}'")));
+    // Inside the project, its ignored folders are noise; outside it, everything is.
+    let home = w.home.path.to_string_lossy().into_owned();
+    for noise in [
+        format!("{}/node_modules/x/index.js", w.project),
+        format!("{}/target/debug/build.rs", w.project),
+        format!("{}/build/out.rs", w.project),
+        format!("{}/.git/config", w.project),
+        format!("{home}/elsewhere/notes.md"),
+        "/etc/hosts".to_string(),
+    ] {
+        assert_eq!(w.read("cc-1", &noise, T + 700.0), None, "{noise}");
+        assert_eq!(w.read("cc-2", &noise, T + 700.0), None, "{noise}");
+    }
+    let counted: Vec<String> = w.counters()["events"]
+        .as_object()
+        .expect("events")
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(counted, vec!["read:src/limits.rs".to_string()]);
+}
+
+#[test]
+fn the_reference_policy_keeps_its_path_substring_noise() {
+    let w = World::at("tmp/proj", Policy::Reference);
+    w.session("cc-1", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    assert_eq!(w.read("cc-1", &file, T), None);
+    assert_eq!(w.read("cc-2", &file, T + 1.0), None, "under /tmp/: noise");
+    assert_eq!(w.counters(), Value::Null, "not even counted");
+}
+
+#[test]
+fn every_example_call_in_a_web_nudge_is_valid() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let url = "https://docs.rs/tokio/latest/tokio/sync/struct.Mutex.html";
+    let fetch = |now: f64| w.event("cc-1", "WebFetch", json!({"url": url}), &w.project, now);
+    assert_eq!(fetch(T), None);
+    let nudge = fetch(T + 1.0).expect("second fetch nudges");
+    // Every `level='…'` the nudge names is one kg_put_node accepts.
+    let levels: Vec<&str> = nudge
+        .split("level='")
+        .skip(1)
+        .filter_map(|rest| rest.split('\'').next())
+        .collect();
+    assert_eq!(levels, vec!["project", "user"], "{nudge}");
+    assert!(nudge.contains(&format!(
+        "kg_put_node(session_id='{sid}', level='project', id='<kebab-id>'"
+    )));
+    // The reference's wording (its level is prose) stays under its policy.
+    let r = World::reference();
+    r.session("cc-1", true);
+    let fetch = |now: f64| r.event("cc-1", "WebFetch", json!({"url": url}), &r.project, now);
+    assert_eq!(fetch(T), None);
+    let nudge = fetch(T + 1.0).expect("nudges");
+    assert!(nudge.contains("level='project (or user, if the finding is cross-project)'"));
 }
 
 #[test]
