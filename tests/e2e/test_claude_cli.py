@@ -368,3 +368,38 @@ def test_disable_auto_memory_turns_it_off_and_uninstall_restores_the_users_value
     run_claude(claude, "-p", "hello", cwd=second)
     # Claude Code names a project's folder after its path, every other character a dash.
     assert [p.parent.name for p in auto_memory_folders(claude)] == [re.sub(r"[^A-Za-z0-9]", "-", str(second))]
+
+
+def test_install_keeps_a_hand_added_entry_and_uninstall_leaves_it(kg_server, claude):
+    """`claude mcp add` first (the by-hand route), then the installer for the hooks: the
+    person's entry is kept as Claude Code wrote it, stays connected, and survives uninstall."""
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    added = claude.run("mcp", "add", "-s", "user", "--transport", "http", "kg", kg_server.mcp_url)
+    assert added.returncode == 0, describe(claude, added)
+    written = (claude.home / ".claude.json").read_text()
+    entry = json.loads(written)["mcpServers"]["kg"]
+
+    installed = kg_memory(*where, "install", "claude-code", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert 'keep the MCP server "kg" you added by hand' in installed.stdout, installed.stdout
+    assert json.loads((claude.home / ".claude.json").read_text())["mcpServers"]["kg"] == entry
+    listed = claude.run("mcp", "list")
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert CONNECTED.search(line), describe(claude, listed)
+
+    removed = kg_memory(*where, "uninstall", "claude-code", home=claude.home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert 'remove MCP server "kg"' not in removed.stdout, removed.stdout
+    assert json.loads((claude.home / ".claude.json").read_text())["mcpServers"]["kg"] == entry
+    got = claude.run("mcp", "get", "kg")
+    assert got.returncode == 0 and CONNECTED.search(got.stdout), describe(claude, got)
+
+    # An entry by hand that points elsewhere stops the install; nothing changes.
+    claude.run("mcp", "remove", "-s", "user", "kg")
+    other = f"http://127.0.0.1:{free_port()}/"
+    claude.run("mcp", "add", "-s", "user", "--transport", "http", "kg", other)
+    before = (claude.home / ".claude.json").read_text()
+    refused = kg_memory(*where, "install", "claude-code", home=claude.home)
+    assert refused.returncode != 0, refused.stdout
+    assert "added by hand" in refused.stderr and other in refused.stderr, refused.stderr
+    assert (claude.home / ".claude.json").read_text() == before

@@ -27,6 +27,7 @@ mod courier;
 mod desktop;
 mod dry_run;
 mod files;
+mod hand_added;
 mod servers;
 mod stable;
 mod wiring;
@@ -49,6 +50,7 @@ use auto_memory::{disable_auto_memory, restore_auto_memory};
 use claude_code::{CODE_SERVER, add_hooks, code_entry, is_code_entry, remove_hooks};
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
 use files::{latest_backup, pretty, read_object};
+use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
 use serde_json::{Map, Value};
 use servers::{add_server, remove_server};
 use std::path::{Path, PathBuf};
@@ -164,28 +166,61 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             refuse_beside_plugin(setup)?;
             let mcp_path = setup.claude.json.clone();
             let (before, mut map) = read_object(&mcp_path)?;
-            let mut summary = Vec::new();
-            add_server(
-                &mut map,
-                CODE_SERVER,
-                code_entry(setup),
-                is_code_entry,
-                "`claude mcp remove -s user kg`",
-                &mut summary,
-            )?;
-            let mcp = change(mcp_path, before, &map, summary);
             let settings_path = setup.claude.settings();
-            let (before, mut settings) = read_object(&settings_path)?;
+            let (settings_before, mut settings) = read_object(&settings_path)?;
+            let record_path = setup.record_path();
+            let (record_before, mut record) = read_object(&record_path)?;
+            let mut record_summary = Vec::new();
+            let mut summary = Vec::new();
+            match existing_entry(&map, &settings, &record, setup)? {
+                Existing::Ours => {
+                    add_server(
+                        &mut map,
+                        CODE_SERVER,
+                        code_entry(setup),
+                        is_code_entry,
+                        "`claude mcp remove -s user kg`",
+                        &mut summary,
+                    )?;
+                    // The hand-added entry is gone: the one added now is ours.
+                    if record.shift_remove(HAND_ADDED).is_some() {
+                        record_summary.push(format!(
+                            "note that the MCP server \"{CODE_SERVER}\" is now the installer's"
+                        ));
+                    }
+                }
+                Existing::KeptAsAdded if recorded_as_hand_added(&record) => {}
+                Existing::KeptAsAdded => {
+                    record.insert(HAND_ADDED.into(), Value::Bool(true));
+                    record_summary.push(format!(
+                        "keep the MCP server \"{CODE_SERVER}\" you added by hand as it is (uninstall leaves it too)"
+                    ));
+                }
+            }
+            let mcp = change(mcp_path, before, &map, summary);
             let mut summary = Vec::new();
             add_hooks(&mut settings, setup, &mut summary)?;
-            let mut changes = vec![mcp];
-            let record = if setup.disable_auto_memory {
-                disable_auto_memory(&mut settings, setup, &mut summary)?
-            } else {
-                None
-            };
-            changes.push(change(settings_path, before, &settings, summary));
-            changes.extend(record);
+            if setup.disable_auto_memory {
+                disable_auto_memory(
+                    &mut settings,
+                    &mut record,
+                    &mut summary,
+                    &mut record_summary,
+                );
+            }
+            let mut changes = vec![
+                mcp,
+                change(settings_path, settings_before, &settings, summary),
+            ];
+            if !record_summary.is_empty() {
+                changes.push(FileChange {
+                    path: record_path,
+                    before: record_before,
+                    after: Some(pretty(&record)),
+                    summary: record_summary,
+                    ours: true,
+                });
+            }
             Ok(changes)
         }
         Client::ClaudeDesktop => {
@@ -268,11 +303,14 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
     };
     match client {
         Client::ClaudeCode => {
-            edit(setup.claude.json.clone(), &|m, s| {
-                remove_server(m, CODE_SERVER, is_code_entry, s)
-            })?;
             let record_path = setup.record_path();
             let (record_text, record) = read_object(&record_path)?;
+            // An entry the person added by hand stays theirs.
+            if !recorded_as_hand_added(&record) {
+                edit(setup.claude.json.clone(), &|m, s| {
+                    remove_server(m, CODE_SERVER, is_code_entry, s)
+                })?;
+            }
             edit(setup.claude.settings(), &|m, s| {
                 remove_hooks(m, s);
                 restore_auto_memory(m, &record, s);
