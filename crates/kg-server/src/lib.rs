@@ -19,6 +19,7 @@ pub mod payload;
 pub mod renames;
 pub mod rest;
 pub mod root_lock;
+pub mod route_check;
 pub mod stdio;
 pub mod steps;
 pub mod sync;

@@ -269,7 +269,25 @@ async fn stop_on_signal(shutdown: CancellationToken) {
 }
 
 async fn status(flags: Where) -> anyhow::Result<()> {
-    let settings = settings(flags)?;
+    let pinned = flags.port.is_some()
+        || flags.storage.is_some()
+        || std::env::var_os("KG_HTTP_PORT").is_some()
+        || std::env::var_os("KG_STORAGE_ROOT").is_some();
+    let mut settings = settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
+    // Nothing says which server: the one the installed wiring reaches.
+    if !pinned
+        && let Some(target) = kg_server::install::installed_target(&claude, project.as_deref())
+    {
+        settings.port = target.port.unwrap_or(settings.port);
+        settings.storage_root = target.storage.unwrap_or(settings.storage_root);
+        say(&format!(
+            "Asking the server named by {} ({}).\n",
+            target.source,
+            kg_server::launch::shell_line(kg_server::launch::server_flags(&settings))
+        ));
+    }
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
@@ -325,13 +343,28 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             elsewhere.is_none()
         }
         Err(e) => {
-            say(&format!("No KG Memory server at {base} ({e}).\n"));
-            match &holder {
-                Some(line) => say(&format!("{line}\n")),
-                None => say(&format!(
-                    "Start one with: {}\n",
-                    kg_server::launch::serve_command(&settings)
+            use kg_server::route_check::{Answerer, port_taken_words, who_answers};
+            match who_answers(&base, &settings).await {
+                // Nothing can start there: no "start one" advice.
+                Answerer::OtherProgram => say(&format!(
+                    "No KG Memory server at {base}. {}\n",
+                    port_taken_words(port)
                 )),
+                answerer => {
+                    match answerer {
+                        Answerer::Nobody => say(&format!(
+                            "No KG Memory server at {base}: nothing listens on port {port}.\n"
+                        )),
+                        _ => say(&format!("No KG Memory server at {base} ({e}).\n")),
+                    }
+                    match &holder {
+                        Some(line) => say(&format!("{line}\n")),
+                        None => say(&format!(
+                            "Start one with: {}\n",
+                            kg_server::launch::serve_command(&settings)
+                        )),
+                    }
+                }
             }
             false
         }
@@ -413,10 +446,9 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         }
     }
     // How Claude Code reaches this server, from this folder.
-    let project = std::env::current_dir().ok();
-    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let wiring = kg_server::install::wiring(&claude, project.as_deref(), port);
-    let (lines, warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    let (lines, mut warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    warnings.extend(kg_server::route_check::mcp_warnings(&wiring, &settings).await);
     say("Claude Code:\n");
     for line in lines {
         say(&format!("  {line}\n"));

@@ -28,6 +28,7 @@ mod desktop;
 mod dry_run;
 mod files;
 mod hand_added;
+mod installed;
 mod servers;
 mod stable;
 mod wiring;
@@ -37,6 +38,7 @@ pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
+pub use installed::{InstalledTarget, installed_target, settings_env};
 pub use stable::{
     ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,
 };

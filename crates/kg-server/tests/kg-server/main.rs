@@ -27,6 +27,7 @@ mod server;
 mod stable_paths;
 mod stale;
 mod stale_touches;
+mod status_routes;
 mod steps;
 mod sync;
 mod sync_live;

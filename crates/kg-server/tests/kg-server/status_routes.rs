@@ -1,0 +1,201 @@
+//! `kg-memory status` tells the truth for every route and failure: no server, another
+//! storage root's server on the port, the port held by a program that is not KG
+//! Memory, an install for a custom port and root asked with no flags, and the plugin
+//! with `KG_HTTP_PORT` in Claude Code's settings. Each output is a snapshot, with the
+//! run's home, storage roots, ports and version replaced by names.
+
+use crate::server::{Server, free_port, temp_home};
+use crate::wiring::{foreign_program, install_plugin_record, kg, run};
+use serde_json::json;
+use std::path::Path;
+
+/// `kg-memory <args>` run in `<home>/work`; (output with the run's values named, exit code).
+fn status(
+    args: &[&str],
+    home: &Path,
+    env: &[(&str, &str)],
+    names: &[(&str, String)],
+) -> (String, i32) {
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).expect("work folder");
+    let mut cmd = kg(args, home, env);
+    cmd.current_dir(&work);
+    let (out, err, code) = run(cmd, "");
+    let mut text = format!("{out}{err}");
+    // Longest first, so a storage root under home is named before home.
+    let mut names: Vec<&(&str, String)> = names.iter().collect();
+    names.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    for (name, value) in names {
+        text = text.replace(value.as_str(), name);
+    }
+    text = text.replace(env!("CARGO_PKG_VERSION"), "<VERSION>");
+    text = without_pids(&text);
+    // The maintenance survey's scores move with the clock; the wiring is the point.
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains(" DEBT ")).collect();
+    (kept.join("\n"), code)
+}
+
+/// `pid 1234` → `pid <PID>`.
+fn without_pids(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("pid ") {
+        out.push_str(&rest[..at + 4]);
+        rest = &rest[at + 4..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push_str("<PID>");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn path(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn status_with_no_server_says_how_to_start_one() {
+    let (_dir, home) = temp_home();
+    let port = free_port();
+    let storage = home.join("storage");
+    let env = [
+        ("KG_HTTP_PORT", port.to_string()),
+        ("KG_STORAGE_ROOT", path(&storage)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", path(&storage)),
+        ("<PORT>", port.to_string()),
+    ];
+    let (out, code) = status(&["status"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    insta::assert_snapshot!("status_no_server", out);
+}
+
+#[test]
+fn status_names_another_programs_port() {
+    let (_dir, home) = temp_home();
+    let port = foreign_program();
+    let storage = home.join("storage");
+    let env = [
+        ("KG_HTTP_PORT", port.to_string()),
+        ("KG_STORAGE_ROOT", path(&storage)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", path(&storage)),
+        ("<PORT>", port.to_string()),
+    ];
+    let (out, code) = status(&["status"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("taken by another program"), "{out}");
+    insta::assert_snapshot!("status_port_held_by_another_program", out);
+}
+
+/// Another storage root's server answers on the configured port: status says so, and
+/// that the MCP entry's tools reach that other memory.
+#[test]
+fn status_flags_tools_that_reach_another_roots_server() {
+    let other = Server::fresh();
+    let home = other.home.clone();
+    let mine = home.join("mine");
+    let url = format!("http://127.0.0.1:{}/", other.port);
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {"kg": {"type": "http", "url": url}}}).to_string(),
+    )
+    .expect("write ~/.claude.json");
+    let env = [
+        ("KG_HTTP_PORT", other.port.to_string()),
+        ("KG_STORAGE_ROOT", path(&mine)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<OTHER_STORAGE>", path(&other.storage)),
+        ("<MY_STORAGE>", path(&mine)),
+        ("<PORT>", other.port.to_string()),
+    ];
+    let (out, code) = status(&["status"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("its tools read and write that memory"),
+        "{out}"
+    );
+    insta::assert_snapshot!("status_another_roots_server", out);
+}
+
+/// `kg-memory --port P --storage S install claude-code`, then plain `kg-memory status`:
+/// it asks the server the hooks reach, not the default one.
+#[test]
+fn plain_status_finds_a_custom_port_and_root_install() {
+    let server = Server::fresh();
+    let home = server.home.clone();
+    let port = server.port.to_string();
+    let storage = path(&server.storage);
+    let (out, err, code) = run(
+        kg(
+            &[
+                "--port",
+                &port,
+                "--storage",
+                &storage,
+                "install",
+                "claude-code",
+            ],
+            &home,
+            &[("XDG_STATE_HOME", &path(&home.join(".state")))],
+        ),
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", storage.clone()),
+        ("<PORT>", port.clone()),
+    ];
+    let (out, code) = status(&["status"], &home, &[], &names);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("No KG Memory server"), "{out}");
+    insta::assert_snapshot!("status_custom_port_and_root_install", out);
+}
+
+/// The plugin, its port given as `KG_HTTP_PORT` in `~/.claude/settings.json`'s `env`
+/// (as the README says): no warning that it points at the default port.
+#[test]
+fn status_reads_the_plugins_port_from_claude_codes_settings() {
+    let server = Server::fresh();
+    let home = server.home.clone();
+    install_plugin_record(&home);
+    let copy = home.join("plugin-copy");
+    std::fs::create_dir_all(&copy).expect("plugin copy");
+    std::fs::write(
+        copy.join(".mcp.json"),
+        json!({"mcpServers": {"kg": {"type": "http", "url": "http://127.0.0.1:${KG_HTTP_PORT:-8765}/"}}})
+            .to_string(),
+    )
+    .expect("plugin .mcp.json");
+    let settings_path = home.join(".claude/settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).expect("settings"))
+            .expect("json");
+    settings["env"] = json!({
+        "KG_HTTP_PORT": server.port.to_string(),
+        "KG_STORAGE_ROOT": path(&server.storage),
+    });
+    std::fs::write(&settings_path, settings.to_string()).expect("write settings");
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", path(&server.storage)),
+        ("<PORT>", server.port.to_string()),
+    ];
+    let (out, code) = status(&["status"], &home, &[], &names);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(" ! "), "no warning: {out}");
+    insta::assert_snapshot!("status_plugin_with_port_in_settings", out);
+}
