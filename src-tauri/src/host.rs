@@ -3,7 +3,7 @@
 //! can act on.
 
 use kg_server::root_lock::RootHeld;
-use kg_server::{AppState, Settings};
+use kg_server::{AppState, OpenError, ServeError, Settings};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -13,7 +13,7 @@ pub enum Host {
     /// The server runs inside this app.
     Hosted {
         state: Arc<AppState>,
-        server: JoinHandle<anyhow::Result<()>>,
+        server: JoinHandle<Result<(), ServeError>>,
     },
     /// Another KG Memory server already answers on the port; this app only watches it.
     Attached { version: String },
@@ -44,7 +44,7 @@ pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host
     let listener = match kg_server::bind(settings).await {
         Ok(l) => l,
         Err(e) => {
-            if let Some(version) = kg_server::app::probe_health(&settings.base_url()).await {
+            if let Some(version) = kg_client::probe_health(&settings.base_url()).await {
                 return Host::Attached { version };
             }
             // Something accepts connections there but does not answer like KG Memory.
@@ -62,11 +62,9 @@ pub async fn start(settings: &mut Settings, shutdown: CancellationToken) -> Host
     }
     let state = match AppState::open(settings.clone(), shutdown) {
         Ok(s) => s,
+        // Another server took the root between the look above and the lock.
+        Err(OpenError::RootHeld(held)) => return attach_to_holder(settings, &held).await,
         Err(e) => {
-            // Another server took the root between the look above and the lock.
-            if let Some(held) = e.downcast_ref::<RootHeld>() {
-                return attach_to_holder(settings, held).await;
-            }
             return Host::Failed {
                 reason: format!(
                     "{e:#}. Check that the folder exists and is readable, or point KG_STORAGE_ROOT elsewhere."
@@ -98,7 +96,7 @@ async fn attach_to_holder(settings: &mut Settings, held: &RootHeld) -> Host {
     settings.host = holder.connect_host().to_string();
     settings.port = holder.port;
     let base = holder.base_url();
-    match kg_server::app::probe_health(&base).await {
+    match kg_client::probe_health(&base).await {
         Some(version) => Host::Attached { version },
         None => Host::Failed {
             reason: format!(

@@ -85,7 +85,7 @@ fn main() {
     log::info!("{}", host.describe(&settings));
     let gate = notify::DailyGate::load(settings.state_dir().join("notified.json"));
     let shell = Arc::new(Shell {
-        clock: kg_server::clock::Clock::of(&settings),
+        clock: settings.clock(),
         settings,
         host,
         shutdown,
@@ -237,7 +237,7 @@ fn serve_headless(shell: &Shell, why: &str, signals: Option<Signals>) -> ! {
 }
 
 /// The server task drains, stops background work and flushes before it ends.
-async fn finished(server: &tokio::task::JoinHandle<anyhow::Result<()>>) {
+async fn finished(server: &tokio::task::JoinHandle<Result<(), kg_server::ServeError>>) {
     while !server.is_finished() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -610,7 +610,7 @@ async fn look_at_sync(app: &AppHandle, s: &Shell) {
         .unwrap_or(false);
     let info = if on {
         let url = format!("{}/api/sync", s.settings.base_url());
-        match kg_server::client::get(&url, Duration::from_secs(10)).await {
+        match kg_client::get(&url, Duration::from_secs(10)).await {
             Ok(body) => match serde_json::from_str(&body) {
                 Ok(value) => Some(SyncInfo::from_json(&value)),
                 Err(e) => {
@@ -677,8 +677,7 @@ fn sync_now(app: AppHandle) {
     tauri::async_runtime::spawn(async move {
         let url = format!("{}/api/sync/now", s.settings.base_url());
         // A sync waits for one already running and then talks to the remote.
-        let answer =
-            kg_server::client::request("POST", &url, Some("{}"), Duration::from_secs(300)).await;
+        let answer = kg_client::request("POST", &url, Some("{}"), Duration::from_secs(300)).await;
         let notice = sync_status::sync_now_notice(match &answer {
             Ok(a) => Ok((a.status, a.body.as_str())),
             Err(e) => Err(e.to_string()),

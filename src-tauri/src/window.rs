@@ -75,7 +75,7 @@ pub enum Graph<'a> {
 fn page_url(app: &AppHandle, graph: Graph<'_>) -> String {
     let base = shell(app).settings.base_url();
     match graph {
-        Graph::Project(p) => format!("{base}/ui#project={}", kg_server::client::encode(p)),
+        Graph::Project(p) => format!("{base}/ui#project={}", kg_client::encode(p)),
         Graph::User => format!("{base}/ui#graph=user"),
         Graph::WhereWorking => format!("{base}/ui"),
     }

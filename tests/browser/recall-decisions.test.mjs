@@ -45,6 +45,16 @@ before(async () => {
   assert.match(first.hookSpecificOutput.additionalContext, /billing-webhook-raw-body/);
   await post('/api/tool_event', read);
   await post('/api/prompt_context', { session_id: 'cc-ui-recall', cwd: shop, hook_event_name: 'UserPromptSubmit', prompt: 'write a haiku about autumn leaves' });
+  // A person adds a node linked to the one the session used: news for its next prompt.
+  await post('/api/nodes', {
+    level: 'project',
+    project_path: shop,
+    id: 'billing-webhook-secret-rotation',
+    gist: 'Webhook signing secrets rotate yearly; keep both for a day',
+  });
+  await post('/api/edges', { level: 'project', project_path: shop, from: 'billing-webhook-secret-rotation', to: 'billing-webhook-raw-body', rel: 'relates_to' });
+  const next = await post('/api/prompt_context', { session_id: 'cc-ui-recall', cwd: shop, hook_event_name: 'UserPromptSubmit', prompt: 'and one about the sea' });
+  assert.match(next.hookSpecificOutput.additionalContext, /- billing-webhook-secret-rotation \(new\): Webhook signing secrets rotate yearly/);
   browser = await launchBrowser();
 });
 
@@ -64,14 +74,18 @@ for (const [width, height] of [
     await page.locator('#activity-toggle').click();
     await page.getByRole('tab', { name: 'Why memory spoke' }).click();
     const items = page.locator('#activity .recall-list li.entry');
-    await items.nth(2).waitFor();
+    await items.nth(4).waitFor();
     const texts = (await items.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
-    // Newest first: the haiku, the second read, the first read.
-    assert.match(texts[0], /a prompt .*Nothing in memory held enough of the prompt's words|a prompt .*Too little typed text/);
-    assert.match(texts[1], /a file used .*Everything that matched the file was already in the session's context\. .*Read on src\/webhook\.rs/);
-    assert.match(texts[2], /Showed 1 node\(s\) whose touches name the file\./);
+    // Newest first: the news of the person's node, the sea, the haiku, the second read,
+    // the first read.
+    assert.match(texts[0], /written by others .*Told the session of 1 node\(s\) others wrote on its work\. .*billing-webhook-secret-rotation/);
+    for (const prompt of [texts[1], texts[2]]) {
+      assert.match(prompt, /a prompt .*Nothing in memory held enough of the prompt's words|a prompt .*Too little typed text/);
+    }
+    assert.match(texts[3], /a file used .*Everything that matched the file was already in the session's context\. .*Read on src\/webhook\.rs/);
+    assert.match(texts[4], /Showed 1 node\(s\) whose touches name the file\./);
     // The node it showed is a click away on the graph.
-    await items.nth(2).getByRole('button', { name: 'billing-webhook-raw-body' }).click();
+    await items.nth(4).getByRole('button', { name: 'billing-webhook-raw-body' }).click();
     await page.locator('#panel h2', { hasText: 'billing-webhook-raw-body' }).waitFor();
     await shot(page, `ui-recall-decisions-${width}x${height}.png`);
     assert.deepEqual(page.errors, []);

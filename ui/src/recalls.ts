@@ -18,7 +18,7 @@ const REFRESH_MS = 5000;
 const TRIGGERS: Record<string, string> = {
   prompt: 'a prompt',
   file: 'a file used',
-  push: 'another session’s write',
+  push: 'written by others',
 };
 
 function nodeButton(n: RecallWeighed): HTMLElement {

@@ -13,6 +13,8 @@ pub use tool_event::tool_event;
 
 // The thresholds and helpers behind the decisions, for this crate's tests.
 #[cfg(feature = "internals")]
+pub use crate::push::{PUSH_GIST_CHARS, PUSH_MAX_NODES, PUSH_MIN_SHARED_WORDS};
+#[cfg(feature = "internals")]
 pub use file_recall::{
     FILE_RECALL_BUDGET, FILE_RECALL_MAX_NODES, FILE_RECALL_WINDOW_SECS, FILE_RECALLS_PER_WINDOW,
 };
@@ -61,20 +63,8 @@ pub fn hook_news(
     if store.config().policy != crate::store::Policy::Ours {
         return None;
     }
-    let sid = resolve_session(store, harness_session, Some(cwd))?;
+    let sid = store.hook_session(harness_session, Some(cwd))?;
     crate::push::session_news(store, &sid, now)
-}
-
-/// The KG session a hook speaks for: the one bound to the Claude session, else the
-/// newest session of the cwd's project.
-fn resolve_session(store: &Store, claude_sid: Option<&str>, cwd: Option<&str>) -> Option<String> {
-    if let Some(claude) = claude_sid.filter(|c| crate::limits::is_claude_session_id(c))
-        && let Some(sid) = store.with_sessions(|s| s.find_by_claude_sid(claude).map(str::to_string))
-    {
-        return Some(sid);
-    }
-    cwd.filter(|c| !c.is_empty())
-        .and_then(|cwd| store.find_by_project_path(cwd))
 }
 
 /// What the SessionStart hook sends.

@@ -98,7 +98,7 @@ pub struct TierMoves {
     /// Ids moved back to active by refill or resurrection.
     pub restored: Vec<String>,
     /// Ids that left the rendered graph for the orphaned tier (archived anchors over
-    /// their 5,250-character share).
+    /// their share, 0.3 × the level budget).
     pub orphaned: Vec<String>,
     /// Orphans deleted for good, with their edges, after the orphan grace period
     /// (the maintenance tick only).

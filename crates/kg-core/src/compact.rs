@@ -13,18 +13,78 @@ use crate::plan::{LevelIndex, Meter};
 use crate::score::{self, DAY_SECS, PoolScorer, RawSignals, ScoreOrder};
 use serde_json::Value;
 
-/// Rendered characters a level may hold.
+/// Rendered characters a level may hold unless configured otherwise (`KG_LEVEL_BUDGET`):
+/// the reference's budget, which its fixtures are pinned to.
 pub const LEVEL_BUDGET: usize = 17_500;
-/// Archiving stops, and refill fills, at this size (0.8 × budget).
-pub const FILL_CEILING: usize = 14_000;
-/// Characters the archived anchors of a level may take (0.3 × budget).
-pub const ANCHOR_BUDGET: usize = 5_250;
 /// A stranded archived node must beat a just-archived one by this much to swap back.
 pub const RESURRECTION_MARGIN: f64 = 0.05;
-/// Characters of node lines that nodes inside their grace period may hold out of
-/// compaction's reach under [`GraceRule::Shared`] (0.35 × budget). Past it, the oldest
-/// of them compete on score like everyone else.
-pub const GRACE_SHARE: usize = LEVEL_BUDGET * 35 / 100;
+
+/// A level's size budget and the lines compaction derives from it. Every size decision
+/// of a maintenance pass and every explanation of the graph view reads these, so a
+/// configured budget moves all of them together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LevelBudget {
+    chars: usize,
+}
+
+impl LevelBudget {
+    /// A budget of `chars` rendered characters.
+    pub const fn new(chars: usize) -> LevelBudget {
+        LevelBudget { chars }
+    }
+
+    /// Rendered characters the level may hold: over this, the next pass archives.
+    pub const fn chars(self) -> usize {
+        self.chars
+    }
+
+    /// Archiving stops, and refill fills, at this size (0.8 × budget: 14,000 of 17,500).
+    pub const fn fill_ceiling(self) -> usize {
+        self.chars * 4 / 5
+    }
+
+    /// Characters the archived anchors of a level may take (0.3 × budget: 5,250).
+    pub const fn anchor_budget(self) -> usize {
+        self.chars * 3 / 10
+    }
+
+    /// Characters of node lines that nodes inside their grace period may hold out of
+    /// compaction's reach under [`GraceRule::Shared`] (0.35 × budget: 6,125). Past it,
+    /// the oldest of them compete on score like everyone else.
+    pub const fn grace_share(self) -> usize {
+        self.chars * 35 / 100
+    }
+}
+
+impl Default for LevelBudget {
+    fn default() -> LevelBudget {
+        LevelBudget::new(LEVEL_BUDGET)
+    }
+}
+
+/// What a maintenance pass goes by: the level's budget, the grace period in days and
+/// how far it shields new nodes. The store builds it from its configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelRules {
+    /// The level's size budget.
+    pub budget: LevelBudget,
+    /// Days a new node is protected from archiving.
+    pub grace_days: f64,
+    /// How far that protection reaches.
+    pub grace_rule: GraceRule,
+}
+
+impl Default for LevelRules {
+    /// Ours with the default budget and a 5-day grace period.
+    fn default() -> LevelRules {
+        LevelRules {
+            budget: LevelBudget::default(),
+            grace_days: 5.0,
+            grace_rule: GraceRule::Shared,
+        }
+    }
+}
+
 /// A node read or liked this recently (7 days) is in use: under
 /// [`GraceRule::Shared`] it is not archived to make room for new nodes nobody has read.
 pub const IN_USE_SECS: f64 = 7.0 * DAY_SECS;
@@ -34,7 +94,7 @@ pub const IN_USE_SECS: f64 = 7.0 * DAY_SECS;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GraceRule {
     /// Ours, so that a burst of agent writes cannot flood a level: nodes in grace hold
-    /// at most [`GRACE_SHARE`] out of reach (the newest first); while new nodes nobody
+    /// at most [`LevelBudget::grace_share`] out of reach (the newest first); while new nodes nobody
     /// has read sit in an over-budget level, nodes in use are archived last, after the
     /// burst's archived nodes were orphaned and the share gave way (see [`burst_walk`]);
     /// and when anchors overflow, new unread nodes lose their anchors first.
@@ -56,6 +116,7 @@ struct Pass<'a, 'g> {
     /// The last value each node's `_archived` flag was given by this pass.
     flag: Vec<Option<bool>>,
     now: f64,
+    budget: LevelBudget,
     grace_days: f64,
     rule: GraceRule,
     /// Active nodes in grace beyond the grace share (node order): in this pass they
@@ -172,8 +233,9 @@ impl<'a, 'g> Pass<'a, 'g> {
     }
 }
 
-/// The passes on a bare graph under our grace rule ([`GraceRule::Shared`]); see
-/// [`compact_graph_with`]. For benchmarks and tests; the store passes its policy's rule.
+/// The passes on a bare graph under our grace rule ([`GraceRule::Shared`]) and the
+/// default budget; see [`compact_graph_with`]. For benchmarks and tests; the store
+/// passes its configured rules.
 #[cfg(any(test, feature = "internals"))]
 pub fn compact_graph(
     graph: &mut Graph,
@@ -183,28 +245,30 @@ pub fn compact_graph(
     now: f64,
     journal: Option<&mut Journal>,
 ) -> TierMoves {
-    compact_graph_with(
-        graph,
-        stall_logged,
-        key,
-        (grace_days, GraceRule::Shared),
-        now,
-        journal,
-    )
+    let rules = LevelRules {
+        grace_days,
+        ..LevelRules::default()
+    };
+    compact_graph_with(graph, stall_logged, key, rules, now, journal)
 }
 
 /// The passes on a bare graph. `stall_logged` remembers whether a grace stall was
-/// already reported for this graph; `grace` is the grace period in days and how far it
-/// shields new nodes; `journal` records undo steps for every node it changes.
+/// already reported for this graph; `rules` are the level's budget and grace period;
+/// `journal` records undo steps for every node it changes.
 pub fn compact_graph_with(
     graph: &mut Graph,
     stall_logged: &mut bool,
     key: &str,
-    grace: (f64, GraceRule),
+    rules: LevelRules,
     now: f64,
     mut journal: Option<&mut Journal>,
 ) -> TierMoves {
-    let (grace_days, rule) = grace;
+    let LevelRules {
+        budget,
+        grace_days,
+        grace_rule: rule,
+    } = rules;
+    let limit = budget.chars();
     // A locked node found out of the active tier (an older file, a hand edit) comes
     // back first: compaction never archives one.
     let unlocked_out = restore_locked(graph, journal.as_deref_mut());
@@ -217,6 +281,7 @@ pub fn compact_graph_with(
             raw: std::cell::OnceCell::new(),
             flag: vec![None; index.len()],
             now,
+            budget,
             grace_days,
             rule,
             overflow: Vec::new(),
@@ -224,7 +289,7 @@ pub fn compact_graph_with(
         };
         let mut stall = Stall::Clear;
         let mut archived = Vec::new();
-        if pass.meter.exceeds(LEVEL_BUDGET) {
+        if pass.meter.exceeds(limit) {
             if rule == GraceRule::Shared {
                 pass.overflow = grace_overflow(&pass);
             }
@@ -236,7 +301,7 @@ pub fn compact_graph_with(
                 let active = pass.tiers().iter().filter(|t| **t == Tier::Active).count();
                 stall = Stall::Stalled { size, active };
             } else {
-                log::info!("Compacting graph {key}: {size} chars > {LEVEL_BUDGET} limit");
+                log::info!("Compacting graph {key}: {size} chars > {limit} limit");
                 let eligible =
                     score::by_score(&pool, |i| scores[i].unwrap_or(0.0), ScoreOrder::Ascending);
                 archived = if rule == GraceRule::Shared {
@@ -259,9 +324,9 @@ pub fn compact_graph_with(
             restored: unlocked_out,
             ..TierMoves::default()
         };
-        if pass.meter.exceeds(LEVEL_BUDGET) && pass.index.locked.iter().any(|&l| l) {
+        if pass.meter.exceeds(limit) && pass.index.locked.iter().any(|&l| l) {
             log::info!(
-                "Graph {key} stays over its {LEVEL_BUDGET}-character budget ({} chars): its locked nodes are never archived",
+                "Graph {key} stays over its {limit}-character budget ({} chars): its locked nodes are never archived",
                 pass.meter.exact()
             );
         }
@@ -285,7 +350,7 @@ pub fn compact_graph_with(
                 );
             } else {
                 log::info!(
-                    "Graph {key} is {size} chars > {LEVEL_BUDGET} limit but all {active} active nodes are in grace; compaction deferred until a node leaves grace"
+                    "Graph {key} is {size} chars > {limit} limit but all {active} active nodes are in grace; compaction deferred until a node leaves grace"
                 );
                 *stall_logged = true;
             }
@@ -357,7 +422,7 @@ fn archive_walk(pass: &mut Pass<'_, '_>, order: &[usize]) -> Vec<usize> {
     pass.archive_all(&order[..sure]);
     let mut archived = order[..sure].to_vec();
     for &i in &order[sure..] {
-        if !pass.meter.exceeds(FILL_CEILING) {
+        if !pass.meter.exceeds(pass.budget.fill_ceiling()) {
             break;
         }
         pass.set_archived(i, true);
@@ -367,21 +432,25 @@ fn archive_walk(pass: &mut Pass<'_, '_>, order: &[usize]) -> Vec<usize> {
 }
 
 /// The active nodes in grace that the grace share does not cover (node order): the
-/// newest hold their protection while their node lines fit in [`GRACE_SHARE`]; from
+/// newest hold their protection while their node lines fit in the grace share; from
 /// the first that does not fit, the older ones are scored like nodes past grace.
 fn grace_overflow(pass: &Pass<'_, '_>) -> Vec<usize> {
-    grace_overflow_of(pass.index, pass.tiers(), &pass.raw().created, |i| {
-        pass.in_grace(i)
-    })
+    grace_overflow_of(
+        pass.index,
+        pass.tiers(),
+        (&pass.raw().created, pass.budget.grace_share()),
+        |i| pass.in_grace(i),
+    )
 }
 
 /// [`grace_overflow`] over bare tiers (`created` are the nodes' creation stamps,
-/// `in_grace` tells the nodes inside their grace period): shared with the graph view,
-/// which explains the same rule.
+/// `share` the characters of node lines the grace share holds, `in_grace` tells the
+/// nodes inside their grace period): shared with the graph view, which explains the
+/// same rule.
 pub(crate) fn grace_overflow_of(
     index: &LevelIndex<'_>,
     tiers: &[Tier],
-    created: &[f64],
+    (created, share): (&[f64], usize),
     in_grace: impl Fn(usize) -> bool,
 ) -> Vec<usize> {
     let mut young: Vec<usize> = (0..index.len())
@@ -394,7 +463,7 @@ pub(crate) fn grace_overflow_of(
         .iter()
         .take_while(|&&i| {
             held += index.node_line_cost(i);
-            held <= GRACE_SHARE
+            held <= share
         })
         .count();
     let mut overflow = young.split_off(kept);
@@ -429,12 +498,13 @@ fn burst_walk(pass: &mut Pass<'_, '_>, order: Vec<usize>) -> Vec<usize> {
     if !burst {
         return archive_walk(pass, &order);
     }
+    let ceiling = pass.budget.fill_ceiling();
     let (in_use, rest): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| pass.in_use(i));
     let mut archived = archive_walk(pass, &rest);
-    if pass.meter.exceeds(FILL_CEILING) {
+    if pass.meter.exceeds(ceiling) {
         orphan_burst_residue(pass);
     }
-    if !in_use.is_empty() && pass.meter.exceeds(FILL_CEILING) {
+    if !in_use.is_empty() && pass.meter.exceeds(ceiling) {
         // The grace share yields to the nodes in use: the unread new nodes it shields
         // go first, oldest first. (With nothing in use, the share stands, as grace
         // does in the reference.)
@@ -444,11 +514,11 @@ fn burst_walk(pass: &mut Pass<'_, '_>, order: Vec<usize>) -> Vec<usize> {
             .collect();
         shielded.sort_by(|&a, &b| created[a].total_cmp(&created[b]).then(a.cmp(&b)));
         archived.extend(archive_walk(pass, &shielded));
-        if pass.meter.exceeds(FILL_CEILING) {
+        if pass.meter.exceeds(ceiling) {
             orphan_burst_residue(pass);
         }
     }
-    if pass.meter.exceeds(FILL_CEILING) {
+    if pass.meter.exceeds(ceiling) {
         archived.extend(archive_walk(pass, &in_use));
     }
     archived
@@ -461,6 +531,7 @@ fn burst_walk(pass: &mut Pass<'_, '_>, order: Vec<usize>) -> Vec<usize> {
 /// would be at the fill ceiling, then measures the level afresh.
 fn orphan_burst_residue(pass: &mut Pass<'_, '_>) {
     let index = pass.index;
+    let ceiling = pass.budget.fill_ceiling();
     let mut size = pass.meter.exact();
     let mut tiers = pass.tiers().to_vec();
     let created = &pass.raw().created;
@@ -470,7 +541,7 @@ fn orphan_burst_residue(pass: &mut Pass<'_, '_>) {
     residue.sort_by(|&a, &b| created[a].total_cmp(&created[b]).then(a.cmp(&b)));
     let mut orphans = Vec::new();
     for i in residue {
-        if size <= FILL_CEILING {
+        if size <= ceiling {
             break;
         }
         // What stops rendering: the anchor, and each edge to an active node (cited
@@ -510,6 +581,7 @@ fn orphan_burst_residue(pass: &mut Pass<'_, '_>) {
 /// along the walk: while it stays above the ceiling, so does the size.
 fn surely_over_ceiling(pass: &Pass<'_, '_>, order: &[usize]) -> usize {
     let index = pass.index;
+    let ceiling = pass.budget.fill_ceiling();
     let mut bound: usize = pass
         .tiers()
         .iter()
@@ -522,7 +594,7 @@ fn surely_over_ceiling(pass: &Pass<'_, '_>, order: &[usize]) -> usize {
         .sum();
     let mut sure = 0;
     for &i in order {
-        if bound <= FILL_CEILING {
+        if bound <= ceiling {
             break;
         }
         debug_assert_eq!(
@@ -579,7 +651,7 @@ fn resurrect(
             continue;
         }
         pass.set_archived(b, false);
-        if pass.meter.exceeds(LEVEL_BUDGET) {
+        if pass.meter.exceeds(pass.budget.chars()) {
             pass.set_archived(b, true);
             known_too_big = Some(b);
         } else {
@@ -610,8 +682,9 @@ fn unified_scores(pass: &Pass<'_, '_>, active: (&[usize], &PoolScorer<'_>)) -> V
 /// Refill (core.md §6.4): promote the best archived nodes while the level stays under
 /// the fill ceiling, re-scoring after each promotion so a hub pulls its cluster back.
 fn refill(pass: &mut Pass<'_, '_>) {
+    let ceiling = pass.budget.fill_ceiling();
     // The meter's lower bound often decides without ordering the level (exact ≥ lower).
-    if pass.meter.lower() >= FILL_CEILING {
+    if pass.meter.lower() >= ceiling {
         return;
     }
     let n = pass.index.len();
@@ -631,12 +704,12 @@ fn refill(pass: &mut Pass<'_, '_>) {
     else {
         return;
     };
-    if pass.meter.lower() + cheapest > FILL_CEILING {
+    if pass.meter.lower() + cheapest > ceiling {
         return;
     }
     // (A node line is longer than its anchor, so this also covers a full level.)
     let mut size = pass.meter.exact();
-    if size + cheapest > FILL_CEILING {
+    if size + cheapest > ceiling {
         return;
     }
     let pool = pass.unified_pool();
@@ -664,12 +737,12 @@ fn refill(pass: &mut Pass<'_, '_>) {
         for x in ranked {
             let delta = pass.index.node_line_cost(x) - pass.index.anchor_cost(x)
                 + newly_live(pass.index, pass.tiers(), x);
-            if size + delta > FILL_CEILING {
+            if size + delta > ceiling {
                 set_aside[x] = true;
                 continue;
             }
             pass.set_archived(x, false);
-            match pass.meter.exact_within(FILL_CEILING) {
+            match pass.meter.exact_within(ceiling) {
                 Some(promoted) => size = promoted,
                 None => {
                     pass.set_archived(x, true);
@@ -711,7 +784,7 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
         .filter(|&i| tiers[i] == Tier::Archived)
         .collect();
     let mut total: usize = archived.iter().map(|&i| index.anchor_cost(i)).sum();
-    if total <= ANCHOR_BUDGET {
+    if total <= pass.budget.anchor_budget() {
         return Vec::new();
     }
     let mut connectivity = vec![0usize; index.len()];
@@ -740,7 +813,7 @@ fn orphan_pass(pass: &Pass<'_, '_>, tiers: &mut [Tier]) -> Vec<usize> {
     }
     let mut orphaned = Vec::new();
     for i in order {
-        if total <= ANCHOR_BUDGET {
+        if total <= pass.budget.anchor_budget() {
             break;
         }
         tiers[i] = Tier::Orphaned;
@@ -805,6 +878,9 @@ pub fn newest_stamp(graph: &Graph, now: f64) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::model::Node;
+
+    const FILL_CEILING: usize = LevelBudget::new(LEVEL_BUDGET).fill_ceiling();
+    const GRACE_SHARE: usize = LevelBudget::new(LEVEL_BUDGET).grace_share();
     use proptest::prelude::*;
 
     const NOW: f64 = 1_795_176_000.0;
@@ -957,6 +1033,7 @@ mod tests {
             raw: std::cell::OnceCell::new(),
             flag: vec![None; index.len()],
             now: NOW,
+            budget: LevelBudget::default(),
             grace_days: 5.0,
             rule: GraceRule::Unlimited,
             overflow: Vec::new(),
@@ -999,7 +1076,7 @@ mod tests {
     #[test]
     fn the_grace_share_keeps_a_burst_from_stalling_the_level_over_budget() {
         let mut ours = burst_level(60, 30);
-        let rules = (5.0, GraceRule::Shared);
+        let rules = LevelRules::default();
         compact_graph_with(&mut ours, &mut false, "t", rules, NOW, None);
         let size = crate::render::level_chars(&ours);
         assert!(size <= LEVEL_BUDGET, "ours: {size} chars");
@@ -1007,7 +1084,10 @@ mod tests {
 
         let mut reference = burst_level(60, 30);
         let mut stall_logged = false;
-        let rules = (5.0, GraceRule::Unlimited);
+        let rules = LevelRules {
+            grace_rule: GraceRule::Unlimited,
+            ..LevelRules::default()
+        };
         compact_graph_with(&mut reference, &mut stall_logged, "t", rules, NOW, None);
         assert_eq!(
             active_in_grace(&reference).len(),
@@ -1015,6 +1095,43 @@ mod tests {
             "grace keeps every new node"
         );
         assert!(crate::render::level_chars(&reference) > LEVEL_BUDGET);
+    }
+
+    /// A configured budget moves every line with it: a level that fits the default
+    /// budget is archived to within a smaller one, with anchors within its share.
+    #[test]
+    fn a_smaller_budget_archives_sooner() {
+        let level = burst_level(60, 0);
+        let size = crate::render::level_chars(&level);
+        assert!(size > 8_000 && size < LEVEL_BUDGET, "{size}");
+
+        let mut default = level.clone();
+        let moves = compact_graph_with(
+            &mut default,
+            &mut false,
+            "t",
+            LevelRules::default(),
+            NOW,
+            None,
+        );
+        assert!(moves.is_empty(), "{moves:?}");
+
+        let small = LevelBudget::new(6_000);
+        let rules = LevelRules {
+            budget: small,
+            ..LevelRules::default()
+        };
+        let mut archived = level;
+        let moves = compact_graph_with(&mut archived, &mut false, "t", rules, NOW, None);
+        assert!(!moves.archived.is_empty());
+        let after = crate::render::level_chars(&archived);
+        assert!(after <= small.chars(), "{after}");
+        let index = LevelIndex::of(&archived);
+        let anchors: usize = (0..index.len())
+            .filter(|&i| index.tiers[i] == Tier::Archived)
+            .map(|i| index.anchor_cost(i))
+            .sum();
+        assert!(anchors <= small.anchor_budget(), "{anchors}");
     }
 
     /// The grace share keeps the newest: what it shields fits in [`GRACE_SHARE`], and

@@ -7,8 +7,7 @@
 //! the same call compaction and refill make, so the view never second-guesses them.
 
 use crate::compact::{
-    ANCHOR_BUDGET, FILL_CEILING, GRACE_SHARE, GraceRule, IN_USE_SECS, LEVEL_BUDGET,
-    grace_overflow_of, in_use, unread_since_written,
+    GraceRule, IN_USE_SECS, LevelBudget, grace_overflow_of, in_use, unread_since_written,
 };
 use crate::debt::{Debt, GIST_SCAN_LIMIT, level_debt};
 use crate::graph::Graph;
@@ -44,13 +43,14 @@ impl BudgetState {
 pub struct Budget {
     /// Characters of the level's rendered body (`render::level_chars`).
     pub chars: usize,
-    /// The archive threshold (17,500).
+    /// The archive threshold (17,500 unless `KG_LEVEL_BUDGET` says otherwise).
     pub budget: usize,
-    /// The refill ceiling (14,000 = 0.8 × budget).
+    /// The refill ceiling (0.8 × budget: 14,000).
     pub fill_line: usize,
-    /// Characters of the archived anchors (the orphan pass keeps them ≤ 5,250).
+    /// Characters of the archived anchors (the orphan pass keeps them within
+    /// `anchor_budget`).
     pub anchor_chars: usize,
-    /// The anchors' share (5,250 = 0.3 × budget); beyond it the orphan pass orphans
+    /// The anchors' share (0.3 × budget: 5,250); beyond it the orphan pass orphans
     /// the least connected archived nodes.
     pub anchor_budget: usize,
     /// Where `chars` stands against the fill line and the budget.
@@ -160,7 +160,7 @@ pub struct DebtItem {
 /// Everything the view shows about one level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelInspection {
-    /// The level's rendered size against its 17,500-character budget.
+    /// The level's rendered size against its budget.
     pub budget: Budget,
     /// (active, archived, orphaned).
     pub counts: (usize, usize, usize),
@@ -198,6 +198,8 @@ pub struct InspectConfig {
     /// got archived; under the reference's ([`GraceRule::Unlimited`]) grace protects
     /// every new node.
     pub grace_rule: GraceRule,
+    /// The level's budget (`KG_LEVEL_BUDGET`), whose lines compaction keeps.
+    pub level_budget: LevelBudget,
 }
 
 impl Default for InspectConfig {
@@ -206,36 +208,37 @@ impl Default for InspectConfig {
             grace_days: 5.0,
             orphan_grace_days: 365.0,
             grace_rule: GraceRule::Shared,
+            level_budget: LevelBudget::default(),
         }
     }
 }
 
 /// The budget of a level from its plan.
-fn budget_of(plan: &Plan, index: &LevelIndex<'_>) -> Budget {
+fn budget_of(plan: &Plan, index: &LevelIndex<'_>, budget: LevelBudget) -> Budget {
     let chars = plan.body_chars(index);
     let anchor_chars = plan.anchors.iter().map(|&i| index.anchor_cost(i)).sum();
-    let state = if chars > LEVEL_BUDGET {
+    let state = if chars > budget.chars() {
         BudgetState::Over
-    } else if chars < FILL_CEILING {
+    } else if chars < budget.fill_ceiling() {
         BudgetState::UnderFill
     } else {
         BudgetState::Settled
     };
     Budget {
         chars,
-        budget: LEVEL_BUDGET,
-        fill_line: FILL_CEILING,
+        budget: budget.chars(),
+        fill_line: budget.fill_ceiling(),
         anchor_chars,
-        anchor_budget: ANCHOR_BUDGET,
+        anchor_budget: budget.anchor_budget(),
         state,
     }
 }
 
-/// The budget of a level (cheap: one plan, no scoring).
-pub fn level_budget(graph: &Graph) -> Budget {
+/// A level's size against `budget` (cheap: one plan, no scoring).
+pub fn level_budget(graph: &Graph, budget: LevelBudget) -> Budget {
     let index = LevelIndex::of(graph);
     let plan = Plan::build(&index, &index.tiers, Mode::Active);
-    budget_of(&plan, &index)
+    budget_of(&plan, &index, budget)
 }
 
 /// The debt of a level with its factors; `extra_activity` are the project's
@@ -531,7 +534,7 @@ pub fn inspect_level(
     let index = LevelIndex::of(graph);
     let tiers = &index.tiers;
     let plan = Plan::build(&index, tiers, Mode::Active);
-    let budget = budget_of(&plan, &index);
+    let budget = budget_of(&plan, &index, config.level_budget);
     let health = Health::of(&plan, &index);
     let n = index.len();
 
@@ -580,7 +583,8 @@ pub fn inspect_level(
     // Under our rule, the new nodes beyond their share of the budget are scored and
     // walked with the older ones, exactly as compaction takes them.
     let overflow = if shared {
-        grace_overflow_of(&index, tiers, &raw.created, in_grace)
+        let share = config.level_budget.grace_share();
+        grace_overflow_of(&index, tiers, (&raw.created, share), in_grace)
     } else {
         Vec::new()
     };
@@ -612,9 +616,28 @@ pub fn inspect_level(
     }
 
     let over = budget.state == BudgetState::Over;
+    let grace_share = config.level_budget.grace_share();
     let share = Share {
-        chars: thousands(GRACE_SHARE),
-        pct: round_int(100.0 * GRACE_SHARE as f64 / LEVEL_BUDGET as f64),
+        chars: thousands(grace_share),
+        pct: round_int(100.0 * grace_share as f64 / budget.budget as f64),
+    };
+    let fill_line = thousands(budget.fill_line);
+    // (The reference's wording is kept as it is; ours names the end the walk starts
+    // from, which "bottom" leaves unclear beside "1 = archived first".)
+    let limit = thousands(budget.budget);
+    let when = match (over, shared) {
+        (true, false) => format!(
+            "The level is over its {limit}-character budget: the next write or tick archives from the bottom of this order."
+        ),
+        (false, false) => format!(
+            "When the level exceeds {limit} characters, compaction archives from the bottom of this order until it is under {fill_line}."
+        ),
+        (true, true) => format!(
+            "The level is over its {limit}-character budget: the next write or tick archives nodes in this order, from place 1, until it is under {fill_line}."
+        ),
+        (false, true) => format!(
+            "When the level exceeds {limit} characters, compaction archives nodes in this order, from place 1, until it is under {fill_line}."
+        ),
     };
     let grace_days = g_format(config.grace_days);
     let in_use_days = g_format(IN_USE_SECS / DAY_SECS);
@@ -644,22 +667,6 @@ pub fn inspect_level(
                 rank[i].unwrap_or(0),
                 archive_walk.len()
             )
-        };
-        // (The reference's wording is kept as it is; ours names the end the walk starts
-        // from, which "bottom" leaves unclear beside "1 = archived first".)
-        let when = match (over, shared) {
-            (true, false) => {
-                "The level is over its 17,500-character budget: the next write or tick archives from the bottom of this order."
-            }
-            (false, false) => {
-                "When the level exceeds 17,500 characters, compaction archives from the bottom of this order until it is under 14,000."
-            }
-            (true, true) => {
-                "The level is over its 17,500-character budget: the next write or tick archives nodes in this order, from place 1, until it is under 14,000."
-            }
-            (false, true) => {
-                "When the level exceeds 17,500 characters, compaction archives nodes in this order, from place 1, until it is under 14,000."
-            }
         };
         // Ours only: why a node read or liked lately goes last.
         let in_use_note = if usage[i].in_use {
@@ -716,10 +723,14 @@ pub fn inspect_level(
             (Tier::Active, None, None) => "Active.".to_string(),
             (Tier::Archived, Some(s), _) => {
                 let r = rank[i].unwrap_or(0);
-                let refill = if budget.chars < FILL_CEILING {
-                    "The level is under its 14,000-character fill line: refill restores archived nodes in this order while they fit."
+                let refill = if budget.chars < budget.fill_line {
+                    format!(
+                        "The level is under its {fill_line}-character fill line: refill restores archived nodes in this order while they fit."
+                    )
                 } else {
-                    "Refill restores archived nodes in this order only while the level stays under its 14,000-character fill line."
+                    format!(
+                        "Refill restores archived nodes in this order only while the level stays under its {fill_line}-character fill line."
+                    )
                 };
                 format!(
                     "Archived: it scored among the lowest when the level last ran over budget (or it was archived by hand); {}. It is {} of {} in the refill order. {refill} Reading it (or dragging it to the active area) promotes it.",
@@ -743,7 +754,8 @@ pub fn inspect_level(
                 g_format(config.orphan_grace_days)
             ),
             (Tier::Orphaned, _, _) => format!(
-                "Orphaned: archived anchors exceeded their 5,250-character share and this one had the fewest links to non-archived nodes{}, so it left the rendered graph; it is dropped for good {} days after orphaning. Search still finds it; reading it (or dragging it to the active area) promotes it and rescues its orphaned neighbours.",
+                "Orphaned: archived anchors exceeded their {}-character share and this one had the fewest links to non-archived nodes{}, so it left the rendered graph; it is dropped for good {} days after orphaning. Search still finds it; reading it (or dragging it to the active area) promotes it and rescues its orphaned neighbours.",
+                thousands(budget.anchor_budget),
                 if shared {
                     " (new archived nodes nobody had read go first)"
                 } else {
@@ -804,7 +816,7 @@ pub fn inspect_level(
         debt: debt_factors(graph, extra_activity, config, now),
         debt_items: debt_items(graph),
         outlook: outlook(budget.state, config.grace_days, &stand, &share),
-        grace_share: shared.then_some(GRACE_SHARE),
+        grace_share: shared.then_some(grace_share),
     }
 }
 
@@ -1001,6 +1013,7 @@ mod tests {
         grace_days: 5.0,
         orphan_grace_days: 365.0,
         grace_rule: GraceRule::Unlimited,
+        level_budget: LevelBudget::new(crate::compact::LEVEL_BUDGET),
     };
 
     fn reason_of<'a>(i: &'a LevelInspection, id: &str) -> &'a TierWhy {
@@ -1168,7 +1181,7 @@ mod tests {
             "over the budget, but nothing can be archived yet: every active node is newer than 5 days, and a node that new is never archived (it has not had time to prove useful). The first leaves it in 5 days; the level shrinks from then on. Archive by hand to make room now"
         );
         let ours = inspect_level(&g, [], InspectConfig::default(), NOW);
-        assert_eq!(ours.grace_share, Some(GRACE_SHARE));
+        assert_eq!(ours.grace_share, Some(6_125));
         let held = ours.nodes.iter().filter(|w| w.score.is_none()).count();
         assert_eq!(
             ours.outlook,
@@ -1231,7 +1244,7 @@ mod tests {
             &mut compacted,
             &mut false,
             "test",
-            (5.0, GraceRule::Shared),
+            crate::compact::LevelRules::default(),
             NOW,
             None,
         );

@@ -36,8 +36,8 @@ modules!(
     neighbourhood,
     persist,
     plan,
-    pyfmt,
     push,
+    pyfmt,
     recall_log,
     relevance,
     render,
@@ -76,9 +76,9 @@ pub use results::{
 };
 pub use session::{Page, Pages, SessionRecord, SessionRegistry, View};
 pub use store::{
-    Action, Actor, BatchEdge, BatchNode, BatchOutcome, DamagedFile, GraphSlot, HeldBack, LockedOp,
-    MAX_HELD_BACK, NotWritten, Outcome, Policy, ProjectChoice, REJECTIONS_KEPT, REJECTIONS_TASK,
-    ReadBudgets, StaleReason, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
+    Action, Actor, BatchEdge, BatchNode, BatchOutcome, Budgets, DamagedFile, GraphSlot, HeldBack,
+    LockedOp, MAX_HELD_BACK, NotWritten, Outcome, Policy, ProjectChoice, REJECTIONS_KEPT,
+    REJECTIONS_TASK, StaleReason, StaleTouch, Store, StoreConfig, StoreError, StoredCredential,
     TakenIn, Target, UNDO_STEPS, Undone, WriteCheck, held_back_file, screen_incoming, sync_origin,
     sync_source,
 };
@@ -109,7 +109,7 @@ pub use wording::{
 
 // What the graph view, the tray and `kg-memory status` show.
 pub use catalogue::{Catalogue, CatalogueEntry, neediest_first};
-pub use compact::GraceRule;
+pub use compact::{GraceRule, LEVEL_BUDGET, LevelBudget, LevelRules};
 pub use debt::{CONFLICT_NOTE_PREFIX, Debt, DebtLevel, GIST_SCAN_LIMIT, unresolved_conflicts};
 pub use inspect::{
     Budget, BudgetState, DebtFactors, DebtItem, DebtKind, InspectConfig, LevelInspection, Pool,

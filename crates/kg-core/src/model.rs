@@ -1010,7 +1010,8 @@ impl IdentKind {
     }
 
     fn message(self, value: &str) -> String {
-        let q = repr_str(value);
+        // A huge value is named by its start and length, not echoed whole.
+        let q = repr_str(&crate::limits::for_log(value));
         match self {
             IdentKind::NodeId => format!(
                 "Invalid node id {q}: use letters, digits, '.', '_', '-' (max 128 chars, must start alphanumeric)"

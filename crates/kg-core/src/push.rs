@@ -82,8 +82,9 @@ pub fn session_news(store: &Store, sid: &str, now: f64) -> Option<String> {
     decision.project_root = record.project_path.clone();
     let (told, left): (Vec<Candidate>, Vec<Candidate>) =
         candidates.into_iter().partition(|c| c.bearing.is_some());
-    decision.weighed = left
+    decision.weighed = told
         .iter()
+        .chain(&left)
         .map(|c| Weighed {
             id: c.write.id.clone(),
             level: c.write.level,

@@ -555,7 +555,6 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
 
 /// Size of a level as the compactor charges it: the rendered body, in characters.
 /// (The front ends read it with the rest of the budget, `inspect::level_budget`.)
-#[cfg(any(test, feature = "internals"))]
 pub fn level_chars(graph: &Graph) -> usize {
     let index = LevelIndex::of(graph);
     Plan::build(&index, &index.tiers, Mode::Active).body_chars(&index)

@@ -80,9 +80,9 @@ pub struct StoreConfig {
     /// Folders besides home under which project folders may lie
     /// (`KG_PROJECT_ROOTS`); resolved, like home.
     pub project_roots: Vec<PathBuf>,
-    /// How much a full read and the session-start preload may show
-    /// (`KG_READ_BUDGET`, `KG_PRELOAD_BUDGET`).
-    pub budgets: ReadBudgets,
+    /// How much each level may hold, and how much a full read and the session-start
+    /// preload may show (`KG_LEVEL_BUDGET`, `KG_READ_BUDGET`, `KG_PRELOAD_BUDGET`).
+    pub budgets: Budgets,
     /// The storage root syncs with other machines through git. A project graph file
     /// then keeps the project path it records (the first machine's) instead of this
     /// machine's: each machine finds its own folder through its own path map, and a
@@ -123,6 +123,27 @@ impl Policy {
 }
 
 impl StoreConfig {
+    /// What compaction goes by on every level: the budget and the grace period.
+    pub fn level_rules(&self) -> crate::compact::LevelRules {
+        crate::compact::LevelRules {
+            budget: self.budgets.level,
+            grace_days: self.grace_days,
+            grace_rule: self.policy.grace_rule(),
+        }
+    }
+
+    /// The settings the graph view's explanations of a level depend on.
+    pub fn inspect_config(&self) -> crate::inspect::InspectConfig {
+        crate::inspect::InspectConfig {
+            grace_days: self.grace_days,
+            orphan_grace_days: self.orphan_grace_days,
+            grace_rule: self.policy.grace_rule(),
+            level_budget: self.budgets.level,
+        }
+    }
+}
+
+impl StoreConfig {
     /// Settings for a storage root and a home folder, with the default grace periods (5
     /// days for new nodes, 365 days for orphans).
     pub fn new(storage_root: impl Into<PathBuf>, home: impl Into<PathBuf>) -> StoreConfig {
@@ -134,14 +155,18 @@ impl StoreConfig {
             policy: Policy::Ours,
             project_roots: Vec::new(),
             synced: false,
-            budgets: ReadBudgets::default(),
+            budgets: Budgets::default(),
         }
     }
 }
 
-/// The size targets of the two whole-memory renders.
+/// The size targets: of each level, which compaction keeps, and of the two
+/// whole-memory renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadBudgets {
+pub struct Budgets {
+    /// Rendered characters each level may hold before its lowest-scored nodes are
+    /// archived; the fill line, the anchors' share and the grace share follow from it.
+    pub level: crate::compact::LevelBudget,
     /// A full `kg_read`, in characters: a target (active gists are never dropped;
     /// what does not fit one reply comes in parts).
     pub read: usize,
@@ -151,9 +176,10 @@ pub struct ReadBudgets {
     pub preload: usize,
 }
 
-impl Default for ReadBudgets {
-    fn default() -> ReadBudgets {
-        ReadBudgets {
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            level: crate::compact::LevelBudget::default(),
             read: crate::render::READ_BUDGET,
             preload: crate::render::PRELOAD_BUDGET,
         }

@@ -482,7 +482,7 @@ pub fn file_recall_header(files: &[&str]) -> String {
 pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -> String {
     let what = match trigger {
         "file" => "the file",
-        "push" => "other sessions' writes",
+        "push" => "others' writes",
         _ => "the prompt",
     };
     match outcome {
@@ -492,7 +492,7 @@ pub fn recall_why(trigger: &str, outcome: &str, shown: usize, withheld: usize) -
             } else {
                 String::new()
             };
-            format!("Told the session about {shown} node(s) another session wrote{held}.")
+            format!("Told the session of {shown} node(s) others wrote on its work{held}.")
         }
         "unrelated" => "Other sessions wrote nodes, but none touches what this session has \
                         been working on (the nodes it used, its files, its prompts' words)."

@@ -16,7 +16,7 @@
 //! temporary home goes; default `target/`), `KG_BENCH_BIN` (the `kg-memory` binary
 //! to measure; default this tree's).
 
-use kg_server::client;
+use kg_client as client;
 use kg_test_support::serve::{Serve, ServerProcess};
 use kg_test_support::{http, ws};
 use serde_json::{Value, json};

@@ -3,11 +3,11 @@
 //! (an agent's session, a graph view, maintenance, or a client without a session) and
 //! one plain line saying what happened. The graph view's activity panel reads it.
 
-use crate::app::AppState;
 use crate::payload::{
     self, ActivityAnswer, ActivityEntry, ActivityKind, Author, RecallAnswer, RecallEntry,
 };
 use crate::rest::{Answer, ApiError, ApiResult, param};
+use crate::state::AppState;
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::routing::get;

@@ -1,6 +1,5 @@
 //! Time: where "now" comes from, and how the server prints it.
 
-use crate::config::Settings;
 use std::path::PathBuf;
 
 /// Where "now" comes from. Logic never reads the system clock itself.
@@ -12,13 +11,6 @@ pub enum Clock {
 }
 
 impl Clock {
-    pub fn of(settings: &Settings) -> Clock {
-        settings
-            .clock_file
-            .clone()
-            .map_or(Clock::System, Clock::File)
-    }
-
     pub fn now(&self) -> f64 {
         let system = || {
             std::time::SystemTime::now()

@@ -36,9 +36,9 @@ pub struct Settings {
     /// Folders besides home where project folders may lie (`KG_PROJECT_ROOTS`, separated
     /// like `PATH`).
     pub project_roots: Vec<PathBuf>,
-    /// The size targets of a full read and of the preload (`KG_READ_BUDGET`,
-    /// `KG_PRELOAD_BUDGET`).
-    pub budgets: kg_core::ReadBudgets,
+    /// The size targets of each level, of a full read and of the preload
+    /// (`KG_LEVEL_BUDGET`, `KG_READ_BUDGET`, `KG_PRELOAD_BUDGET`).
+    pub budgets: kg_core::Budgets,
     /// The `kg-memory` program git runs as the graph merge driver when the storage
     /// root syncs; `None`: this program. The tray app names the `kg-memory` beside it.
     pub merge_driver: Option<PathBuf>,
@@ -99,7 +99,8 @@ impl Settings {
     /// Settings from the environment (`KG_HTTP_HOST`, `KG_HTTP_PORT`,
     /// `KG_STORAGE_ROOT`, `KG_SAVE_INTERVAL`, `KG_AUTOCOMMIT_INTERVAL`,
     /// `KG_GRACE_PERIOD_DAYS`, `KG_ORPHAN_GRACE_DAYS`, `KG_CLOCK_FILE`), and ours
-    /// (`KG_POLICY`, `KG_PROJECT_ROOTS`).
+    /// (`KG_POLICY`, `KG_PROJECT_ROOTS`, `KG_LEVEL_BUDGET`, `KG_READ_BUDGET`,
+    /// `KG_PRELOAD_BUDGET`).
     pub fn from_env() -> Result<Settings, SettingError> {
         let home = home_dir();
         let port = match std::env::var("KG_HTTP_PORT") {
@@ -146,13 +147,24 @@ impl Settings {
                 .unwrap_or_default(),
             merge_driver: None,
             budgets: {
-                let defaults = kg_core::ReadBudgets::default();
-                kg_core::ReadBudgets {
+                let defaults = kg_core::Budgets::default();
+                kg_core::Budgets {
+                    level: kg_core::LevelBudget::new(budget(
+                        "KG_LEVEL_BUDGET",
+                        defaults.level.chars(),
+                    )?),
                     read: budget("KG_READ_BUDGET", defaults.read)?,
                     preload: budget("KG_PRELOAD_BUDGET", defaults.preload)?,
                 }
             },
         })
+    }
+
+    /// Where this server's "now" comes from (`KG_CLOCK_FILE`, else the system clock).
+    pub fn clock(&self) -> crate::clock::Clock {
+        self.clock_file
+            .clone()
+            .map_or(crate::clock::Clock::System, crate::clock::Clock::File)
     }
 
     pub fn store_config(&self) -> kg_core::StoreConfig {

@@ -5,8 +5,8 @@
 //! server down, slow, garbage in — prints nothing and exits 0, because a hook must
 //! never break a session.
 
-use crate::client;
 use crate::config::Settings;
+use kg_client as client;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

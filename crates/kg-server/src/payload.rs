@@ -1054,7 +1054,8 @@ impl From<&kg_core::RecallDecision> for RecallEntry {
             .map(|w| RecallWeighed {
                 id: w.id.clone(),
                 level: w.level.into(),
-                score: Some(round_to(w.score, 4)),
+                // A push weighs by what the write bears on, not by a score.
+                score: (d.trigger != kg_core::RecallTrigger::Push).then(|| round_to(w.score, 4)),
                 seen: w.seen,
                 injected: shown(&w.id),
             })

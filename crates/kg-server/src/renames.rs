@@ -4,7 +4,7 @@
 //! answer is kept until the repository's HEAD moves, so a view refreshing its level
 //! asks git for one `rev-parse`, not for the history again.
 
-use crate::sync::git::{Git, GitError};
+use crate::sync::{Git, GitError};
 use kg_core::Renames;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@
 //! was wrong ([`ApiError`]). Request bodies are serde structs of this file, checked
 //! here and converted to store calls.
 
-use crate::app::{AppState, MAX_BODY_BYTES, VERSION};
 use crate::payload::{self, EdgeDeleteAnswer, EdgePutAnswer, NodeDeleteAnswer, NodePutAnswer};
+use crate::state::{AppState, MAX_BODY_BYTES, VERSION};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -15,6 +15,7 @@ use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
+use kg_client::CLIENT_HEADER;
 use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};
@@ -409,11 +410,6 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/progress/{task_id}", get(progress_get))
         .route("/api/secrets/allow", post(allow_secret))
 }
-
-/// The header a browser page cannot send to another site without a CORS preflight,
-/// which this server never answers: our own clients send it on the routes that
-/// register or change state without a JSON body (`kg-memory hook` does).
-pub const CLIENT_HEADER: &str = "x-kg-client";
 
 /// Refuse a state-changing request a browser sent without [`CLIENT_HEADER`]: a page on
 /// another site can make a browser send a plain GET or a form POST (an `<img>`, a

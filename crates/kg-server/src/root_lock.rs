@@ -124,7 +124,7 @@ impl RootLock {
         let opened = std::fs::create_dir_all(root).and_then(|()| {
             // The memory and its lock are the owner's: another local user can neither
             // read them nor hold the lock to keep the owner's server from starting.
-            if let Err(e) = owner_only(root) {
+            if let Err(e) = crate::permissions::owner_only(root) {
                 log::warn!("cannot make {} private to its owner: {e}", root.display());
             }
             let mut options = OpenOptions::new();
@@ -213,24 +213,6 @@ fn read_record(mut file: &File) -> Option<Holder> {
     let mut text = String::new();
     file.take(MAX_RECORD).read_to_string(&mut text).ok()?;
     serde_json::from_str(text.trim()).ok()
-}
-
-/// Make `dir` (the storage root, a repository's `.git`) the owner's only: other
-/// local users can neither read the memory nor git's copies of it, nor take its
-/// lock. Does nothing where there are no Unix permissions.
-pub fn owner_only(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::metadata(dir)?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-            log::info!("made {} readable by its owner only", dir.display());
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 /// A lock file created by an older version for everyone to read becomes the owner's.
@@ -369,9 +351,7 @@ pub async fn serves_another_root(base: &str, settings: &Settings) -> Option<NotO
     getrandom::fill(&mut nonce).ok()?;
     let challenge: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
     let url = format!("{base}/api/server?challenge={challenge}");
-    let body = crate::client::get(&url, Duration::from_secs(2))
-        .await
-        .ok()?;
+    let body = kg_client::get(&url, Duration::from_secs(2)).await.ok()?;
     let info: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
     let default_root = *root == crate::config::default_storage_root(&settings.home);
     if default_root && listener_is_ours(base) == Some(true) {

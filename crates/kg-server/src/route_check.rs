@@ -52,7 +52,7 @@ pub async fn who_answers(base: &str, settings: &Settings) -> Answerer {
     if !listens(base).await {
         return Answerer::Nobody;
     }
-    match crate::app::probe_health(base).await {
+    match kg_client::probe_health(base).await {
         None => Answerer::OtherProgram,
         Some(version) => match serves_another_root(base, settings).await {
             Some(stranger) => Answerer::Stranger(stranger),

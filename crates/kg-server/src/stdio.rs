@@ -4,10 +4,10 @@
 //! answers, at the start and whenever it goes away mid-session. Stdout belongs to the
 //! protocol, so every log line goes to stderr.
 
-use crate::client::{self, ClientError};
 use crate::config::Settings;
 use crate::launch::{Started, serve_command, start_detached};
 use anyhow::Context;
+use kg_client::{self as client, ClientError};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -21,7 +21,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// A KG Memory server answers at `base` (not merely something on that port).
 async fn healthy(base: &str) -> bool {
-    crate::app::probe_health(base).await.is_some()
+    kg_client::probe_health(base).await.is_some()
 }
 
 /// Make sure a server answers, starting one if needed; returns its base URL. The

@@ -3,9 +3,9 @@
 //! `Store::preview` / `Store::perform`, one code path, and `POST /api/view/undo`
 //! takes the last step back, whatever the maintenance passes moved with it.
 
-use crate::app::AppState;
 use crate::payload::{self, StepAnswer, UndoAnswer};
 use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
+use crate::state::AppState;
 use crate::view::slot_of;
 use axum::Router;
 use axum::extract::State;

@@ -1,7 +1,7 @@
 //! Background work: the maintenance tick, git autocommit of the storage root, and the
 //! orderly shutdown that flushes everything.
 
-use crate::app::AppState;
+use crate::state::AppState;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,7 +82,7 @@ const FIRST_RETRY: Duration = Duration::from_secs(30);
 
 /// Sync (or commit) at start, then every autocommit period; an unreachable remote is
 /// tried again sooner, backing off. (A sync asked for by hand runs at once, in turn
-/// with this loop's: `served::sync_now`.)
+/// with this loop's: `sync_routes::sync_now`.)
 async fn storage_loop(state: Arc<AppState>) {
     let root = state.settings.storage_root.clone();
     let period = state.settings.autocommit_interval;
@@ -97,7 +97,7 @@ async fn storage_loop(state: Arc<AppState>) {
             commit_storage(&root, &state).await;
             failures = 0;
         } else {
-            match crate::sync::served::sync_now(&state).await {
+            match crate::sync_routes::sync_now(&state).await {
                 Ok(synced) => {
                     let report = &synced.total;
                     if failures > 0 {

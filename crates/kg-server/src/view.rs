@@ -16,12 +16,12 @@
 //! `steps.rs`. Nothing here reads a node the way an agent does: looking at a node in
 //! the view never promotes it; only an explicit step does.
 
-use crate::app::AppState;
 use crate::payload::{
     self, ArtifactRow, Budget, Connector, DebtItem, EdgeRow, GraphList, GraphRow, Health,
     LevelData, NeighbourRow, NeighbourhoodAnswer, NodeRow, PathEdge, SearchAnswer, SearchHit,
 };
 use crate::rest::{Answer, ApiError, ApiResult, FieldProblem, param};
+use crate::state::AppState;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -200,12 +200,7 @@ fn parse_level(text: Option<&str>) -> Result<Level, ApiError> {
 }
 
 fn inspect_config(state: &AppState) -> InspectConfig {
-    let config = state.store.config();
-    InspectConfig {
-        grace_days: config.grace_days,
-        orphan_grace_days: config.orphan_grace_days,
-        grace_rule: config.policy.grace_rule(),
-    }
+    state.store.config().inspect_config()
 }
 
 fn level_data<'a>(

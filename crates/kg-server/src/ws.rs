@@ -6,8 +6,8 @@
 //! connections whose session works in that project or that subscribed to it with
 //! `?project_path=`.
 
-use crate::app::AppState;
 use crate::payload::{self, LiveMessage};
+use crate::state::AppState;
 use axum::Router;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -15,78 +15,9 @@ use axum::response::Response;
 use axum::routing::get;
 use kg_core::{Change, Level};
 use kg_core::{JsonStyle, to_json};
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
-
-/// Which connection currently holds each session id (a newer connection with the
-/// same id replaces the older one).
-#[derive(Debug, Default)]
-pub struct Registry {
-    holders: Mutex<HashMap<String, u64>>,
-    next: AtomicU64,
-    /// Ids minted for connections that came without a session (graph views, the tray),
-    /// newest last: the activity log tells a view's changes from an agent's by them.
-    minted: Mutex<VecDeque<String>>,
-}
-
-/// How many minted connection ids are remembered.
-const MINTED_KEPT: usize = 1_000;
-
-impl Registry {
-    fn mint(&self, store: &kg_core::Store) -> String {
-        let sid = store.connection_id();
-        let mut minted = self.minted.lock().unwrap_or_else(|e| e.into_inner());
-        if minted.len() == MINTED_KEPT {
-            minted.pop_front();
-        }
-        minted.push_back(sid.clone());
-        sid
-    }
-
-    /// Whether `sid` was minted for a connection without a session (a graph view).
-    pub fn minted_for_connection(&self, sid: &str) -> bool {
-        self.minted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|m| m == sid)
-    }
-
-    fn claim(&self, sid: &str) -> u64 {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.holders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sid.to_string(), id);
-        id
-    }
-
-    fn holds(&self, sid: &str, id: u64) -> bool {
-        self.holders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(sid)
-            == Some(&id)
-    }
-
-    fn release(&self, sid: &str, id: u64) {
-        let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
-        if holders.get(sid) == Some(&id) {
-            holders.remove(sid);
-        }
-    }
-
-    /// Connections currently open.
-    pub fn len(&self) -> usize {
-        self.holders.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Which project-level changes a connection receives.
 #[derive(Debug, Clone, PartialEq, Eq)]

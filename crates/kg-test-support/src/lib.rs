@@ -4,6 +4,7 @@
 //!   [`reference_cases!`], one test per case;
 //! - [`home`]: temporary homes and storage roots, empty or copied from the fixtures;
 //! - [`graphs`]: realistic graphs for kg-core's benchmarks;
+//! - [`layering`]: the check that a crate's modules import each other without a circle;
 //! - with the `server` feature, for kg-server's tests and benches: [`serve`] (the
 //!   `kg-memory serve` child process), [`http`] (raw HTTP/1.1 and MCP over it) and
 //!   [`ws`] (WebSocket clients).
@@ -13,6 +14,7 @@ pub mod graphs;
 pub mod home;
 #[cfg(feature = "server")]
 pub mod http;
+pub mod layering;
 #[cfg(feature = "server")]
 pub mod serve;
 #[cfg(feature = "server")]

@@ -124,7 +124,7 @@ impl World {
         }
         let (_, active_after, chars_after) = level_state(&store, &slot);
         let user_nodes = store.with_graph(store.user_slot(), |g| g.nodes.len());
-        let budget = store.with_graph(&slot, |g| level_budget(g).budget);
+        let budget = store.config().budgets.level.chars();
         Ok(World {
             store,
             project,
@@ -151,7 +151,7 @@ fn level_state(store: &Store, slot: &kg_core::GraphSlot) -> (usize, usize, usize
         (
             g.nodes.len(),
             g.ids_in_tier(Tier::Active).len(),
-            level_budget(g).chars,
+            level_budget(g, store.config().budgets.level).chars,
         )
     })
 }

@@ -9,7 +9,6 @@
 //! Agent-neutral: the caller names the files (Claude Code's Read and Edit, a shell
 //! command that reads, Codex's `apply_patch`); nothing here knows a hook payload.
 
-use super::resolve_session;
 use crate::model::{Level, Tier};
 use crate::recall_log::{Decision, FileNode};
 use crate::store::{GraphSlot, Policy, Store};
@@ -146,7 +145,7 @@ pub fn file_recall(store: &Store, touch: &FileTouch<'_>, now: f64) -> FileRecall
 }
 
 fn decide(store: &Store, touch: &FileTouch<'_>, decision: &mut Decision, now: f64) -> FileRecall {
-    let Some(sid) = resolve_session(store, touch.harness_session, Some(touch.cwd)) else {
+    let Some(sid) = store.hook_session(touch.harness_session, Some(touch.cwd)) else {
         decision.outcome("unresolved_session");
         return FileRecall::NOTHING;
     };

@@ -5,7 +5,6 @@
 //! generic vocabulary, two score gates drop weak matches, and a gist is injected at
 //! most once per session. Ranking is the shared core in [`crate::search`].
 
-use super::resolve_session;
 use crate::model::{EdgeKey, Level};
 use crate::recall_log::{Decision, Weighed};
 use crate::relevance::{self, Query};
@@ -424,7 +423,7 @@ fn respond_logged(
     };
     let field = |key: &str| payload.get(key).and_then(Value::as_str);
     decision.outcome("unresolved_session");
-    let Some(sid) = resolve_session(store, field("session_id"), field("cwd")) else {
+    let Some(sid) = store.hook_session(field("session_id"), field("cwd")) else {
         return silence;
     };
     decision.kg_session = Some(sid.clone());

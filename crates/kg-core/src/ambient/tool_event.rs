@@ -3,7 +3,6 @@
 //! conclusion once instead of re-deriving it.
 
 use super::prompt::is_py_space;
-use super::resolve_session;
 use crate::namespace::resolve_path;
 use crate::store::{GraphSlot, Policy, Store};
 use crate::tool_events::ToolEvents;
@@ -270,7 +269,7 @@ fn decide(
     if !ready || now - event.nudged_ts.unwrap_or(0.0) < TARGET_COOLDOWN_SECS {
         return None;
     }
-    let sid = resolve_session(store, Some(claude), Some(cwd))?;
+    let sid = store.hook_session(Some(claude), Some(cwd))?;
     // The session's own graphs are loaded (and its activity refreshed); a graph that
     // fails to load only narrows the coverage scan.
     if let Err(e) = store.session_project_slot(Some(&sid), now) {

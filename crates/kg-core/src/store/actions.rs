@@ -357,7 +357,7 @@ impl Store {
         }
         let mut journal = Journal::default();
         let mut outcome = Outcome {
-            chars_before: crate::inspect::level_budget(&state.graph).chars,
+            chars_before: crate::render::level_chars(&state.graph),
             ..Outcome::default()
         };
         let stamp = self.write_stamp(target.session, now);
@@ -412,7 +412,7 @@ impl Store {
         if actions.iter().any(|a| !matches!(a, Action::Archive { .. })) {
             outcome.rebalanced = self.maybe_compact(slot, state, now, Some(&mut journal));
         }
-        outcome.chars_after = crate::inspect::level_budget(&state.graph).chars;
+        outcome.chars_after = crate::render::level_chars(&state.graph);
         Ok((outcome, journal))
     }
 
@@ -428,7 +428,7 @@ impl Store {
         let slot = self.resolve_target(target, now)?;
         let chars_before = {
             let state = slot.lock();
-            crate::inspect::level_budget(&state.graph).chars
+            crate::render::level_chars(&state.graph)
         };
         let renamed = if dry_run {
             validate_ident(IdentKind::NodeId, new).map_err(StoreError::Invalid)?;
@@ -464,7 +464,7 @@ impl Store {
                 renamed: Some((old.to_string(), new.to_string())),
             });
         }
-        let chars_after = crate::inspect::level_budget(&state.graph).chars;
+        let chars_after = crate::render::level_chars(&state.graph);
         Ok(Outcome {
             renamed: Some(renamed),
             undo_steps: state.history.len(),

@@ -133,7 +133,7 @@ impl Store {
         let (dirty, stall_logged) = (state.dirty, state.stall_logged);
         let mut journal = Journal::default();
         let mut outcome = BatchOutcome {
-            chars_before: crate::inspect::level_budget(&state.graph).chars,
+            chars_before: crate::render::level_chars(&state.graph),
             ..BatchOutcome::default()
         };
         let mut created_nodes = Vec::new();
@@ -172,7 +172,7 @@ impl Store {
             .filter(|id| !created.contains(id.as_str()))
             .cloned()
             .collect();
-        let budget = crate::inspect::level_budget(&state.graph);
+        let budget = crate::inspect::level_budget(&state.graph, self.config.budgets.level);
         (outcome.chars_after, outcome.budget) = (budget.chars, budget.budget);
         outcome.counts = tier_counts(&state.graph);
         if dry_run {

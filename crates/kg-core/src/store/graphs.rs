@@ -359,7 +359,7 @@ impl Store {
             &mut state.graph,
             &mut state.stall_logged,
             &slot.namespace.key(),
-            (self.config.grace_days, self.config.policy.grace_rule()),
+            self.config.level_rules(),
             now,
             journal,
         );

@@ -144,6 +144,19 @@ impl Store {
     }
 
     /// The newest session for a client path; `None` when none or outside home.
+    /// The KG session a hook speaks for: the one bound to the harness's session id
+    /// (Claude Code's), else the newest session of the cwd's project.
+    pub fn hook_session(&self, harness_sid: Option<&str>, cwd: Option<&str>) -> Option<String> {
+        if let Some(claude) = harness_sid.filter(|c| crate::limits::is_claude_session_id(c))
+            && let Some(sid) =
+                self.with_sessions(|s| s.find_by_claude_sid(claude).map(str::to_string))
+        {
+            return Some(sid);
+        }
+        cwd.filter(|c| !c.is_empty())
+            .and_then(|cwd| self.find_by_project_path(cwd))
+    }
+
     /// The newest session for a client's folder: of the project it belongs to, else
     /// (a session registered before projects were found from subfolders) of the
     /// folder itself; `None` when none or outside home.

@@ -13,8 +13,7 @@
 //! burst, the level stays within its budget and the DEBT line names the burst. Under
 //! the reference's the burst archives the curated graph, as the reference did.
 
-use kg_core::compact::{FILL_CEILING, GRACE_SHARE, IN_USE_SECS, LEVEL_BUDGET};
-use kg_core::inspect::level_budget;
+use kg_core::compact::{IN_USE_SECS, LEVEL_BUDGET, LevelBudget};
 use kg_core::model::Level;
 use kg_core::{
     GraphSlot, Policy, PutEdgeArgs, PutNodeArgs, ReadArgs, Store, StoreConfig, Tier, kg_put_edge,
@@ -23,6 +22,10 @@ use kg_core::{
 use kg_test_support::TempHome;
 use kg_test_support::home::copy_substituting;
 use std::collections::BTreeSet;
+
+/// The lines of the default budget, which these stores run with.
+const FILL_CEILING: usize = LevelBudget::new(LEVEL_BUDGET).fill_ceiling();
+const GRACE_SHARE: usize = LevelBudget::new(LEVEL_BUDGET).grace_share();
 use std::path::Path;
 use std::sync::Arc;
 
@@ -180,7 +183,8 @@ impl Memory {
     }
 
     fn chars(&self) -> usize {
-        self.store.with_graph(&self.slot, |g| level_budget(g).chars)
+        self.store
+            .with_graph(&self.slot, kg_core::render::level_chars)
     }
 }
 

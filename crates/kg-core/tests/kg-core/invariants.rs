@@ -18,10 +18,7 @@
 //! ticks). Each input type prints compactly so a shrunk counterexample reads as a
 //! short list of nodes, edges and steps.
 
-use kg_core::compact::{
-    ANCHOR_BUDGET, FILL_CEILING, GRACE_SHARE, IN_USE_SECS, LEVEL_BUDGET, compact_graph,
-    prune_orphans,
-};
+use kg_core::compact::{IN_USE_SECS, LEVEL_BUDGET, LevelBudget, compact_graph, prune_orphans};
 use kg_core::model::{Edge, field, float_value, truthy};
 use kg_core::plan::{LevelIndex, Mode, Plan};
 use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, level_chars, render_read};
@@ -39,6 +36,10 @@ use std::fmt;
 const DAY: f64 = 86_400.0;
 const GRACE_DAYS: f64 = 5.0;
 const ORPHAN_GRACE_DAYS: f64 = 365.0;
+/// The lines of the default budget, which `compact_graph` and these stores keep.
+const FILL_CEILING: usize = LevelBudget::new(LEVEL_BUDGET).fill_ceiling();
+const ANCHOR_BUDGET: usize = LevelBudget::new(LEVEL_BUDGET).anchor_budget();
+const GRACE_SHARE: usize = LevelBudget::new(LEVEL_BUDGET).grace_share();
 /// Ticks at one instant within which maintenance must settle.
 const MAX_TICKS: usize = 4;
 

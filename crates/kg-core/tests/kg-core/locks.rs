@@ -66,7 +66,9 @@ fn compaction_never_archives_a_locked_node_and_brings_one_back() {
     }
     let archived = store.with_graph(store.user_slot(), |g| g.ids_in_tier(Tier::Archived).len());
     assert!(archived > 40, "the others made room: {archived} archived");
-    let budget = store.with_graph(store.user_slot(), level_budget);
+    let budget = store.with_graph(store.user_slot(), |g| {
+        level_budget(g, store.config().budgets.level)
+    });
     assert!(budget.chars <= budget.budget, "{budget:?}");
 
     // A hand edit that archives a locked node is undone by the next compaction.

@@ -1,7 +1,7 @@
 //! The graph view's steps: a dry run names exactly what the commit then moves, and
 //! undo puts the graph file back byte for byte, the re-balance included.
 
-use kg_core::{Action, Level, Outcome, Store, StoreError, Target, level_budget};
+use kg_core::{Action, Level, Outcome, Store, StoreError, Target};
 use kg_test_support::{T, TempHome, open_store};
 use std::fs;
 
@@ -52,7 +52,7 @@ fn full_level() -> (TempHome, Store) {
         }
     }
     store.tick(T);
-    let chars = store.with_graph(store.user_slot(), |g| level_budget(g).chars);
+    let chars = store.with_graph(store.user_slot(), kg_core::render::level_chars);
     assert!(
         chars > 14_000,
         "the level starts near its budget ({chars} chars)"

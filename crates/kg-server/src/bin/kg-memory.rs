@@ -82,7 +82,7 @@ enum Command {
     /// Graph files are merged node by node; sessions, tool events, backups and
     /// quarantined files stay on this machine. `setup` refuses while a server holds the
     /// storage root; `now` asks that server to sync.
-    Sync(kg_server::sync::SyncArgs),
+    Sync(kg_server::sync_cli::SyncArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]
     Version,
@@ -241,7 +241,7 @@ async fn serve(flags: Where) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let state = AppState::open(settings, shutdown.clone())?;
     tokio::spawn(stop_on_signal(shutdown));
-    kg_server::serve(state, listener).await
+    Ok(kg_server::serve(state, listener).await?)
 }
 
 async fn stop_on_signal(shutdown: CancellationToken) {
@@ -308,7 +308,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             held.root.display()
         ),
     });
-    let up = match kg_server::client::get(&format!("{base}/health"), Duration::from_secs(2)).await {
+    let up = match kg_client::get(&format!("{base}/health"), Duration::from_secs(2)).await {
         Ok(body) => {
             let health: serde_json::Value =
                 serde_json::from_str(&body).context("the server's /health is not JSON")?;
@@ -326,7 +326,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
                 None => kg_server::root_lock::serves_another_root(&base, &settings).await,
             };
             if let Ok(body) =
-                kg_server::client::get(&format!("{base}/api/server"), Duration::from_secs(2)).await
+                kg_client::get(&format!("{base}/api/server"), Duration::from_secs(2)).await
                 && let Ok(info) = serde_json::from_str::<serde_json::Value>(&body)
                 && let Some(doubt) = info["clock_doubt"].as_str()
             {
@@ -370,7 +370,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         }
     };
     if up
-        && let Ok(body) = kg_server::client::get(
+        && let Ok(body) = kg_client::get(
             &format!("{base}/api/maintenance_debt"),
             Duration::from_secs(5),
         )
@@ -414,9 +414,9 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     if up && let Ok(here) = std::env::current_dir() {
         let url = format!(
             "{base}/api/project_of?cwd={}",
-            kg_server::client::encode(&here.to_string_lossy())
+            kg_client::encode(&here.to_string_lossy())
         );
-        if let Ok(body) = kg_server::client::get(&url, Duration::from_secs(5)).await
+        if let Ok(body) = kg_client::get(&url, Duration::from_secs(5)).await
             && let Ok(project) = serde_json::from_str::<serde_json::Value>(&body)
             && let Some(root) = project["root"].as_str()
         {
@@ -426,7 +426,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     // A graph whose file was moved aside as damaged looks merely small or empty above.
     if up
         && let Ok(body) =
-            kg_server::client::get(&format!("{base}/api/view/graphs"), Duration::from_secs(5)).await
+            kg_client::get(&format!("{base}/api/view/graphs"), Duration::from_secs(5)).await
         && let Ok(list) = serde_json::from_str::<serde_json::Value>(&body)
     {
         for row in list["graphs"].as_array().into_iter().flatten() {
@@ -724,8 +724,8 @@ fn main() {
             },
             Command::Sync(args) => match settings(server) {
                 Ok(settings) => {
-                    let now = kg_server::clock::Clock::of(&settings).now();
-                    kg_server::sync::run(args, &settings, now, say).await
+                    let now = settings.clock().now();
+                    kg_server::sync_cli::run(args, &settings, now, say).await
                 }
                 Err(e) => Err(e),
             },

@@ -5,11 +5,11 @@
 //! maintenance pass that keeps the level in budget, one save.
 
 use super::{GraphFacts, NewEdge, NewNode, TargetGraph};
-use crate::client::{self, ClientError};
 use crate::clock::Clock;
 use crate::config::Settings;
 use crate::root_lock::{self, RootLock};
 use anyhow::Context;
+use kg_client::{self as client, ClientError};
 use kg_core::{BatchEdge, BatchNode, BatchOutcome, Level, Store, Target, Tier};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -45,7 +45,7 @@ impl Destination {
         }
         match RootLock::acquire(&settings.storage_root, &settings.host, settings.port) {
             Ok(lock) => {
-                let clock = Clock::of(settings);
+                let clock = settings.clock();
                 let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
                     anyhow::anyhow!(
                         "cannot open the storage root {}: {e}",
@@ -118,8 +118,9 @@ impl Destination {
                         .map_err(|e| anyhow::anyhow!("{e}"))
                         .with_context(|| format!("cannot open the {}", target.name()))?,
                 };
+                let level_budget = store.config().budgets.level;
                 Ok(store.with_graph(&slot, |graph| {
-                    let budget = kg_core::level_budget(graph);
+                    let budget = kg_core::level_budget(graph, level_budget);
                     let mut counts = (0, 0, 0);
                     for node in graph.nodes.values() {
                         match node.tier() {

@@ -4,8 +4,8 @@
 //! maintenance pass, one save. `dry_run` answers what it would do, from the same code.
 
 use super::{MAX_IMPORT_BYTES, MAX_IMPORT_EDGES, MAX_IMPORT_NODES};
-use crate::app::AppState;
 use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
+use crate::state::AppState;
 use crate::view::slot_of;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};

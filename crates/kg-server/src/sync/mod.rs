@@ -25,21 +25,17 @@
 //! A merge that cannot finish, or a remote that cannot be reached, leaves the local
 //! memory as it was (plus, at most, a local commit of it). Credentials are git's own.
 
-mod cli;
 mod files;
-pub(crate) mod git;
+mod git;
 mod live;
-pub mod served;
 mod status;
 
-pub use cli::{SyncAction, SyncArgs, run};
-pub use files::{STATE_FILE, Scope, SyncState, is_graph_path};
-pub use git::GitError;
+pub use files::{STATE_FILE, Scope, SyncState, ignore_in_storage_root, is_graph_path};
+pub use git::{Git, GitError, NETWORK_TIMEOUT};
 pub use live::held_back_in;
 pub use status::{SyncStatus, conflicts_in, status};
 
 use files::{DRIVER_NAME, REPOSITORY_CONFIG, Travel, read_graph};
-use git::Git;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -568,7 +564,7 @@ fn harden(scope: &Scope, git: &Git) -> Result<(), SyncError> {
         git.ok(&["config", key, value])?;
     }
     let dot_git = scope.dir.join(".git");
-    crate::root_lock::owner_only(&dot_git).map_err(|error| SyncError::Io {
+    crate::permissions::owner_only(&dot_git).map_err(|error| SyncError::Io {
         path: dot_git,
         error,
     })

@@ -131,13 +131,10 @@ fn a_project_on_screen_shows_its_own_changes_and_the_user_level() {
     };
     let query = format!(
         "?levels=user,project&project_path={}",
-        kg_server::client::encode(&shop)
+        kg_client::encode(&shop)
     );
     assert_eq!(ids(&query), ["style-tabs", "shop-cart"]);
-    let query = format!(
-        "?levels=project&project_path={}",
-        kg_server::client::encode(&blog)
-    );
+    let query = format!("?levels=project&project_path={}", kg_client::encode(&blog));
     assert_eq!(ids(&query), ["blog-feed"]);
     assert_eq!(
         ids("?levels=user,project"),

@@ -380,7 +380,7 @@ fn reader(port: u16, me: usize, project: &str, shared: &Shared) -> Result<(), St
 /// The graph view: its own project nodes and edges over REST, node reads, and the
 /// `reload=true` refresh, checking the snapshot invariants each time.
 fn editor(port: u16, me: usize, project: &str, ops: usize, shared: &Shared) -> Result<(), String> {
-    let q = format!("project_path={}", kg_server::client::encode(project));
+    let q = format!("project_path={}", kg_client::encode(project));
     let req = |method: &str, path: &str, body: Option<&Value>| -> Result<Value, String> {
         match wire::json_request(port, method, path, body, TIMEOUT)? {
             (200, v) => Ok(v),
@@ -507,7 +507,7 @@ struct Subscriber {
 /// its hello.
 async fn subscribe(port: u16, project: Option<&str>) -> Result<(Socket, String), String> {
     let query = project
-        .map(|p| format!("?project_path={}", kg_server::client::encode(p)))
+        .map(|p| format!("?project_path={}", kg_client::encode(p)))
         .unwrap_or_default();
     let mut ws = ws::connect(port, &query, &[], TIMEOUT).await?;
     let hello = ws::next_json(&mut ws, TIMEOUT)

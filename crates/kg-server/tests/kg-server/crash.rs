@@ -349,7 +349,7 @@ fn mcp_client(
 fn rest_client(round: &Round, register: bool, model: &Model, mut rng: Rng) -> ClientLog {
     let mut log = ClientLog::default();
     let port = round.port;
-    let q = format!("project_path={}", kg_server::client::encode(&round.project));
+    let q = format!("project_path={}", kg_client::encode(&round.project));
     let req = |method: &str, path: &str, body: Option<&Value>| {
         wire::json_request(port, method, path, body, REQUEST_TIMEOUT)
     };
@@ -781,7 +781,7 @@ fn sigkill_under_load_never_loses_an_acknowledged_write() {
     let mut server = serve(&home, &storage, &[]);
     let q = format!(
         "/api/graph/read?project_path={}",
-        kg_server::client::encode(&project)
+        kg_client::encode(&project)
     );
     let (status, graph) =
         wire::json_request(server.port, "GET", &q, None, REQUEST_TIMEOUT).expect("graph read");
@@ -845,7 +845,7 @@ fn concurrent_registrations_survive_a_sigkill() {
     std::fs::create_dir_all(&project).expect("project");
     let q = format!(
         "/api/sessions/register?project_path={}",
-        kg_server::client::encode(&project.to_string_lossy())
+        kg_client::encode(&project.to_string_lossy())
     );
     // Each round starts empty and stays well under the session cap, so every
     // acknowledged registration must still be there (none is evicted).

@@ -20,7 +20,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One request per route, each able to read or change the memory if let through.
 fn routes(project: &str, sid: &str) -> Vec<(&'static str, String, String)> {
-    let encoded = kg_server::client::encode(project);
+    let encoded = kg_client::encode(project);
     let put = json!({"level": "user", "id": "archived-fact", "gist": "overwritten"});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "kg_put_node", "arguments": {"session_id": sid, "level": "user",

@@ -263,7 +263,7 @@ fn writes_are_refused(agent: &Agent, project: &str, storage: &Path, cause: &str)
         json!({"task_id": "scout", "state": {"step": 2}}),
         cause,
     );
-    let q = format!("project_path={}", kg_server::client::encode(project));
+    let q = format!("project_path={}", kg_client::encode(project));
     for (method, path, body) in [
         (
             "POST",

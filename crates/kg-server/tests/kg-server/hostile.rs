@@ -646,7 +646,7 @@ fn control_characters_and_bidi_text_are_stored_and_charged_exactly() {
     let block = active_block(&text, "=== PROJECT GRAPH");
     let q = format!(
         "/api/view/level?level=project&project_path={}",
-        kg_server::client::encode(&f.project)
+        kg_client::encode(&f.project)
     );
     let (status, view) = f.json("GET", &q, None);
     assert_eq!(status, 200, "{view}");
@@ -679,7 +679,7 @@ fn control_characters_and_bidi_text_are_stored_and_charged_exactly() {
         "GET",
         &format!(
             "/api/graph/read?reload=true&project_path={}",
-            kg_server::client::encode(&f.project)
+            kg_client::encode(&f.project)
         ),
         None,
     );
@@ -756,7 +756,7 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
         let (text, err) = f.call("kg_read", json!({"cwd": cwd}));
         assert!(err, "{cwd}: {}", wire::clip(&text));
         assert!(text.contains(refusal), "{cwd}: {}", wire::clip(&text));
-        let q = kg_server::client::encode(cwd);
+        let q = kg_client::encode(cwd);
         for (method, path) in [
             ("POST", format!("/api/sessions/register?project_path={q}")),
             ("GET", format!("/api/graph/read?project_path={q}")),
@@ -1200,7 +1200,7 @@ fn transcript_paths_cannot_hang_or_exhaust_the_server() {
     let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
     // SAFETY: a valid path; mkfifo only creates the node.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let q = kg_server::client::encode(&f.project);
+    let q = kg_client::encode(&f.project);
     for (k, transcript) in [
         "/dev/zero".to_string(),
         "/dev/urandom".to_string(),
@@ -1214,7 +1214,7 @@ fn transcript_paths_cannot_hang_or_exhaust_the_server() {
     {
         let path = format!(
             "/api/session_bootstrap?project_path={q}&source=resume&claude_session_id=cc-{k}&transcript_path={}",
-            kg_server::client::encode(&transcript)
+            kg_client::encode(&transcript)
         );
         let started = Instant::now();
         let answer = wire::json_request(f.port(), "GET", &path, None, Duration::from_secs(10));
@@ -1237,7 +1237,7 @@ fn transcript_paths_cannot_hang_or_exhaust_the_server() {
     }
     let path = format!(
         "/api/session_bootstrap?project_path={q}&source=resume&claude_session_id=cc-y&transcript_path={}",
-        kg_server::client::encode(&big.to_string_lossy())
+        kg_client::encode(&big.to_string_lossy())
     );
     let (status, v) = f.json("GET", &path, None);
     assert_eq!(status, 200, "{v}");
@@ -1382,7 +1382,7 @@ fn timestamps_from_the_future_do_not_break_maintenance() {
 #[test]
 fn duplicated_and_reversed_level_lists_cannot_hang_the_server() {
     let mut f = Fixture::new();
-    let project = kg_server::client::encode(&f.project);
+    let project = kg_client::encode(&f.project);
     let searches = [
         "/api/view/search?q=stored&levels=user,user".to_string(),
         format!("/api/view/search?q=stored&levels=project,user&project_path={project}"),
@@ -1423,8 +1423,7 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
     let log_before = f.log_len();
     let long_tail = "x".repeat(3_000);
     for k in 0..150 {
-        let ghost =
-            kg_server::client::encode(&format!("{}/ghost-{k}/{long_tail}", f.home.display()));
+        let ghost = kg_client::encode(&format!("{}/ghost-{k}/{long_tail}", f.home.display()));
         for path in [
             format!("/api/graph/read?project_path={ghost}"),
             format!("/api/view/level?level=project&project_path={ghost}"),
@@ -1455,7 +1454,7 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
     for k in 0..cap + 10 {
         let dir = f.home.join(format!("real-{k}"));
         std::fs::create_dir_all(&dir).expect("project folder");
-        let path = kg_server::client::encode(&dir.to_string_lossy());
+        let path = kg_client::encode(&dir.to_string_lossy());
         let (status, body) = f.json("GET", &format!("/api/graph/read?project_path={path}"), None);
         assert_eq!(status, 200, "{body}");
     }

@@ -579,7 +579,7 @@ fn idle_websockets_are_closed_and_a_simple_browser_get_starts_no_session() {
     fs::create_dir_all(&cwd).expect("project");
     let path = format!(
         "/api/session_bootstrap?project_path={}",
-        kg_server::client::encode(&cwd.to_string_lossy())
+        kg_client::encode(&cwd.to_string_lossy())
     );
     let browser = [
         (

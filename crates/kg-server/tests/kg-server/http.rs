@@ -46,7 +46,7 @@ fn rest_crud_for_nodes_edges_and_progress() {
         edge["edge"],
         json!({"from": "cache-ttl", "to": "cache", "rel": "part-of", "notes": ["n"]})
     );
-    let q = format!("?project_path={}", kg_server::client::encode(&proj));
+    let q = format!("?project_path={}", kg_client::encode(&proj));
     let (status, graph) = server.json("GET", &format!("/api/graph/read{q}"), None);
     assert_eq!(status, 200);
     assert_eq!(graph["project"]["nodes"].as_array().map(Vec::len), Some(2));
@@ -285,7 +285,7 @@ async fn websocket_pushes_other_sessions_changes_and_guards_origin() {
     let mut viewer = ws_connect(&server, "", None).await.expect("connect");
     let hello = next_json(&mut viewer).await;
     assert_eq!(hello["type"], "connected");
-    let encoded = kg_server::client::encode(&proj);
+    let encoded = kg_client::encode(&proj);
     let mut subscriber = ws_connect(&server, &format!("?project_path={encoded}"), None)
         .await
         .expect("connect");

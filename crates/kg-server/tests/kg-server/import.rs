@@ -61,7 +61,7 @@ fn graph(server: &Server, project: Option<&Path>) -> Value {
     let path = match project {
         Some(p) => format!(
             "/api/graph/read?project_path={}",
-            kg_server::client::encode(&p.to_string_lossy())
+            kg_client::encode(&p.to_string_lossy())
         ),
         None => "/api/graph/read".to_string(),
     };

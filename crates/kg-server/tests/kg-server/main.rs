@@ -1,6 +1,8 @@
 //! kg-server end-to-end tests: the real binary over real HTTP.
 
 mod activity;
+mod architecture;
+mod bad_input;
 mod concurrency;
 mod conflicts;
 mod connections;
@@ -15,6 +17,8 @@ mod hostile_local;
 mod hostile_sync;
 mod http;
 mod import;
+mod layering;
+mod level_budget;
 mod load;
 mod paging;
 mod projects;

@@ -274,3 +274,81 @@ fn the_reference_policy_answers_whole_and_offers_neither_more_nor_a_rename() {
     );
     assert!(err && text.contains("Unknown tool"), "{text}");
 }
+
+/// A full read of twice what Claude Code keeps in one reply (the level and read budgets
+/// raised so that nothing is archived or left out): `more=true` follows it to its end,
+/// every gist once and in its level's section, the closing lines with the last part.
+#[test]
+fn a_full_read_of_twice_the_limit_is_followed_to_its_end() {
+    let (_dir, home) = crate::server::temp_home();
+    let mut server = Server::start_in(
+        &home,
+        &home.join("storage"),
+        None,
+        &[("KG_LEVEL_BUDGET", "80000"), ("KG_READ_BUDGET", "200000")],
+    );
+    let sid = session(&mut server);
+    let ids: Vec<String> = (0..100).map(|i| format!("long-lesson-{i:03}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let level = if i % 2 == 0 { "user" } else { "project" };
+        let gist = format!(
+            "Lesson {i:03} 🧪 {}",
+            format!("step{i} then check ").repeat(50)
+        );
+        let gist: String = gist.chars().take(900).collect();
+        let (text, err) = server.call(
+            "kg_put_node",
+            &json!({"session_id": sid, "level": level, "id": id, "gist": gist}),
+        );
+        assert!(!err, "{text}");
+    }
+    let (first, err) = call_as(
+        &server,
+        "claude-code/2.1",
+        "kg_read",
+        &json!({"session_id": sid}),
+    );
+    assert!(!err, "{first}");
+    assert!(
+        first.starts_with("=== USER GRAPH — 50 active"),
+        "{:.200}",
+        first
+    );
+    let parts = follow(&server, "claude-code/2.1", &sid, first);
+    let n = parts.len();
+    assert!(n >= 2, "{n} part(s)");
+    for (i, part) in parts.iter().enumerate() {
+        assert!(
+            utf16(part) <= 45_000,
+            "part {} is {} units",
+            i + 1,
+            utf16(part)
+        );
+    }
+    let whole: String = parts.iter().map(|p| body(p)).collect::<Vec<_>>().join("\n");
+    assert!(utf16(&whole) > 90_000, "twice the limit: {}", utf16(&whole));
+    // Every gist once, each level's in its own section.
+    let at = |id: &str| {
+        assert_eq!(
+            whole.matches(&format!("  {id}: Lesson")).count(),
+            1,
+            "{id} once"
+        );
+        whole.find(&format!("  {id}: Lesson")).unwrap_or(0)
+    };
+    let project_at = whole
+        .find("=== PROJECT GRAPH")
+        .expect("the project section");
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(at(id) > project_at, i % 2 == 1, "{id} in its level");
+    }
+    assert!(!whole.contains("ARCHIVED"), "nothing archived or left out");
+    // The read's closing line comes once, at the end of the last part.
+    assert_eq!(whole.matches(&format!("Session: {sid}")).count(), 1);
+    let last = &parts[n - 1];
+    assert!(
+        last.ends_with(&format!("Session: {sid}")),
+        "{}",
+        &last[last.len().saturating_sub(600)..]
+    );
+}

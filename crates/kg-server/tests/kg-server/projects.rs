@@ -193,7 +193,7 @@ fn a_session_in_a_subfolder_reads_and_writes_the_projects_graph() {
         "GET",
         &format!(
             "/api/session_state?project_path={}",
-            kg_server::client::encode(&path_text(&deep))
+            kg_client::encode(&path_text(&deep))
         ),
         None,
     );
@@ -209,7 +209,7 @@ fn a_session_in_a_subfolder_reads_and_writes_the_projects_graph() {
         "GET",
         &format!(
             "/api/project_of?cwd={}",
-            kg_server::client::encode(&path_text(&deep))
+            kg_client::encode(&path_text(&deep))
         ),
         None,
     );
@@ -401,7 +401,7 @@ fn legacy_session_and_path_map_records_keep_working() {
         "GET",
         &format!(
             "/api/session_state?project_path={}",
-            kg_server::client::encode(&path_text(&src))
+            kg_client::encode(&path_text(&src))
         ),
         None,
     );

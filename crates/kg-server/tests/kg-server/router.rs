@@ -43,7 +43,7 @@ impl App {
             policy: kg_core::Policy::Ours,
             project_roots: Vec::new(),
             merge_driver: None,
-            budgets: kg_core::ReadBudgets::default(),
+            budgets: kg_core::Budgets::default(),
         };
         let state = AppState::open(settings, CancellationToken::new()).expect("open the app");
         App {
@@ -409,7 +409,7 @@ async fn query_and_path_errors() {
     assert_eq!(outside.0, 400, "{}", outside.1);
     let missing = format!(
         "/api/graph/read?project_path={}",
-        kg_server::client::encode(&app.home.join("nowhere").to_string_lossy())
+        kg_client::encode(&app.home.join("nowhere").to_string_lossy())
     );
     let (status, body) = app.call("GET", &missing, None).await;
     assert_eq!(status, 404, "{body}");
@@ -803,7 +803,7 @@ async fn the_neighbourhood_view_stays_inside_the_projects() {
         .call("POST", "/api/edges", Some(&edge.to_string()))
         .await;
     assert_eq!(status, 200, "{body}");
-    let encoded = kg_server::client::encode(&project);
+    let encoded = kg_client::encode(&project);
     let (status, body) = app
         .call(
             "GET",
@@ -852,7 +852,7 @@ async fn the_neighbourhood_view_stays_inside_the_projects() {
     ] {
         let uri = format!(
             "/api/view/neighbourhood?level=project&id=n1&project_path={}",
-            kg_server::client::encode(&climb)
+            kg_client::encode(&climb)
         );
         let (status, body) = app.call("GET", &uri, None).await;
         assert_eq!(status, status_wanted, "{climb}: {body}");
@@ -875,7 +875,7 @@ async fn the_neighbourhood_view_stays_inside_the_projects() {
         })
         .unwrap_or_default();
     assert_eq!(projects, [json!(project)]);
-    let missing = kg_server::client::encode(&app.home.join("nowhere").to_string_lossy());
+    let missing = kg_client::encode(&app.home.join("nowhere").to_string_lossy());
     let (status, body) = app
         .call(
             "GET",

@@ -245,7 +245,7 @@ pub fn query(params: &serde_json::Map<String, Value>) -> String {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
-            format!("{k}={}", kg_server::client::encode(&v))
+            format!("{k}={}", kg_client::encode(&v))
         })
         .collect();
     if parts.is_empty() {

@@ -202,7 +202,7 @@ fn stale_touches_are_counted_listed_with_gits_renames_and_fixed_over_rest_and_mc
     // The view's level lists them with git's path.
     let level = format!(
         "/api/view/level?level=project&project_path={}",
-        kg_server::client::encode(&shop.to_string_lossy())
+        kg_client::encode(&shop.to_string_lossy())
     );
     let (status, data) = server.json("GET", &level, None);
     assert_eq!(status, 200);

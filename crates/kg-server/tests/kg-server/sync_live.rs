@@ -219,7 +219,7 @@ fn write_randomly(
             body
         };
         let query = if level == "project" {
-            format!("?project_path={}", kg_server::client::encode(&project))
+            format!("?project_path={}", kg_client::encode(&project))
         } else {
             String::new()
         };
@@ -745,7 +745,7 @@ fn a_team_shares_one_project_memory_and_nothing_else() {
         "GET",
         &format!(
             "/api/nodes/project/shop-checkout-flow?project_path={}",
-            kg_server::client::encode(&bob_shop_path)
+            kg_client::encode(&bob_shop_path)
         ),
         None,
     );
@@ -773,7 +773,7 @@ fn a_team_shares_one_project_memory_and_nothing_else() {
         "GET",
         &format!(
             "/api/nodes/project/shop-refund-window?project_path={}",
-            kg_server::client::encode(&ana_shop_path)
+            kg_client::encode(&ana_shop_path)
         ),
         None,
     );
@@ -901,7 +901,7 @@ fn a_project_moved_to_its_own_remote_elsewhere_stays_in_the_running_memory() {
     let has = |m: &Machine, folder: &str, id: &str| {
         let path = format!(
             "/api/nodes/project/{id}?project_path={}",
-            kg_server::client::encode(folder)
+            kg_client::encode(folder)
         );
         m.call("GET", &path, None).0 == 200
     };

@@ -6,11 +6,11 @@
 //!   root's, with each project memory that syncs on its own under `projects`;
 //! - `POST /api/sync/now`: sync at once; answers what it did, or why it failed.
 
-use super::{
+use crate::rest::{Answer, ApiError, ApiResult};
+use crate::state::AppState;
+use crate::sync::{
     Scope, SyncError, SyncOptions, SyncReport, SyncStatus, status, sync_live, synced_scopes,
 };
-use crate::app::AppState;
-use crate::rest::{Answer, ApiError, ApiResult};
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;

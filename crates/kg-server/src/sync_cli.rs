@@ -2,11 +2,12 @@
 //! all their machines) or, with `--project <path>`, one project's memory shared with
 //! a team through a remote of its own.
 
-use super::files::{Scope, ignore_in_storage_root};
-use super::git::{Git, NETWORK_TIMEOUT};
-use super::{SyncOptions, off, setup, status, sync_live, synced_scopes};
 use crate::config::Settings;
 use crate::root_lock::RootLock;
+use crate::sync::{
+    Git, NETWORK_TIMEOUT, Scope, SyncError, SyncOptions, ignore_in_storage_root, off, setup,
+    status, sync_live, synced_scopes,
+};
 use anyhow::Context;
 use kg_core::Store;
 use std::path::Path;
@@ -110,7 +111,7 @@ pub async fn run(
                 let scopes = synced_scopes(root);
                 if scopes.is_empty() {
                     // Says how to set it up.
-                    return Err(super::SyncError::NotSetUp {
+                    return Err(SyncError::NotSetUp {
                         what: Scope::storage_root(root).describe(),
                     }
                     .into());
@@ -247,7 +248,7 @@ async fn ask_server_to_sync(server: &crate::root_lock::Holder) -> anyhow::Result
     let url = format!("http://{}:{}/api/sync/now", server.host, server.port);
     // Fetching and pushing may take the network's time, as git's own timeouts allow.
     let timeout = NETWORK_TIMEOUT * 3;
-    let answer = crate::client::request("POST", &url, Some("{}"), timeout).await?;
+    let answer = kg_client::request("POST", &url, Some("{}"), timeout).await?;
     let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap_or_default();
     let said = ["message", "detail"]
         .iter()

@@ -1,6 +1,7 @@
-//! A minimal HTTP/1.1 client for talking to a KG Memory server on this machine
-//! (health probes, `kg-memory status`, hook couriers, the stdio bridge): one request
-//! per connection over hyper's HTTP/1 client, the same hyper the server runs on.
+//! KG Memory's client: a minimal HTTP/1.1 client for talking to a KG Memory server on
+//! this machine (health probes, `kg-memory status`, hook couriers, the stdio bridge,
+//! the tray): one request per connection over hyper's HTTP/1 client, the same hyper
+//! the server runs on.
 //! Loopback only, so no TLS, no proxies, no redirects — and no dependency that would
 //! need them.
 
@@ -10,6 +11,11 @@ use hyper::{Request, Uri, header};
 use hyper_util::rt::TokioIo;
 use std::time::Duration;
 use tokio::net::TcpStream;
+
+/// The header a browser page cannot send to another site without a CORS preflight,
+/// which this server never answers: our own clients send it on the routes that
+/// register or change state without a JSON body (`kg-memory hook` does).
+pub const CLIENT_HEADER: &str = "x-kg-client";
 
 /// A failed request, in words.
 #[derive(Debug, thiserror::Error)]
@@ -76,7 +82,7 @@ async fn exchange(method: &str, url: &str, body: Option<&str>) -> Result<Answer,
         .header(header::CONNECTION, "close")
         .header(header::ACCEPT, "application/json, text/event-stream")
         // Our routes that start sessions ask a browser for this; ours sends it always.
-        .header(crate::rest::CLIENT_HEADER, "kg-memory");
+        .header(CLIENT_HEADER, "kg-memory");
     if let Some(body) = body {
         head = head
             .header(header::CONTENT_TYPE, "application/json")
@@ -168,6 +174,15 @@ pub fn encode(value: &str) -> String {
         }
     }
     out
+}
+
+/// Ask `/health` at `base` whether a KG Memory server answers; returns its version.
+pub async fn probe_health(base: &str) -> Option<String> {
+    let url = format!("{base}/health");
+    let body = get(&url, std::time::Duration::from_secs(2)).await.ok()?;
+    let value: serde_json::Value = serde_json::from_str(&body).ok()?;
+    (value["transport"] == "streamable-http")
+        .then(|| value["version"].as_str().unwrap_or("?").to_string())
 }
 
 #[cfg(test)]
