@@ -403,3 +403,76 @@ def test_install_keeps_a_hand_added_entry_and_uninstall_leaves_it(kg_server, cla
     assert refused.returncode != 0, refused.stdout
     assert "added by hand" in refused.stderr and other in refused.stderr, refused.stderr
     assert (claude.home / ".claude.json").read_text() == before
+
+
+def system_messages(claude: Claude) -> list[str]:
+    """What the hooks showed the person (Claude Code's `systemMessage`) in the newest session."""
+    return [h["content"] for h in transcript_hooks(claude.home) if h["type"] == "hook_system_message"]
+
+
+def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, claude):
+    """No server runs: the hook starts one, too late for this session's tools; the person
+    is told so, with the step that brings memory into this session."""
+    storage = shm_dir / "memory"
+    port = free_port()
+    installed = kg_memory("--port", str(port), "--storage", str(storage), "install", "claude-code", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    # The installer's closing words name the path with no first session lost.
+    assert "Start the server before Claude Code" in installed.stdout, installed.stdout
+    assert "let the next Claude Code session start it" not in installed.stdout
+    try:
+        prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+        messages = system_messages(claude)
+        assert any(
+            m.startswith("KG Memory: no server was running") and "/mcp" in m and "Reconnect" in m for m in messages
+        ), f"{messages}\n{describe(claude, prompt)}"
+        assert wait_for_holder(storage)["port"] == port
+    finally:
+        stop_holder(storage)
+
+
+def test_a_port_held_by_another_program_is_named_to_the_person(shm_dir, claude):
+    """Another program on the port: no server is started in vain, and the person reads why."""
+    import http.server
+    import threading
+
+    class NotKg(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotKg)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    port = squatter.server_address[1]
+    storage = shm_dir / "memory"
+    try:
+        installed = kg_memory("--port", str(port), "--storage", str(storage), "install", "claude-code", home=claude.home)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+        messages = system_messages(claude)
+        assert any(
+            f"port {port} is taken by another program" in m and "kg-memory install claude-code --port" in m
+            for m in messages
+        ), f"{messages}\n{describe(claude, prompt)}"
+        assert not (storage / ".kg-memory.lock").exists(), "a server was started in vain"
+    finally:
+        squatter.shutdown()
+
+
+def test_another_roots_server_on_the_port_is_named_to_the_person(kg_server, shm_dir, claude):
+    """The port answers with another storage root's server: the person learns that the
+    session has no memory of its own, and how to get it."""
+    mine = shm_dir / "mine"
+    installed = kg_memory(
+        "--port", str(kg_server.port), "--storage", str(mine), "install", "claude-code", home=claude.home
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+    messages = system_messages(claude)
+    assert any(
+        m.startswith("KG Memory is off in this session") and f"serves the storage root {kg_server.storage}" in m
+        for m in messages
+    ), f"{messages}\n{describe(claude, prompt)}"
+    no_stray_server(claude)

@@ -6,6 +6,7 @@
 //! never break a session.
 
 use crate::config::Settings;
+use crate::session_notice::{Offline, session_start_offline};
 use kg_client as client;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -75,10 +76,10 @@ pub async fn run(
     };
     if let Some(stranger) = elsewhere {
         return match event {
-            HookEvent::SessionStart => Some(format!(
-                "KG memory is offline for this session: the server at {base} {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
-                stranger.why(&settings.storage_root),
-                crate::launch::shell_line([&settings.storage_root])
+            HookEvent::SessionStart => Some(session_start_offline(
+                &Offline::OtherRoot(&stranger),
+                settings,
+                &base,
             )),
             // Said once, at session start.
             HookEvent::PromptSubmit | HookEvent::PostTool => None,
@@ -176,20 +177,24 @@ async fn session_start(
     if !healthy {
         // A second server on a held root would save over the holder's writes.
         if let Some(held) = held {
-            return Some(format!(
-                "KG memory is offline for this session: the storage root {} is held by {}, which does not answer; no second server was started. Check it with `kg-memory status`.",
-                held.root.display(),
-                held.who()
+            return Some(session_start_offline(
+                &Offline::RootHeldSilent(&held),
+                settings,
+                base,
             ));
         }
+        // A program that is not KG Memory on the port: a server started now could
+        // never listen, and the person must learn why here, not from a log.
+        if crate::route_check::who_answers(base, settings).await
+            == crate::route_check::Answerer::OtherProgram
+        {
+            return Some(session_start_offline(&Offline::PortTaken, settings, base));
+        }
         // Start one for the next prompts; never wait for it, never restart one.
-        return match crate::launch::start_detached(settings) {
-            Ok(_) => Some(kg_core::server_warming_up(base)),
-            Err(e) => Some(format!(
-                "KG memory server is not running and could not be started ({e}); start it with `{}`.",
-                crate::launch::serve_command(settings)
-            )),
-        };
+        return Some(match crate::launch::start_detached(settings) {
+            Ok(_) => session_start_offline(&Offline::Starting, settings, base),
+            Err(e) => session_start_offline(&Offline::CannotStart(&e.to_string()), settings, base),
+        });
     }
     let text = |key: &str| {
         payload[key]

@@ -21,6 +21,7 @@ pub mod renames;
 pub mod rest;
 pub mod root_lock;
 pub mod route_check;
+pub mod session_notice;
 pub mod state;
 pub mod stdio;
 pub mod steps;

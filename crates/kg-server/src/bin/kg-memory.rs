@@ -626,9 +626,7 @@ fn install(
     }
     let serve = kg_server::launch::serve_command(&settings);
     say(match (client, remove) {
-        (Client::ClaudeCode, false) => format!(
-            "Done. Start the server with `{serve}` (or let the next Claude Code session start it), then restart Claude Code.\n"
-        ),
+        (Client::ClaudeCode, false) => kg_server::session_notice::install_closing_words(&serve),
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }

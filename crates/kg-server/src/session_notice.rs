@@ -1,0 +1,168 @@
+//! What a session start says when its memory is not reachable — to the model (the
+//! hook's context) and to the person (Claude Code's `systemMessage`, shown in the
+//! session). Claude Code connects its MCP tools before the session-start hook runs, so
+//! a server started by the hook comes too late for this session's tools: the person is
+//! told, with the one step that brings memory into this session.
+
+use crate::config::Settings;
+use crate::launch::{serve_command, shell_line};
+use crate::root_lock::{NotOurs, RootHeld};
+use serde_json::{Value, json};
+
+/// How Claude Code reconnects the tools, whichever route named the server.
+const RECONNECT: &str =
+    "run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg) and choose Reconnect";
+
+/// Why this session starts without its memory.
+#[derive(Debug)]
+pub enum Offline<'a> {
+    /// Nothing ran; a server is starting now.
+    Starting,
+    /// Nothing ran and none could be started.
+    CannotStart(&'a str),
+    /// A program that is not KG Memory holds the port.
+    PortTaken,
+    /// The storage root is held by a server that does not answer.
+    RootHeldSilent(&'a RootHeld),
+    /// A KG Memory server of another storage root answers on the port.
+    OtherRoot(&'a NotOurs),
+}
+
+/// The hook answer for a session start without memory: context for the model and a
+/// `systemMessage` for the person.
+pub fn session_start_offline(why: &Offline<'_>, settings: &Settings, base: &str) -> String {
+    let (model, person) = words(why, settings, base);
+    json!({
+        "systemMessage": person,
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": model},
+    })
+    .to_string()
+}
+
+fn install_elsewhere(settings: &Settings) -> String {
+    format!(
+        "kg-memory install claude-code --port <N> --storage {}",
+        shell_line([&settings.storage_root])
+    )
+}
+
+/// (for the model, for the person).
+fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String) {
+    let port = settings.port;
+    match why {
+        Offline::Starting => (
+            kg_core::server_warming_up(base),
+            format!(
+                "KG Memory: no server was running, so this session started without its memory tools; one is starting now at {base}. To get memory in this session, {RECONNECT}."
+            ),
+        ),
+        Offline::CannotStart(e) => {
+            let serve = serve_command(settings);
+            (
+                format!(
+                    "KG memory server is not running and could not be started ({e}); start it with `{serve}`."
+                ),
+                format!(
+                    "KG Memory is off in this session: no server runs and none could be started ({e}). To get memory in this session, run `{serve}` in a terminal, then {RECONNECT}."
+                ),
+            )
+        }
+        Offline::PortTaken => (
+            format!(
+                "KG memory is offline for this session: port {port} is taken by another program that is not KG Memory, so no memory server can run there. The kg_* tools are unavailable; tell the user if memory matters for the task."
+            ),
+            format!(
+                "KG Memory is off in this session: port {port} is taken by another program, not KG Memory. To get memory, stop that program and {RECONNECT}, or move KG Memory to a free port (`{}`) and restart Claude Code.",
+                install_elsewhere(settings)
+            ),
+        ),
+        Offline::RootHeldSilent(held) => (
+            format!(
+                "KG memory is offline for this session: the storage root {} is held by {}, which does not answer; no second server was started. Check it with `kg-memory status`.",
+                held.root.display(),
+                held.who()
+            ),
+            format!(
+                "KG Memory is off in this session: its storage root {} is held by {}, which does not answer. To get memory in this session, stop that process (`kg-memory status` names it), start the server (`{}`), then {RECONNECT}.",
+                held.root.display(),
+                held.who(),
+                serve_command(settings)
+            ),
+        ),
+        Offline::OtherRoot(stranger) => {
+            let why = stranger.why(&settings.storage_root);
+            (
+                format!(
+                    "KG memory is offline for this session: the server at {base} {why}, which these hooks name. Stop that server, or give this memory a port of its own: `{}`.",
+                    install_elsewhere(settings)
+                ),
+                format!(
+                    "KG Memory is off in this session: the server at {base} {why}; the kg tools would read and write that other memory. To get yours, stop that server, start this one (`{}`) and {RECONNECT}; or give this memory a port of its own (`{}`) and restart Claude Code.",
+                    serve_command(settings),
+                    install_elsewhere(settings)
+                ),
+            )
+        }
+    }
+}
+
+/// The installer's closing words for Claude Code: the path on which no session starts
+/// without memory — the server up before Claude Code, now and after each login.
+pub fn install_closing_words(serve: &str) -> String {
+    format!(
+        "Done. Start the server before Claude Code: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\" so it is there after every reboot. Then restart Claude Code: every session starts with its memory. (A session started while no server runs gets one started, but its tools only after /mcp → Reconnect; it says so.)\n"
+    )
+}
+
+/// The person's line of an answer made here, for tests and `doctor`.
+pub fn person_line(answer: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(answer).ok()?;
+    value["systemMessage"].as_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        let mut s = Settings::from_env().expect("settings");
+        s.port = 9123;
+        s.storage_root = "/srv/kg memory".into();
+        s
+    }
+
+    #[test]
+    fn every_offline_start_tells_the_person_how_to_get_memory_in_this_session() {
+        let s = settings();
+        let held = RootHeld {
+            root: s.storage_root.clone(),
+            holder: None,
+        };
+        let stranger = NotOurs::OtherRoot("/srv/other".into());
+        for why in [
+            Offline::Starting,
+            Offline::CannotStart("permission denied"),
+            Offline::PortTaken,
+            Offline::RootHeldSilent(&held),
+            Offline::OtherRoot(&stranger),
+        ] {
+            let answer = session_start_offline(&why, &s, "http://127.0.0.1:9123");
+            let person = person_line(&answer).expect("a systemMessage");
+            assert!(person.starts_with("KG Memory"), "{why:?}: {person}");
+            assert!(
+                person.contains("To get memory") || person.contains("To get yours"),
+                "{why:?}: {person}"
+            );
+            assert!(!person.contains('\n'), "one line: {person}");
+            let value: Value = serde_json::from_str(&answer).expect("json");
+            assert!(
+                value["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("offline")
+                        || c.contains("not running")
+                        || c.contains("starting")),
+                "{why:?}: {answer}"
+            );
+        }
+    }
+}
