@@ -8,6 +8,7 @@ pub mod app;
 pub mod clock;
 pub mod config;
 pub mod connections;
+pub mod doctor;
 pub mod hook;
 pub mod import;
 pub mod install;

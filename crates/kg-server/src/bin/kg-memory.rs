@@ -38,6 +38,13 @@ enum Command {
     /// Is a server up? Its version, sessions and graphs, which server holds the
     /// storage root, and how Claude Code is connected to it
     Status,
+    /// Check every piece between the agents and the memory, and say the fix for each
+    /// problem
+    ///
+    /// The programs the agents run, the server and who owns its port, the storage
+    /// root, each agent's wiring, hooks seen recently, sync and suspected credentials.
+    /// Exits 1 when something is wrong.
+    Doctor,
     /// Claude Code hook courier: posts the hook's stdin to the server and prints the
     /// answer
     ///
@@ -268,7 +275,10 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
-async fn status(flags: Where) -> anyhow::Result<()> {
+/// The settings of a command that asks a server: the flags and environment, else
+/// (when neither names a port or storage root) the server the installed wiring reaches,
+/// which is said first.
+fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
     let pinned = flags.port.is_some()
         || flags.storage.is_some()
         || std::env::var_os("KG_HTTP_PORT").is_some()
@@ -276,7 +286,6 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     let mut settings = settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
-    // Nothing says which server: the one the installed wiring reaches.
     if !pinned
         && let Some(target) = kg_server::install::installed_target(&claude, project.as_deref())
     {
@@ -288,6 +297,31 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             kg_server::launch::shell_line(kg_server::launch::server_flags(&settings))
         ));
     }
+    Ok(settings)
+}
+
+async fn doctor(flags: Where) -> anyhow::Result<()> {
+    let settings = asked_settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
+    let patient = kg_server::doctor::Patient {
+        settings: &settings,
+        claude: &claude,
+        project: project.as_deref(),
+        now: kg_server::clock::Clock::System.now(),
+    };
+    let report = kg_server::doctor::examine(&patient).await;
+    say(&report.render());
+    if report.problems() > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+async fn status(flags: Where) -> anyhow::Result<()> {
+    let settings = asked_settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
@@ -707,6 +741,7 @@ fn main() {
         match command {
             Command::Serve => serve(server).await,
             Command::Status => status(server).await,
+            Command::Doctor => doctor(server).await,
             Command::Hook(args) => hook(args, server).await,
             Command::Stdio => match settings(server) {
                 Ok(settings) => kg_server::stdio::run(&settings).await,

@@ -38,6 +38,14 @@ pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
+
+/// The name of Claude Desktop's entry for KG Memory.
+pub const DESKTOP_SERVER_NAME: &str = DESKTOP_SERVER;
+
+/// Claude Desktop's configuration file under `home`.
+pub fn desktop_config_path(home: &Path) -> PathBuf {
+    desktop_config(home)
+}
 pub use installed::{InstalledTarget, installed_target, settings_env};
 pub use stable::{
     ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,

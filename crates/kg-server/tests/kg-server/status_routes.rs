@@ -1,4 +1,4 @@
-//! `kg-memory status` tells the truth for every route and failure: no server, another
+//! `kg-memory status` and `kg-memory doctor` tell the truth for every route and failure: no server, another
 //! storage root's server on the port, the port held by a program that is not KG
 //! Memory, an install for a custom port and root asked with no flags, and the plugin
 //! with `KG_HTTP_PORT` in Claude Code's settings. Each output is a snapshot, with the
@@ -74,6 +74,9 @@ fn status_with_no_server_says_how_to_start_one() {
     let (out, code) = status(&["status"], &home, &env, &names);
     assert_eq!(code, 1, "{out}");
     insta::assert_snapshot!("status_no_server", out);
+    let (out, code) = status(&["doctor"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    insta::assert_snapshot!("doctor_no_server", out);
 }
 
 #[test]
@@ -95,6 +98,10 @@ fn status_names_another_programs_port() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("taken by another program"), "{out}");
     insta::assert_snapshot!("status_port_held_by_another_program", out);
+    let (out, code) = status(&["doctor"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL  port"), "{out}");
+    insta::assert_snapshot!("doctor_port_held_by_another_program", out);
 }
 
 /// Another storage root's server answers on the configured port: status says so, and
@@ -128,6 +135,13 @@ fn status_flags_tools_that_reach_another_roots_server() {
         "{out}"
     );
     insta::assert_snapshot!("status_another_roots_server", out);
+    let (out, code) = status(&["doctor"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("its tools read and write that memory"),
+        "{out}"
+    );
+    insta::assert_snapshot!("doctor_another_roots_server", out);
 }
 
 /// `kg-memory --port P --storage S install claude-code`, then plain `kg-memory status`:
@@ -163,6 +177,9 @@ fn plain_status_finds_a_custom_port_and_root_install() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("No KG Memory server"), "{out}");
     insta::assert_snapshot!("status_custom_port_and_root_install", out);
+    let (out, code) = status(&["doctor"], &home, &[], &names);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("doctor_custom_port_and_root_install", out);
 }
 
 /// The plugin, its port given as `KG_HTTP_PORT` in `~/.claude/settings.json`'s `env`
@@ -198,4 +215,10 @@ fn status_reads_the_plugins_port_from_claude_codes_settings() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains(" ! "), "no warning: {out}");
     insta::assert_snapshot!("status_plugin_with_port_in_settings", out);
+    // The plugin's hooks run `kg-memory` from PATH: this build's.
+    let bin_dir = Path::new(crate::server::BIN).parent().expect("bin dir");
+    let search = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let (out, code) = status(&["doctor"], &home, &[("PATH", &search)], &names);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("doctor_plugin_with_port_in_settings", out);
 }
