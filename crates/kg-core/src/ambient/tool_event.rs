@@ -169,7 +169,9 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
     // Where the event is counted, and what "inside the project" means for a read.
     let root = store.project_root_of(cwd).ok()?;
     let (kind, needle) = match tool {
-        "Read" if policy == Policy::Reference => (Kind::Read, file_needle(input("file_path")?, cwd)?),
+        "Read" if policy == Policy::Reference => {
+            (Kind::Read, file_needle(input("file_path")?, cwd)?)
+        }
         "Read" => (
             Kind::Read,
             project_file_needle(store, input("file_path")?, cwd, &root)?,
@@ -298,7 +300,9 @@ fn decide(
         (Kind::Web | Kind::Search, Policy::Reference) => {
             wording::capture_nudge(needle, &evidence, &sid, wording::CROSS_PROJECT_LEVEL)
         }
-        (Kind::Web | Kind::Search, Policy::Ours) => wording::cross_project_capture_nudge(needle, &evidence, &sid),
+        (Kind::Web | Kind::Search, Policy::Ours) => {
+            wording::cross_project_capture_nudge(needle, &evidence, &sid)
+        }
     })
 }
 
