@@ -338,10 +338,14 @@ pub fn render_session(
     now: f64,
 ) -> (crate::render::ReadRender, f64) {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = store.level_debt_now(&user, now).line();
+    let debt_line = |debt: crate::debt::Debt| match store.config().policy {
+        Policy::Ours => debt.line(),
+        Policy::Reference => debt.reference_line(),
+    };
+    let user_debt = debt_line(store.level_debt_now(&user, now));
     let project_debt = project
         .as_ref()
-        .map(|p| store.level_debt_now(p, now).line());
+        .map(|p| debt_line(store.level_debt_now(p, now)));
     let empty = crate::graph::Graph::default();
     let budgets = store.config().budgets;
     let budget = match kind {

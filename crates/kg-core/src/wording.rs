@@ -356,7 +356,7 @@ pub fn rename_unreadable_project(slug: &str, cause: &str) -> String {
 pub fn degradation_note(anchors: usize, edges: usize) -> String {
     format!(
         "Note: trimmed to fit the inline budget — {anchors} archived anchor(s) and {edges} \
-         edge(s) left out. kg_search still reaches everything; a /kg-maintain pass would win \
+         edge(s) left out. kg_search still reaches everything; a maintenance pass would win \
          back room."
     )
 }
@@ -466,7 +466,13 @@ pub fn debt_held_back(items: usize) -> String {
 }
 
 /// Appended to a `DEBT: HIGH` line.
-pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
+pub const DEBT_HIGH_CALL: &str = " — time for a maintenance pass (or a maintenance subagent)";
+
+/// The HIGH line's call under `KG_POLICY=reference`: it names the plugin's
+/// `/kg-maintain`, which only plugin users have (our policy names no command; the
+/// plugin's kg-maintain skill answers to a HIGH line by its description).
+pub const DEBT_HIGH_CALL_REFERENCE: &str =
+    " — time for a /kg-maintain pass (or a maintenance subagent)";
 
 /// First line of a file recall: what the memory knows about the files the agent just
 /// read or changed. Same line grammar as prompt recall below it.
@@ -744,7 +750,7 @@ pub const REMINDERS_DEEP: &[Reminder] = &[
         Always,
     ),
     r(
-        "KG pulse: if a DEBT line reads HIGH, run /kg-maintain or hand it to a maintenance subagent.",
+        "KG pulse: if a DEBT line reads HIGH, run a maintenance pass or hand it to a maintenance subagent.",
         DebtHigh,
     ),
     r(
