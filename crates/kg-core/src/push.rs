@@ -28,8 +28,9 @@ pub const PUSH_GIST_CHARS: usize = 300;
 /// `error`).
 pub const PUSH_MIN_SHARED_WORDS: usize = 2;
 
-/// Why a write was judged to bear on the session's work, strongest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Why a write was judged to bear on the session's work; the gate tries them in
+/// this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bearing {
     /// The session read the node whole, wrote it, or was shown it by recall or a
     /// search: the write changed something it used.
@@ -58,7 +59,7 @@ pub fn session_news(store: &Store, sid: &str, now: f64) -> Option<String> {
     let until = store.event_ts(now);
     let (record, since) = store.with_sessions(|s| {
         let record = s.lookup_mut(sid)?;
-        let (since, _) = record.take_push_window(until);
+        let since = record.take_push_window(until);
         Some((record.clone(), since))
     })?;
     let slots = store.session_graphs_loaded(&record);

@@ -309,17 +309,18 @@ impl SessionRecord {
         self.last_synced_ts.unwrap_or(self.start_ts)
     }
 
-    /// Start the next check for other sessions' writes: the window it covers, from the
-    /// end of the last check (or the session's start, or its last `kg_sync`, whichever
-    /// is latest) up to `until`, where the next check will begin. Taken under the
-    /// registry's lock, so two replies racing never look at one write twice.
-    pub fn take_push_window(&mut self, until: f64) -> (f64, f64) {
+    /// Start the next check for other sessions' writes, which covers the writes after
+    /// the returned time (the end of the last check, the session's start or its last
+    /// `kg_sync`, whichever is latest) up to `until`, where the next check begins.
+    /// Taken under the registry's lock, so two replies racing never look at one write
+    /// twice.
+    pub fn take_push_window(&mut self, until: f64) -> f64 {
         let since = [self.last_synced_ts, self.pushed_ts]
             .into_iter()
             .flatten()
             .fold(self.start_ts, f64::max);
         self.pushed_ts = Some(until.max(since));
-        (since, until)
+        since
     }
 
     /// What the session has been working on lately.

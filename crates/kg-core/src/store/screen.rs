@@ -94,27 +94,33 @@ pub fn node_refusal(id: &str, node: &Node) -> Option<String> {
             return Some(why);
         }
     }
-    let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
-        .chain(
-            node.notes()
-                .into_iter()
-                .enumerate()
-                .map(|(i, n)| (format!("note {}", i + 1), n)),
-        )
-        .chain(
-            node.touches()
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| (format!("touch {}", i + 1), t)),
-        );
-    credential_refusal(texts)
+    let (notes, touches) = (node.notes(), node.touches());
+    credential_refusal(named_texts(node.gist(), &notes, &touches))
+}
+
+/// A node's texts, each named as a refusal or a finding names it: `the gist`,
+/// `note N`, `touch N`.
+pub(super) fn named_texts<'a>(
+    gist: &'a str,
+    notes: &'a [String],
+    touches: &'a [String],
+) -> impl Iterator<Item = (String, &'a str)> + 'a {
+    let numbered = |kind: &'static str, texts: &'a [String]| {
+        texts
+            .iter()
+            .enumerate()
+            .map(move |(i, t)| (format!("{kind} {}", i + 1), t.as_str()))
+    };
+    std::iter::once(("the gist".to_string(), gist))
+        .chain(numbered("note", notes))
+        .chain(numbered("touch", touches))
 }
 
 /// Why texts (named by the first of each pair) hold a credential, in words that never
 /// repeat it.
-fn credential_refusal(texts: impl Iterator<Item = (String, String)>) -> Option<String> {
+fn credential_refusal<'a>(texts: impl Iterator<Item = (String, &'a str)>) -> Option<String> {
     for (field, text) in texts {
-        if let Some(finding) = crate::secrets::find(&text, &|_| false) {
+        if let Some(finding) = crate::secrets::find(text, &|_| false) {
             return Some(format!(
                 "{field} holds what looks like a credential ({}).",
                 finding.kind
@@ -162,11 +168,12 @@ pub fn edge_refusal(edge: &Edge) -> Option<String> {
         }
     }
     list_refusal("notes", edge.as_object().get("notes"), limits::notes).or_else(|| {
+        let notes = edge.notes();
         credential_refusal(
-            edge.notes()
-                .into_iter()
+            notes
+                .iter()
                 .enumerate()
-                .map(|(i, n)| (format!("edge note {}", i + 1), n)),
+                .map(|(i, n)| (format!("edge note {}", i + 1), n.as_str())),
         )
     })
 }
@@ -402,21 +409,9 @@ impl Store {
         let mut found = Vec::new();
         let mut scan = |graph_name: &str, graph: &Graph| {
             for (id, node) in graph.nodes.iter() {
-                let texts = std::iter::once(("the gist".to_string(), node.gist().to_string()))
-                    .chain(
-                        node.notes()
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, n)| (format!("note {}", i + 1), n)),
-                    )
-                    .chain(
-                        node.touches()
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, t)| (format!("touch {}", i + 1), t)),
-                    );
-                for (field, text) in texts {
-                    if let Some(finding) = crate::secrets::find(&text, &allowed) {
+                let (notes, touches) = (node.notes(), node.touches());
+                for (field, text) in named_texts(node.gist(), &notes, &touches) {
+                    if let Some(finding) = crate::secrets::find(text, &allowed) {
                         found.push(StoredCredential {
                             graph: graph_name.to_string(),
                             id: id.clone(),

@@ -568,22 +568,11 @@ impl Store {
         touches: Option<Vec<String>>,
     ) -> Result<NodeEdit, StoreError> {
         let edit = NodeEdit::checked(id, gist, notes, touches)?;
-        let fields = std::iter::once(("the gist".to_string(), edit.gist.as_str()))
-            .chain(
-                edit.notes
-                    .iter()
-                    .flatten()
-                    .enumerate()
-                    .map(|(i, n)| (format!("note {}", i + 1), n.as_str())),
-            )
-            .chain(
-                edit.touches
-                    .iter()
-                    .flatten()
-                    .enumerate()
-                    .map(|(i, t)| (format!("touch {}", i + 1), t.as_str())),
-            );
-        self.refuse_credentials(fields)?;
+        self.refuse_credentials(super::screen::named_texts(
+            &edit.gist,
+            edit.notes.as_deref().unwrap_or_default(),
+            edit.touches.as_deref().unwrap_or_default(),
+        ))?;
         Ok(edit)
     }
 
