@@ -114,6 +114,13 @@ pub fn install_closing_words(serve: &str) -> String {
     )
 }
 
+/// What `kg-memory install codex` says once done.
+pub fn codex_closing_words(serve: &str) -> String {
+    format!(
+        "Done. Start the server before Codex: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\". `codex mcp list` now shows \"kg\". Codex runs a new hook only once you trust it: in your next Codex session, type /hooks and trust the three KG Memory hooks (session start, prompt, tool use); until then the memory's tools work, without its preload and recall.\n"
+    )
+}
+
 /// The person's line of an answer made here, for tests and `doctor`.
 pub fn person_line(answer: &str) -> Option<String> {
     let value: Value = serde_json::from_str(answer).ok()?;

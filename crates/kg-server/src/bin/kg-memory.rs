@@ -198,6 +198,7 @@ struct UninstallArgs {
 enum ClientName {
     ClaudeCode,
     ClaudeDesktop,
+    Codex,
 }
 
 impl From<ClientName> for kg_server::install::Client {
@@ -205,6 +206,7 @@ impl From<ClientName> for kg_server::install::Client {
         match name {
             ClientName::ClaudeCode => Self::ClaudeCode,
             ClientName::ClaudeDesktop => Self::ClaudeDesktop,
+            ClientName::Codex => Self::Codex,
         }
     }
 }
@@ -647,10 +649,7 @@ fn install(
     if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {
         say(&format!(
             "Nothing to remove: KG Memory was not set up for {} here.\n",
-            match client {
-                Client::ClaudeCode => "Claude Code",
-                Client::ClaudeDesktop => "Claude Desktop",
-            }
+            client.title()
         ));
         return Ok(());
     }
@@ -664,7 +663,9 @@ fn install(
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
+        (Client::Codex, false) => kg_server::session_notice::codex_closing_words(&serve),
         (Client::ClaudeCode, true) => "Done. Restart Claude Code.\n".to_string(),
+        (Client::Codex, true) => "Done. Start a new Codex session.\n".to_string(),
         (Client::ClaudeDesktop, true) => "Done. Restart Claude Desktop.\n".to_string(),
     }
     .as_str());

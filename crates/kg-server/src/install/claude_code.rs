@@ -67,8 +67,20 @@ pub(super) fn add_hooks(
     setup: &Setup,
     summary: &mut Vec<String>,
 ) -> anyhow::Result<()> {
+    add_hook_events(settings, setup, &HOOK_EVENTS, summary)
+}
+
+/// Put one courier hook per event into a `{"hooks": {Event: [groups]}}` object (Claude
+/// Code's settings and Codex's `hooks.json` share the shape): the agent's event name,
+/// our courier's, and the tool matcher.
+pub(super) fn add_hook_events(
+    settings: &mut Map<String, Value>,
+    setup: &Setup,
+    events: &[(&str, &str, Option<&str>)],
+    summary: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let hooks = object(settings, "hooks")?;
-    for (event, name, matcher) in HOOK_EVENTS {
+    for &(event, name, matcher) in events {
         let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
         let list = list.as_array_mut().ok_or_else(|| {
             anyhow::anyhow!("hooks.{event} is not a list; fix it by hand, nothing was changed")

@@ -65,8 +65,7 @@ impl ProgramUser {
     /// Its name in the record.
     fn name(self) -> &'static str {
         match self {
-            ProgramUser::Client(Client::ClaudeCode) => "claude-code",
-            ProgramUser::Client(Client::ClaudeDesktop) => "claude-desktop",
+            ProgramUser::Client(client) => client.name(),
             ProgramUser::LoginItem => "start-at-login",
         }
     }
@@ -80,6 +79,11 @@ impl ProgramUser {
                 if setup.claude != ClaudeConfig::in_home(setup.home()) =>
             {
                 format!("{} ({})", self.name(), setup.claude.dir.display())
+            }
+            ProgramUser::Client(Client::Codex)
+                if setup.codex != super::CodexHome::in_home(setup.home()) =>
+            {
+                format!("{} ({})", self.name(), setup.codex.dir.display())
             }
             _ => self.name().to_string(),
         }
