@@ -288,8 +288,11 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
     let mut settings = settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
+    // Claude Code's wiring first, else Codex's.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
     if !pinned
         && let Some(target) = kg_server::install::installed_target(&claude, project.as_deref())
+            .or_else(|| kg_server::install::codex_installed_target(&codex))
     {
         settings.port = target.port.unwrap_or(settings.port);
         settings.storage_root = target.storage.unwrap_or(settings.storage_root);
@@ -491,6 +494,19 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     }
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
+    }
+    // How Codex reaches it, where Codex is.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    if codex.dir.is_dir() {
+        use kg_server::doctor::Finding;
+        say("Codex CLI:\n");
+        for finding in kg_server::doctor::codex_findings(&codex, &settings) {
+            match finding {
+                Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
+                Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
+                Finding::Problem(what, fix) => say(&format!("  ! {what}. Fix: {fix}\n")),
+            }
+        }
     }
     if !up {
         std::process::exit(1);

@@ -249,6 +249,59 @@ pub(super) fn instructions_current(text: &str) -> bool {
     block_span(text).is_some_and(|(s, e)| text[s..e] == instructions())
 }
 
+/// How Codex reaches KG Memory, read back from its files (for `status` and `doctor`).
+#[derive(Debug, Clone, Default)]
+pub struct CodexWiring {
+    /// Codex's home exists (Codex has run, or been set up, here).
+    pub present: bool,
+    /// `config.toml` could not be read as TOML: why.
+    pub config_error: Option<String>,
+    /// The URL of its MCP server `kg`.
+    pub url: Option<String>,
+    /// Our couriers in `hooks.json`: Codex's event and the command.
+    pub hooks: Vec<(String, String)>,
+}
+
+/// Read Codex's wiring; never fails (a damaged file is reported, not fatal).
+pub fn codex_wiring(codex: &CodexHome) -> CodexWiring {
+    let mut w = CodexWiring {
+        present: codex.dir.is_dir(),
+        ..CodexWiring::default()
+    };
+    match read_toml(&codex.config()) {
+        Ok((_, doc)) => w.url = codex_server_url(&doc),
+        Err(e) => w.config_error = Some(e.to_string()),
+    }
+    let hooks = super::files::read_lenient(&codex.hooks());
+    if let Some(serde_json::Value::Object(events)) = hooks.get("hooks") {
+        for (event, groups) in events {
+            for group in groups.as_array().into_iter().flatten() {
+                for hook in group["hooks"].as_array().into_iter().flatten() {
+                    if let Some(command) = super::courier::courier_command(hook) {
+                        w.hooks.push((event.clone(), command.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Where our hooks in Codex's `hooks.json` point, when they name a port or storage
+/// root of their own (plain `status` asks that server when Claude Code names none).
+pub fn codex_installed_target(codex: &CodexHome) -> Option<super::InstalledTarget> {
+    codex_wiring(codex)
+        .hooks
+        .iter()
+        .filter_map(|(_, command)| super::Courier::parse(command))
+        .find(|c| c.port.is_some() || c.storage.is_some())
+        .map(|c| super::InstalledTarget {
+            port: c.port,
+            storage: c.storage,
+            source: format!("the hooks in {}", codex.hooks().display()),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,9 @@ mod wiring;
 
 pub use auto_memory::AUTO_MEMORY;
 pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
-pub use codex::{CODEX_HOME, CodexHome, codex_server_url};
+pub use codex::{
+    CODEX_HOME, CodexHome, CodexWiring, codex_installed_target, codex_server_url, codex_wiring,
+};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
