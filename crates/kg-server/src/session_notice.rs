@@ -121,6 +121,23 @@ pub fn codex_closing_words(serve: &str) -> String {
     )
 }
 
+/// What `kg-memory setup` says once it connected `agents`: start the server first, then
+/// each agent's own next step.
+pub fn setup_closing_words(serve: &str, agents: &[crate::install::Client]) -> String {
+    use crate::install::Client;
+    let mut out = format!(
+        "Done. Start the server before your agents: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\".\n"
+    );
+    for agent in agents {
+        out.push_str(match agent {
+            Client::ClaudeCode => "- Claude Code: start a new session; it begins with its memory.\n",
+            Client::Codex => "- Codex CLI: in your next session, type /hooks and trust the three KG Memory hooks; until then its tools work, without preload and recall.\n",
+            Client::ClaudeDesktop => "- Claude Desktop: restart it.\n",
+        });
+    }
+    out
+}
+
 /// The person's line of an answer made here, for tests and `doctor`.
 pub fn person_line(answer: &str) -> Option<String> {
     let value: Value = serde_json::from_str(answer).ok()?;

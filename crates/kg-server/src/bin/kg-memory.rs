@@ -64,6 +64,12 @@ enum Command {
     Install(InstallArgs),
     /// Remove exactly what install added
     Uninstall(UninstallArgs),
+    /// Find the agents installed here (Claude Code, Codex CLI, Claude Desktop), show
+    /// what connecting each would change, ask, and connect the chosen ones
+    ///
+    /// The same changes as `kg-memory install <agent>`: each edited file is backed up
+    /// first, and `kg-memory uninstall <agent>` takes them back out.
+    Setup(SetupArgs),
     /// Bring existing memory in: the MCP memory server's memory.jsonl, or Claude
     /// Code's CLAUDE.md / MEMORY.md bullets
     ///
@@ -183,6 +189,19 @@ struct InstallArgs {
     /// uninstall restores your previous value
     #[arg(long)]
     disable_auto_memory: bool,
+}
+
+#[derive(Debug, Args)]
+struct SetupArgs {
+    /// Connect without asking
+    #[arg(long)]
+    yes: bool,
+    /// Only these agents, comma-separated (set up even when not found here)
+    #[arg(long, value_delimiter = ',', value_name = "AGENTS")]
+    only: Vec<ClientName>,
+    /// Show what would change (a diff per file, secrets redacted), and change nothing
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -688,6 +707,29 @@ fn install(
     Ok(())
 }
 
+fn setup(args: SetupArgs, flags: Where) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let settings = settings(flags)?;
+    let setup = kg_server::install::Setup::for_program(
+        &settings,
+        &std::env::current_exe().context("cannot find this program's own path")?,
+    );
+    let request = kg_server::setup_cli::SetupRequest {
+        yes: args.yes,
+        only: args.only.into_iter().map(Into::into).collect(),
+        dry_run: args.dry_run,
+    };
+    let mut ask = |question: &str| kg_server::import::confirm(question, say);
+    kg_server::setup_cli::run(
+        &request,
+        &setup,
+        kg_server::clock::Clock::System.now(),
+        say,
+        &mut ask,
+        std::io::stdin().is_terminal(),
+    )
+}
+
 /// Print to standard output. A reader that went away (`kg-memory … | head`) is no
 /// failure: whatever the command does, it has done or still does, so it must not
 /// panic the way `println!` does on a broken pipe. Everything printed passes through
@@ -768,6 +810,7 @@ fn main() {
                 install(a.client, a.dry_run, a.disable_auto_memory, false, server)
             }
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
+            Command::Setup(a) => setup(a, server),
             Command::Import(args) => match settings(server) {
                 Ok(settings) => kg_server::import::run(args, &settings, say).await,
                 Err(e) => Err(e),

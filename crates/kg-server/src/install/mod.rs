@@ -52,7 +52,8 @@ pub fn desktop_config_path(home: &Path) -> PathBuf {
 }
 pub use installed::{InstalledTarget, installed_target, settings_env};
 pub use stable::{
-    ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,
+    ProgramUser, in_build_tree, place_program, program_in_place, release_program, stable_path,
+    user_bin_dir,
 };
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
@@ -544,7 +545,7 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
     use serde_json::json;
@@ -560,7 +561,7 @@ mod tests {
     }
 
     /// A setup inside a temporary home: the tests beside each part of the installer share it.
-    pub(super) fn setup(home: &Path) -> Setup {
+    pub(crate) fn setup(home: &Path) -> Setup {
         let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
         // Whatever XDG_STATE_HOME and CLAUDE_CONFIG_DIR say, everything stays inside the
         // test's home.

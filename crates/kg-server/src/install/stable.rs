@@ -193,6 +193,24 @@ pub fn place_program(
     Ok(Some(said))
 }
 
+/// The program the entries name is already in place for `user`: an installed program,
+/// or install's copy, recorded for `user`, with the same bytes as the build output.
+pub fn program_in_place(setup: &Setup, user: impl Into<ProgramUser>) -> bool {
+    let Some(source) = &setup.copy_from else {
+        return true;
+    };
+    let dest = &setup.exe;
+    let Ok(record) = read_record(setup) else {
+        return false;
+    };
+    let entry = record.get(dest.to_string_lossy().as_ref());
+    let name = json!(user.into().record_name(setup));
+    is_our_copy(entry, dest)
+        && entry.is_some_and(|e| e["clients"].as_array().is_some_and(|c| c.contains(&name)))
+        && fs::metadata(source).ok().map(|m| m.len()) == fs::metadata(dest).ok().map(|m| m.len())
+        && fs::read(source).ok() == fs::read(dest).ok()
+}
+
 /// Copy through a temporary file and a rename: a copy that is running (a hook, the
 /// stdio bridge) is replaced rather than written into ("text file busy").
 fn copy_program(source: &Path, dest: &Path) -> anyhow::Result<()> {
