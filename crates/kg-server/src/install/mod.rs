@@ -188,7 +188,7 @@ impl Setup {
         self.record_for(
             "claude-code",
             &self.claude.dir,
-            &self.claude.dir != &ClaudeConfig::in_home(self.home()).dir,
+            self.claude != ClaudeConfig::in_home(self.home()),
         )
     }
 
