@@ -45,8 +45,8 @@ enum Command {
     /// root, each agent's wiring, hooks seen recently, sync and suspected credentials.
     /// Exits 1 when something is wrong.
     Doctor,
-    /// Claude Code hook courier: posts the hook's stdin to the server and prints the
-    /// answer
+    /// Hook courier for Claude Code and Gemini CLI: posts the hook's stdin to the
+    /// server and prints the answer
     ///
     /// Prints nothing on any failure and exits 0: a hook never breaks a session. Only
     /// a command line it does not understand gets the usage on stderr and exit 1,
@@ -56,8 +56,8 @@ enum Command {
     ///
     /// For clients that only speak stdio, such as Claude Desktop.
     Stdio,
-    /// Register the MCP server (and, for Claude Code, the hooks) in Claude's
-    /// configuration
+    /// Register the MCP server (and, for Claude Code and Gemini CLI, the hooks) in an
+    /// agent's configuration
     ///
     /// Merges with what is there; each changed file is backed up. The entries name
     /// --host, --port and --storage where they are not the defaults.
@@ -159,9 +159,9 @@ struct HookArgs {
     /// Any other event, or none, makes the hook print nothing and exit 0.
     #[arg(value_name = "EVENT")]
     event: Option<OsString>,
-    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json.
-    /// The plugin's hook stays silent when `kg-memory install claude-code` wired the
-    /// same event, so Claude Code gets one answer.
+    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json
+    /// (it stays silent when `kg-memory install claude-code` wired the same event, so
+    /// Claude Code gets one answer); `gemini` in Gemini CLI's settings.
     #[arg(long, value_enum, value_name = "ROUTE")]
     via: Option<Via>,
 }
@@ -169,6 +169,9 @@ struct HookArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Via {
     Plugin,
+    /// Gemini CLI's hooks (`kg-memory install gemini`): Claude Code's routes are not
+    /// consulted, and a session without memory is told Gemini CLI's way back.
+    Gemini,
 }
 
 #[derive(Debug, Args)]
@@ -198,6 +201,7 @@ struct UninstallArgs {
 enum ClientName {
     ClaudeCode,
     ClaudeDesktop,
+    Gemini,
 }
 
 impl From<ClientName> for kg_server::install::Client {
@@ -205,6 +209,7 @@ impl From<ClientName> for kg_server::install::Client {
         match name {
             ClientName::ClaudeCode => Self::ClaudeCode,
             ClientName::ClaudeDesktop => Self::ClaudeDesktop,
+            ClientName::Gemini => Self::Gemini,
         }
     }
 }
@@ -550,6 +555,7 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
     use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
+    use kg_server::session_notice::Agent;
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -559,6 +565,9 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let event = HookEvent::parse(&name)?;
         let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
+        if args.via == Some(Via::Gemini) {
+            return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+        }
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);
         // Claude Code passes its CLAUDE_CONFIG_DIR on to its hooks.
@@ -567,7 +576,7 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         if duty == HookDuty::StandAside {
             return None;
         }
-        let answer = run(event, &stdin, &settings, deadline).await;
+        let answer = run(event, Agent::ClaudeCode, &stdin, &settings, deadline).await;
         match duty {
             HookDuty::AnswerAndWarn(message) => Some(with_system_message(
                 answer,
@@ -647,10 +656,7 @@ fn install(
     if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {
         say(&format!(
             "Nothing to remove: KG Memory was not set up for {} here.\n",
-            match client {
-                Client::ClaudeCode => "Claude Code",
-                Client::ClaudeDesktop => "Claude Desktop",
-            }
+            client.title()
         ));
         return Ok(());
     }
@@ -664,8 +670,8 @@ fn install(
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
-        (Client::ClaudeCode, true) => "Done. Restart Claude Code.\n".to_string(),
-        (Client::ClaudeDesktop, true) => "Done. Restart Claude Desktop.\n".to_string(),
+        (Client::Gemini, false) => kg_server::session_notice::gemini_closing_words(&serve),
+        (_, true) => format!("Done. Restart {}.\n", client.title()),
     }
     .as_str());
     Ok(())

@@ -27,6 +27,7 @@ mod courier;
 mod desktop;
 mod dry_run;
 mod files;
+pub mod gemini;
 mod hand_added;
 mod installed;
 mod servers;
@@ -71,6 +72,7 @@ use wiring::refuse_beside_plugin;
 pub enum Client {
     ClaudeCode,
     ClaudeDesktop,
+    Gemini,
 }
 
 impl Client {
@@ -78,7 +80,26 @@ impl Client {
         match name {
             "claude-code" => Some(Client::ClaudeCode),
             "claude-desktop" => Some(Client::ClaudeDesktop),
+            "gemini" => Some(Client::Gemini),
             _ => None,
+        }
+    }
+
+    /// Its name on the command line (`kg-memory install <name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "claude-code",
+            Client::ClaudeDesktop => "claude-desktop",
+            Client::Gemini => "gemini",
+        }
+    }
+
+    /// The agent's own name, for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "Claude Code",
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::Gemini => "Gemini CLI",
         }
     }
 }
@@ -115,6 +136,8 @@ pub struct Setup {
     pub state_dir: PathBuf,
     /// Where Claude Code keeps its user configuration (`CLAUDE_CONFIG_DIR` honoured).
     pub claude: ClaudeConfig,
+    /// Gemini CLI's user settings file (`GEMINI_CLI_HOME` honoured).
+    pub gemini_settings: PathBuf,
 }
 
 impl Setup {
@@ -126,6 +149,7 @@ impl Setup {
             disable_auto_memory: false,
             state_dir: settings.state_dir(),
             claude: ClaudeConfig::from_env(&settings.home),
+            gemini_settings: gemini::settings_path(&settings.home),
         }
     }
 
@@ -253,10 +277,11 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             )?;
             Ok(vec![change(path, before, &map, summary)])
         }
+        Client::Gemini => gemini::install(setup),
     }
 }
 
-fn change(
+pub(super) fn change(
     path: PathBuf,
     before: Option<String>,
     map: &Map<String, Value>,
@@ -278,37 +303,43 @@ fn change(
 }
 
 /// Takes our entries out of a parsed file, noting what it removed.
-type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+pub(super) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+
+/// The change that takes our entries out of the JSON file at `path` (`None` when it
+/// holds none): back to the bytes it had before install when nothing else changed
+/// since (from the backup), gone when install created it, else the rest kept.
+pub(super) fn take_out(path: PathBuf, remove: &Remover<'_>) -> anyhow::Result<Option<FileChange>> {
+    let (before, mut map) = read_object(&path)?;
+    let Some(before_text) = before else {
+        return Ok(None);
+    };
+    let mut summary = Vec::new();
+    remove(&mut map, &mut summary);
+    if summary.is_empty() {
+        return Ok(None);
+    }
+    let after = match latest_backup(&path) {
+        Some(original) => match serde_json::from_str::<Value>(&original) {
+            Ok(v) if v == Value::Object(map.clone()) => Some(original),
+            _ => Some(pretty(&map)),
+        },
+        None if map.is_empty() => None, // we created this file
+        None => Some(pretty(&map)),
+    };
+    Ok(Some(FileChange {
+        path,
+        before: Some(before_text),
+        after,
+        summary,
+        ours: false,
+    }))
+}
 
 /// What uninstalling would change.
 pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
-        let (before, mut map) = read_object(&path)?;
-        let Some(before_text) = before else {
-            return Ok(());
-        };
-        let mut summary = Vec::new();
-        remove(&mut map, &mut summary);
-        if summary.is_empty() {
-            return Ok(());
-        }
-        // Back to the original bytes when the rest is unchanged since installing.
-        let after = match latest_backup(&path) {
-            Some(original) => match serde_json::from_str::<Value>(&original) {
-                Ok(v) if v == Value::Object(map.clone()) => Some(original),
-                _ => Some(pretty(&map)),
-            },
-            None if map.is_empty() => None, // we created this file
-            None => Some(pretty(&map)),
-        };
-        changes.push(FileChange {
-            path,
-            before: Some(before_text),
-            after,
-            summary,
-            ours: false,
-        });
+        changes.extend(take_out(path, remove)?);
         Ok(())
     };
     match client {
@@ -340,6 +371,7 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
                 remove_server(m, DESKTOP_SERVER, is_desktop_entry, s)
             })?;
         }
+        Client::Gemini => return gemini::uninstall(setup),
     }
     Ok(changes)
 }
@@ -367,6 +399,7 @@ mod tests {
         // test's home.
         s.state_dir = home.join(".state");
         s.claude = ClaudeConfig::in_home(home);
+        s.gemini_settings = home.join(".gemini/settings.json");
         s
     }
 

@@ -65,8 +65,7 @@ impl ProgramUser {
     /// Its name in the record.
     fn name(self) -> &'static str {
         match self {
-            ProgramUser::Client(Client::ClaudeCode) => "claude-code",
-            ProgramUser::Client(Client::ClaudeDesktop) => "claude-desktop",
+            ProgramUser::Client(client) => client.name(),
             ProgramUser::LoginItem => "start-at-login",
         }
     }
