@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kg_wiring import kg_memory
+from conftest import free_port
+from kg_wiring import kg_memory, stop_holder, wait_for_holder
 from scripted_gemini import ScriptedGemini
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -134,16 +135,28 @@ def test_install_and_uninstall_give_back_the_persons_settings_byte_for_byte(kg_s
     assert kg_line(listed) == "" and "docs:" in shown(listed), shown(listed)
 
 
-def test_a_server_added_by_gemini_mcp_add_is_updated_and_removed(kg_server, gemini):
-    """`gemini mcp add -s user --transport http kg <url>` writes what the installer
-    writes: install points it at this server, and uninstall takes it away."""
+def test_an_entry_added_with_gemini_mcp_add_stays_the_persons(kg_server, gemini):
+    """`gemini mcp add -s user --transport http kg <url>` writes what the installer writes.
+    Pointing at this server, install keeps it (adding the hooks) and uninstall leaves it;
+    pointing elsewhere, install stops and changes nothing."""
     project = kg_server.make_project("by-hand")
-    added = gemini.run("mcp", "add", "-s", "user", "--transport", "http", "kg", "http://127.0.0.1:9/", cwd=project)
-    assert added.returncode == 0, added.stdout + added.stderr
+    gemini.trust(project)
+    added = gemini.run("mcp", "add", "-s", "user", "--transport", "http", "kg", kg_server.mcp_url, cwd=project)
+    assert added.returncode == 0, shown(added)
+    by_hand = gemini.settings.read_bytes()
     said = install(kg_server, gemini).stdout
-    assert f'point MCP server "kg" at {kg_server.mcp_url}' in said, said
-    kg_memory("uninstall", "gemini", home=gemini.home)
-    assert "kg" not in json.loads(gemini.settings.read_text()).get("mcpServers", {})
+    assert 'keep the MCP server "kg" you added by hand' in said, said
+    assert "SessionStart" in json.loads(gemini.settings.read_text())["hooks"]
+    removed = kg_memory("uninstall", "gemini", home=gemini.home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert gemini.settings.read_bytes() == by_hand
+    listed = gemini.run("mcp", "list", cwd=project)
+    assert CONNECTED.search(kg_line(listed)), shown(listed)
+
+    elsewhere = kg_memory("--port", "9", "install", "gemini", home=gemini.home)
+    assert elsewhere.returncode == 1, elsewhere.stdout + elsewhere.stderr
+    assert "added by hand" in elsewhere.stderr and "Nothing was changed" in elsewhere.stderr, elsewhere.stderr
+    assert gemini.settings.read_bytes() == by_hand
 
 
 def post(server, path: str, body: dict) -> dict:
@@ -212,3 +225,28 @@ def test_hooks_bring_the_preload_prompt_recall_and_file_recall_to_the_model(kg_s
     sessions = json.loads((kg_server.storage / "sessions.json").read_text())
     bound = [r for r in sessions.values() if r.get("claude_sid")]
     assert len(bound) == 1 and bound[0]["project_path"] == str(project), sessions
+
+
+def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, gemini):
+    """No server runs: the session-start hook starts one and tells the person, on Gemini
+    CLI's own channel, how to get memory in this session (/mcp reload)."""
+    storage = shm_dir / "storage"
+    port = free_port()
+    project = gemini.home / "work"
+    project.mkdir()
+    gemini.settings.parent.mkdir(parents=True, exist_ok=True)
+    gemini.settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    done = kg_memory("--port", str(port), "--storage", str(storage), "install", "gemini", home=gemini.home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gemini.trust(project)
+    try:
+        with ScriptedGemini([]) as model:
+            env = {**gemini.env, "GEMINI_API_KEY": "not-a-real-key", "GOOGLE_GEMINI_BASE_URL": model.base_url}
+            session = gemini.run("-p", "hello", cwd=project, env=env, timeout=120)
+            said = shown(session)
+            assert "KG Memory: no server was running" in said and "/mcp reload" in said, said
+            assert "Claude" not in said, said
+            assert "starting" in model.shown(), model.shown()[:2000]
+        assert wait_for_holder(storage)["port"] == port
+    finally:
+        stop_holder(storage)

@@ -14,8 +14,10 @@
 
 use super::claude_code::merge_hooks;
 use super::courier::hook_command;
+use super::files::{pretty, read_object};
+use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
 use super::servers::{add_server, loopback_port, remove_server};
-use super::{FileChange, Setup, change, files::read_object, remove_hooks, take_out};
+use super::{FileChange, Setup, change, remove_hooks, take_out};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -83,34 +85,93 @@ fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
     Value::Object(entry)
 }
 
-/// What `kg-memory install gemini` would change.
+/// Where install notes what uninstall must leave (an entry added by hand).
+fn record_path(setup: &Setup) -> PathBuf {
+    setup.state_dir.join("gemini-install.json")
+}
+
+/// What `kg-memory install gemini` would change. A `kg` entry added by hand (`gemini
+/// mcp add`, the very shape install writes) is never taken over: one pointing at this
+/// install's server is kept as it is, and uninstall leaves it; one pointing elsewhere
+/// stops the install. An entry with our hooks beside it is an earlier install's.
 pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let path = setup.gemini_settings.clone();
     let (before, mut map) = read_object(&path)?;
+    let record_path = record_path(setup);
+    let (record_before, mut record) = read_object(&record_path)?;
     let mut summary = Vec::new();
-    add_server(
-        &mut map,
-        GEMINI_SERVER,
-        server_entry(setup),
-        is_gemini_entry,
-        "`gemini mcp remove -s user kg`",
-        &mut summary,
-    )?;
+    let mut record_summary = Vec::new();
+    let existing = map
+        .get("mcpServers")
+        .and_then(|servers| servers.get(GEMINI_SERVER))
+        .filter(|entry| is_gemini_entry(entry))
+        .cloned();
+    let by_hand = existing.is_some() && (recorded_as_hand_added(&record) || !has_our_hooks(&map));
+    match existing {
+        Some(entry) if by_hand && entry == server_entry(setup) => {
+            if !recorded_as_hand_added(&record) {
+                record.insert(HAND_ADDED.into(), Value::Bool(true));
+                record_summary.push(format!(
+                    "keep the MCP server \"{GEMINI_SERVER}\" you added by hand as it is (uninstall leaves it too)"
+                ));
+            }
+        }
+        Some(entry) if by_hand => anyhow::bail!(
+            "the MCP server \"{GEMINI_SERVER}\" in {} was added by hand (`gemini mcp add`) and points at {}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install gemini --port N` with its port), or remove your entry (`gemini mcp remove -s user {GEMINI_SERVER}`) and run this again so the installer manages it.",
+            path.display(),
+            entry["url"].as_str().unwrap_or("?"),
+            setup.url()
+        ),
+        _ => add_server(
+            &mut map,
+            GEMINI_SERVER,
+            server_entry(setup),
+            is_gemini_entry,
+            "`gemini mcp remove -s user kg`",
+            &mut summary,
+        )?,
+    }
     let entries = HOOK_EVENTS
         .iter()
         .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
     merge_hooks(&mut map, entries, &mut summary)?;
-    Ok(vec![change(path, before, &map, summary)])
+    let mut changes = vec![change(path, before, &map, summary)];
+    if !record_summary.is_empty() {
+        changes.push(FileChange {
+            path: record_path,
+            before: record_before,
+            after: Some(pretty(&record)),
+            summary: record_summary,
+            ours: true,
+        });
+    }
+    Ok(changes)
 }
 
 /// What `kg-memory uninstall gemini` would change.
 pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
-    Ok(take_out(setup.gemini_settings.clone(), &|m, s| {
-        remove_server(m, GEMINI_SERVER, is_gemini_entry, s);
+    let record_path = record_path(setup);
+    let (record_text, record) = read_object(&record_path)?;
+    // An entry the person added by hand stays theirs.
+    let keep_entry = recorded_as_hand_added(&record);
+    let mut changes: Vec<FileChange> = take_out(setup.gemini_settings.clone(), &|m, s| {
+        if !keep_entry {
+            remove_server(m, GEMINI_SERVER, is_gemini_entry, s);
+        }
         remove_hooks(m, s);
     })?
     .into_iter()
-    .collect())
+    .collect();
+    if record_text.is_some() {
+        changes.push(FileChange {
+            path: record_path,
+            before: record_text,
+            after: None,
+            summary: vec!["forget what install noted".into()],
+            ours: true,
+        });
+    }
+    Ok(changes)
 }
 
 #[cfg(test)]
@@ -198,6 +259,48 @@ mod tests {
         let left: Value =
             serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
         assert_eq!(left, json!({"ui": {"theme": "ANSI"}}));
+    }
+
+    #[test]
+    fn an_entry_added_by_hand_is_kept_by_install_and_left_by_uninstall() {
+        let home = tempfile::tempdir().expect("home");
+        let s = setup(home.path());
+        let path = home.path().join(".gemini/settings.json");
+        fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        // What `gemini mcp add -s user --transport http kg http://127.0.0.1:8765/` writes.
+        let by_hand = "{\n  \"mcpServers\": {\n    \"kg\": {\n      \"url\": \"http://127.0.0.1:8765/\",\n      \"type\": \"http\"\n    }\n  }\n}";
+        fs::write(&path, by_hand).expect("write");
+        let plan = install(&s).expect("plan");
+        let said = crate::install::describe(&plan, true);
+        assert!(said.contains("you added by hand"), "{said}");
+        apply(&plan, 1.0, true).expect("install");
+        let wired: Value =
+            serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
+        assert_eq!(
+            wired["hooks"]["SessionStart"].as_array().map(Vec::len),
+            Some(1)
+        );
+        // A second install still knows the entry is the person's.
+        assert!(
+            install(&s)
+                .expect("again")
+                .iter()
+                .all(|c| c.summary.is_empty())
+        );
+        apply(&uninstall(&s).expect("plan"), 2.0, false).expect("uninstall");
+        assert_eq!(fs::read_to_string(&path).expect("read"), by_hand);
+
+        // One pointing elsewhere stops the install, both ways named.
+        let mut elsewhere = s.clone();
+        elsewhere.settings.port = 9555;
+        let err = install(&elsewhere).expect_err("refused").to_string();
+        assert!(
+            err.contains("added by hand")
+                && err.contains("--port N")
+                && err.contains("gemini mcp remove"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&path).expect("read"), by_hand);
     }
 
     #[test]
