@@ -1,4 +1,4 @@
-"""`kg-memory setup` with the real agents' CLIs (Claude Code and Codex, pinned in
+"""`kg-memory setup` with the real agents' CLIs (Claude Code, Codex and Gemini CLI, pinned in
 tests/package.json) on PATH: it finds them, shows what it would change, asks (or takes --yes /
 --only), and each agent's own listing then shows the memory; unknown agent names and a missing
 terminal change nothing."""
@@ -18,7 +18,7 @@ TESTS_DIR = Path(__file__).resolve().parents[1]
 BIN = TESTS_DIR / "node_modules" / ".bin"
 
 pytestmark = pytest.mark.skipif(
-    not (BIN / "claude").exists() or not (BIN / "codex").exists(),
+    not all((BIN / agent).exists() for agent in ("claude", "codex", "gemini")),
     reason=f"agent CLIs not installed under {BIN}: run `cd tests && npm ci`",
 )
 
@@ -59,7 +59,8 @@ def test_setup_finds_both_agents_and_connects_them(kg_server):
     # No terminal and no --yes: the plan is shown, nothing is written.
     asked = kg(home, kg_server, "setup")
     assert asked.returncode != 0 and "--yes" in asked.stderr, asked.stdout + asked.stderr
-    assert "Claude Code (claude at" in asked.stdout and "Codex CLI (codex at" in asked.stdout, asked.stdout
+    for found in ("Claude Code (claude at", "Codex CLI (codex at", "Gemini CLI (gemini at"):
+        assert found in asked.stdout, asked.stdout
     assert "Claude Desktop" not in asked.stdout, "not installed here, so not offered"
     assert not (home / ".claude.json").exists() and not (home / ".codex" / "config.toml").exists()
 
@@ -69,7 +70,8 @@ def test_setup_finds_both_agents_and_connects_them(kg_server):
 
     done = kg(home, kg_server, "setup", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Claude Code: connected." in done.stdout and "Codex CLI: connected." in done.stdout, done.stdout
+    for agent in ("Claude Code", "Codex CLI", "Gemini CLI"):
+        assert f"{agent}: connected." in done.stdout, done.stdout
     assert "/hooks" in done.stdout, "the step Codex needs from the person is named"
 
     claude = run([str(BIN / "claude"), "mcp", "list"], home)
@@ -80,25 +82,26 @@ def test_setup_finds_both_agents_and_connects_them(kg_server):
     assert row[1:2] == [kg_server.mcp_url] and row[-2:] == ["enabled", "Unsupported"], codex.stdout
 
     again = kg(home, kg_server, "setup", "--yes")
-    assert again.returncode == 0 and again.stdout.count("already connected; nothing to change") == 2, again.stdout
+    assert again.returncode == 0 and again.stdout.count("already connected; nothing to change") == 3, again.stdout
     assert "Nothing to change." in again.stdout
 
     # What setup did, uninstall takes back out (Claude Code keeps its own state in
     # ~/.claude.json meanwhile, so the agents' listings are the judge).
-    for agent in ("claude-code", "codex"):
+    for agent in ("claude-code", "codex", "gemini"):
         undone = kg(home, kg_server, "uninstall", agent)
         assert undone.returncode == 0, undone.stdout + undone.stderr
     claude = run([str(BIN / "claude"), "mcp", "list"], home)
     assert not [l for l in claude.stdout.splitlines() if l.startswith("kg: ")], claude.stdout
     codex = run([str(BIN / "codex"), "mcp", "list"], home)
     assert not [l for l in codex.stdout.splitlines() if l.startswith("kg ")], codex.stdout
+    assert not (home / ".gemini" / "settings.json").exists(), "setup created it, uninstall removed it"
 
 
 def test_only_and_unknown_agent_names(kg_server):
     home = kg_server.home
     unknown = kg(home, kg_server, "setup", "--only", "codex,gemini-cli-typo")
     assert unknown.returncode != 0
-    assert "possible values: claude-code, claude-desktop, codex" in unknown.stderr, unknown.stderr
+    assert "possible values: claude-code, claude-desktop, codex, gemini" in unknown.stderr, unknown.stderr
     assert not (home / ".codex").exists(), "nothing was changed"
 
     only = kg(home, kg_server, "setup", "--yes", "--only", "codex")

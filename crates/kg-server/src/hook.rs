@@ -6,7 +6,7 @@
 //! never break a session.
 
 use crate::config::Settings;
-use crate::session_notice::{Offline, session_start_offline};
+use crate::session_notice::{Agent, Offline, session_start_offline};
 use kg_client as client;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -60,6 +60,7 @@ pub fn read_stdin(deadline: Instant) -> Option<String> {
 /// returns what to print (possibly nothing).
 pub async fn run(
     event: HookEvent,
+    agent: Agent,
     stdin: &str,
     settings: &Settings,
     deadline: Instant,
@@ -78,6 +79,7 @@ pub async fn run(
         return match event {
             HookEvent::SessionStart => Some(session_start_offline(
                 &Offline::OtherRoot(&stranger),
+                agent,
                 settings,
                 &base,
             )),
@@ -86,7 +88,9 @@ pub async fn run(
         };
     }
     match event {
-        HookEvent::SessionStart => session_start(&payload, settings, &base, held, deadline).await,
+        HookEvent::SessionStart => {
+            session_start(&payload, agent, settings, &base, held, deadline).await
+        }
         HookEvent::PromptSubmit => prompt_submit(stdin, &payload, &base, deadline).await,
         HookEvent::PostTool => relay(&format!("{base}/api/tool_event"), stdin, deadline).await,
     }
@@ -163,6 +167,7 @@ fn random_index(len: usize) -> usize {
 
 async fn session_start(
     payload: &Value,
+    agent: Agent,
     settings: &Settings,
     base: &str,
     held: Option<crate::root_lock::RootHeld>,
@@ -179,6 +184,7 @@ async fn session_start(
         if let Some(held) = held {
             return Some(session_start_offline(
                 &Offline::RootHeldSilent(&held),
+                agent,
                 settings,
                 base,
             ));
@@ -188,12 +194,19 @@ async fn session_start(
         if crate::route_check::who_answers(base, settings).await
             == crate::route_check::Answerer::OtherProgram
         {
-            return Some(session_start_offline(&Offline::PortTaken, settings, base));
+            return Some(session_start_offline(
+                &Offline::PortTaken,
+                agent,
+                settings,
+                base,
+            ));
         }
         // Start one for the next prompts; never wait for it, never restart one.
         return Some(match crate::launch::start_detached(settings) {
-            Ok(_) => session_start_offline(&Offline::Starting, settings, base),
-            Err(e) => session_start_offline(&Offline::CannotStart(&e.to_string()), settings, base),
+            Ok(_) => session_start_offline(&Offline::Starting, agent, settings, base),
+            Err(e) => {
+                session_start_offline(&Offline::CannotStart(&e.to_string()), agent, settings, base)
+            }
         });
     }
     let text = |key: &str| {

@@ -9,9 +9,39 @@ use crate::launch::{serve_command, shell_line};
 use crate::root_lock::{NotOurs, RootHeld};
 use serde_json::{Value, json};
 
-/// How Claude Code reconnects the tools, whichever route named the server.
-const RECONNECT: &str =
-    "run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg) and choose Reconnect";
+/// The agent whose session starts: each has its own way to bring the tools back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Gemini,
+}
+
+impl Agent {
+    /// How the agent reconnects its MCP tools within the session.
+    fn reconnect(self) -> &'static str {
+        match self {
+            // Whichever route named the server.
+            Agent::ClaudeCode => {
+                "run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg) and choose Reconnect"
+            }
+            Agent::Gemini => "run /mcp reload",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+
+    fn install_name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Gemini => "gemini",
+        }
+    }
+}
 
 /// Why this session starts without its memory.
 #[derive(Debug)]
@@ -30,8 +60,13 @@ pub enum Offline<'a> {
 
 /// The hook answer for a session start without memory: context for the model and a
 /// `systemMessage` for the person.
-pub fn session_start_offline(why: &Offline<'_>, settings: &Settings, base: &str) -> String {
-    let (model, person) = words(why, settings, base);
+pub fn session_start_offline(
+    why: &Offline<'_>,
+    agent: Agent,
+    settings: &Settings,
+    base: &str,
+) -> String {
+    let (model, person) = words(why, agent, settings, base);
     json!({
         "systemMessage": person,
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": model},
@@ -39,21 +74,24 @@ pub fn session_start_offline(why: &Offline<'_>, settings: &Settings, base: &str)
     .to_string()
 }
 
-fn install_elsewhere(settings: &Settings) -> String {
+fn install_elsewhere(agent: Agent, settings: &Settings) -> String {
     format!(
-        "kg-memory install claude-code --port <N> --storage {}",
+        "kg-memory install {} --port <N> --storage {}",
+        agent.install_name(),
         shell_line([&settings.storage_root])
     )
 }
 
 /// (for the model, for the person).
-fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String) {
+fn words(why: &Offline<'_>, agent: Agent, settings: &Settings, base: &str) -> (String, String) {
     let port = settings.port;
+    let reconnect = agent.reconnect();
+    let title = agent.title();
     match why {
         Offline::Starting => (
             kg_core::server_warming_up(base),
             format!(
-                "KG Memory: no server was running, so this session started without its memory tools; one is starting now at {base}. To get memory in this session, {RECONNECT}."
+                "KG Memory: no server was running, so this session started without its memory tools; one is starting now at {base}. To get memory in this session, {reconnect}."
             ),
         ),
         Offline::CannotStart(e) => {
@@ -63,7 +101,7 @@ fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String)
                     "KG memory server is not running and could not be started ({e}); start it with `{serve}`."
                 ),
                 format!(
-                    "KG Memory is off in this session: no server runs and none could be started ({e}). To get memory in this session, run `{serve}` in a terminal, then {RECONNECT}."
+                    "KG Memory is off in this session: no server runs and none could be started ({e}). To get memory in this session, run `{serve}` in a terminal, then {reconnect}."
                 ),
             )
         }
@@ -72,8 +110,8 @@ fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String)
                 "KG memory is offline for this session: port {port} is taken by another program that is not KG Memory, so no memory server can run there. The kg_* tools are unavailable; tell the user if memory matters for the task."
             ),
             format!(
-                "KG Memory is off in this session: port {port} is taken by another program, not KG Memory. To get memory, stop that program and {RECONNECT}, or move KG Memory to a free port (`{}`) and restart Claude Code.",
-                install_elsewhere(settings)
+                "KG Memory is off in this session: port {port} is taken by another program, not KG Memory. To get memory, stop that program and {reconnect}, or move KG Memory to a free port (`{}`) and restart {title}.",
+                install_elsewhere(agent, settings)
             ),
         ),
         Offline::RootHeldSilent(held) => (
@@ -83,7 +121,7 @@ fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String)
                 held.who()
             ),
             format!(
-                "KG Memory is off in this session: its storage root {} is held by {}, which does not answer. To get memory in this session, stop that process (`kg-memory status` names it), start the server (`{}`), then {RECONNECT}.",
+                "KG Memory is off in this session: its storage root {} is held by {}, which does not answer. To get memory in this session, stop that process (`kg-memory status` names it), start the server (`{}`), then {reconnect}.",
                 held.root.display(),
                 held.who(),
                 serve_command(settings)
@@ -94,12 +132,12 @@ fn words(why: &Offline<'_>, settings: &Settings, base: &str) -> (String, String)
             (
                 format!(
                     "KG memory is offline for this session: the server at {base} {why}, which these hooks name. Stop that server, or give this memory a port of its own: `{}`.",
-                    install_elsewhere(settings)
+                    install_elsewhere(agent, settings)
                 ),
                 format!(
-                    "KG Memory is off in this session: the server at {base} {why}; the kg tools would read and write that other memory. To get yours, stop that server, start this one (`{}`) and {RECONNECT}; or give this memory a port of its own (`{}`) and restart Claude Code.",
+                    "KG Memory is off in this session: the server at {base} {why}; the kg tools would read and write that other memory. To get yours, stop that server, start this one (`{}`) and {reconnect}; or give this memory a port of its own (`{}`) and restart {title}.",
                     serve_command(settings),
-                    install_elsewhere(settings)
+                    install_elsewhere(agent, settings)
                 ),
             )
         }
@@ -132,10 +170,19 @@ pub fn setup_closing_words(serve: &str, agents: &[crate::install::Client]) -> St
         out.push_str(match agent {
             Client::ClaudeCode => "- Claude Code: start a new session; it begins with its memory.\n",
             Client::Codex => "- Codex CLI: in your next session, type /hooks and trust the three KG Memory hooks; until then its tools work, without preload and recall.\n",
+            Client::Gemini => "- Gemini CLI: start it in a folder you trust (it runs MCP servers and hooks only there).\n",
             Client::ClaudeDesktop => "- Claude Desktop: restart it.\n",
         });
     }
     out
+}
+
+/// The installer's closing words for Gemini CLI: its tools connect when a session
+/// starts, so the server must be up first.
+pub fn gemini_closing_words(serve: &str) -> String {
+    format!(
+        "Done. Start the server before Gemini CLI: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\" so it is there after every reboot. Then restart Gemini CLI in a folder you trust (Gemini CLI runs MCP servers and hooks only there); `gemini mcp list` shows kg as Connected. (A session started while no server runs gets one started, but its tools only after /mcp reload; it says so.)\n"
+    )
 }
 
 /// The person's line of an answer made here, for tests and `doctor`.
@@ -170,7 +217,8 @@ mod tests {
             Offline::RootHeldSilent(&held),
             Offline::OtherRoot(&stranger),
         ] {
-            let answer = session_start_offline(&why, &s, "http://127.0.0.1:9123");
+            let answer =
+                session_start_offline(&why, Agent::ClaudeCode, &s, "http://127.0.0.1:9123");
             let person = person_line(&answer).expect("a systemMessage");
             assert!(person.starts_with("KG Memory"), "{why:?}: {person}");
             assert!(

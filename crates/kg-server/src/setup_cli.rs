@@ -48,6 +48,14 @@ pub fn presence(client: Client, setup: &Setup) -> Option<String> {
         Client::Codex => on_path("codex")
             .map(|p| format!("codex at {}", p.display()))
             .or_else(|| dir(&setup.codex.dir, "its folder")),
+        Client::Gemini => on_path("gemini")
+            .map(|p| format!("gemini at {}", p.display()))
+            .or_else(|| {
+                setup
+                    .gemini_settings
+                    .parent()
+                    .and_then(|d| dir(d, "its folder"))
+            }),
         // Its installer needs the folder Claude Desktop makes on its first start.
         Client::ClaudeDesktop => desktop_config_path(&setup.settings.home)
             .parent()

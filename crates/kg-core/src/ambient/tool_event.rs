@@ -169,15 +169,16 @@ pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
     // Where the event is counted, and what "inside the project" means for a read.
     let root = store.project_root_of(cwd).ok()?;
     let (kind, needle) = match tool {
-        "Read" if policy == Policy::Reference => {
+        // Gemini CLI's `read_file` and `google_web_search` are counted as Claude Code's.
+        "Read" | "read_file" if policy == Policy::Reference => {
             (Kind::Read, file_needle(input("file_path")?, cwd)?)
         }
-        "Read" => (
+        "Read" | "read_file" => (
             Kind::Read,
             project_file_needle(store, input("file_path")?, cwd, &root)?,
         ),
         "WebFetch" => (Kind::Web, input("url")?.to_string()),
-        "WebSearch" => {
+        "WebSearch" | "google_web_search" => {
             let query = input("query")?.trim_matches(is_py_space).to_lowercase();
             // A blank query is no target (the reference counted it under `search:`).
             if query.is_empty() {

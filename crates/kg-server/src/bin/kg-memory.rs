@@ -45,8 +45,8 @@ enum Command {
     /// root, each agent's wiring, hooks seen recently, sync and suspected credentials.
     /// Exits 1 when something is wrong.
     Doctor,
-    /// Claude Code hook courier: posts the hook's stdin to the server and prints the
-    /// answer
+    /// Hook courier for Claude Code and Gemini CLI: posts the hook's stdin to the
+    /// server and prints the answer
     ///
     /// Prints nothing on any failure and exits 0: a hook never breaks a session. Only
     /// a command line it does not understand gets the usage on stderr and exit 1,
@@ -56,15 +56,15 @@ enum Command {
     ///
     /// For clients that only speak stdio, such as Claude Desktop.
     Stdio,
-    /// Register the MCP server (and, for Claude Code, the hooks) in Claude's
-    /// configuration
+    /// Register the MCP server (and, for Claude Code and Gemini CLI, the hooks) in an
+    /// agent's configuration
     ///
     /// Merges with what is there; each changed file is backed up. The entries name
     /// --host, --port and --storage where they are not the defaults.
     Install(InstallArgs),
     /// Remove exactly what install added
     Uninstall(UninstallArgs),
-    /// Find the agents installed here (Claude Code, Codex CLI, Claude Desktop), show
+    /// Find the agents installed here (Claude Code, Codex CLI, Gemini CLI, Claude Desktop), show
     /// what connecting each would change, ask, and connect the chosen ones
     ///
     /// The same changes as `kg-memory install <agent>`: each edited file is backed up
@@ -165,9 +165,9 @@ struct HookArgs {
     /// Any other event, or none, makes the hook print nothing and exit 0.
     #[arg(value_name = "EVENT")]
     event: Option<OsString>,
-    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json.
-    /// The plugin's hook stays silent when `kg-memory install claude-code` wired the
-    /// same event, so Claude Code gets one answer.
+    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json
+    /// (it stays silent when `kg-memory install claude-code` wired the same event, so
+    /// Claude Code gets one answer); `gemini` in Gemini CLI's settings.
     #[arg(long, value_enum, value_name = "ROUTE")]
     via: Option<Via>,
 }
@@ -175,6 +175,9 @@ struct HookArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Via {
     Plugin,
+    /// Gemini CLI's hooks (`kg-memory install gemini`): Claude Code's routes are not
+    /// consulted, and a session without memory is told Gemini CLI's way back.
+    Gemini,
 }
 
 #[derive(Debug, Args)]
@@ -218,6 +221,7 @@ enum ClientName {
     ClaudeCode,
     ClaudeDesktop,
     Codex,
+    Gemini,
 }
 
 impl From<ClientName> for kg_server::install::Client {
@@ -226,6 +230,7 @@ impl From<ClientName> for kg_server::install::Client {
             ClientName::ClaudeCode => Self::ClaudeCode,
             ClientName::ClaudeDesktop => Self::ClaudeDesktop,
             ClientName::Codex => Self::Codex,
+            ClientName::Gemini => Self::Gemini,
         }
     }
 }
@@ -587,6 +592,7 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
     use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
+    use kg_server::session_notice::Agent;
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -596,6 +602,9 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let event = HookEvent::parse(&name)?;
         let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
+        if args.via == Some(Via::Gemini) {
+            return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+        }
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);
         // Claude Code passes its CLAUDE_CONFIG_DIR on to its hooks.
@@ -604,7 +613,7 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         if duty == HookDuty::StandAside {
             return None;
         }
-        let answer = run(event, &stdin, &settings, deadline).await;
+        let answer = run(event, Agent::ClaudeCode, &stdin, &settings, deadline).await;
         match duty {
             HookDuty::AnswerAndWarn(message) => Some(with_system_message(
                 answer,
@@ -699,9 +708,9 @@ fn install(
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
         (Client::Codex, false) => kg_server::session_notice::codex_closing_words(&serve),
-        (Client::ClaudeCode, true) => "Done. Restart Claude Code.\n".to_string(),
+        (Client::Gemini, false) => kg_server::session_notice::gemini_closing_words(&serve),
         (Client::Codex, true) => "Done. Start a new Codex session.\n".to_string(),
-        (Client::ClaudeDesktop, true) => "Done. Restart Claude Desktop.\n".to_string(),
+        (_, true) => format!("Done. Restart {}.\n", client.title()),
     }
     .as_str());
     Ok(())

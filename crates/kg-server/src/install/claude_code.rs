@@ -33,7 +33,7 @@ fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
     }
     entry.insert(
         "hooks".into(),
-        json!([{"type": "command", "command": hook_command(setup, event)}]),
+        json!([{"type": "command", "command": hook_command(setup, event, None)}]),
     );
     Value::Object(entry)
 }
@@ -67,25 +67,39 @@ pub(super) fn add_hooks(
     setup: &Setup,
     summary: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    add_hook_events(settings, setup, &HOOK_EVENTS, summary)
+    let entries = HOOK_EVENTS
+        .iter()
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
+    merge_hooks(settings, entries, summary)
 }
 
-/// Put one courier hook per event into a `{"hooks": {Event: [groups]}}` object (Claude
-/// Code's settings and Codex's `hooks.json` share the shape): the agent's event name,
-/// our courier's, and the tool matcher.
+/// The courier hooks of an agent whose hooks file has Claude Code's shape (Codex's
+/// `hooks.json`): its event name, our courier's, and the tool matcher, per hook.
 pub(super) fn add_hook_events(
     settings: &mut Map<String, Value>,
     setup: &Setup,
     events: &[(&str, &str, Option<&str>)],
     summary: &mut Vec<String>,
 ) -> anyhow::Result<()> {
+    let entries = events
+        .iter()
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
+    merge_hooks(settings, entries, summary)
+}
+
+/// Put each `(event, hook group)` in the settings' `hooks`, replacing the courier hooks
+/// an earlier install left there. Claude Code and Gemini CLI share this shape.
+pub(super) fn merge_hooks<'a>(
+    settings: &mut Map<String, Value>,
+    entries: impl IntoIterator<Item = (&'a str, Value)>,
+    summary: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let hooks = object(settings, "hooks")?;
-    for &(event, name, matcher) in events {
+    for (event, entry) in entries {
         let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
         let list = list.as_array_mut().ok_or_else(|| {
             anyhow::anyhow!("hooks.{event} is not a list; fix it by hand, nothing was changed")
         })?;
-        let entry = hook_entry(setup, name, matcher);
         // An earlier install's hooks (another binary, port or storage root) are
         // replaced: two couriers would answer every event twice.
         let replaced = strip_couriers(list, Some(&entry));

@@ -23,7 +23,7 @@ pub(super) enum Existing {
 }
 
 /// Do the settings hold a `kg-memory hook` courier, which only the installer writes?
-fn has_our_hooks(settings: &Map<String, Value>) -> bool {
+pub(super) fn has_our_hooks(settings: &Map<String, Value>) -> bool {
     let Some(Value::Object(hooks)) = settings.get("hooks") else {
         return false;
     };

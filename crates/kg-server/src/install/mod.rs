@@ -28,6 +28,7 @@ mod courier;
 mod desktop;
 mod dry_run;
 mod files;
+pub mod gemini;
 mod hand_added;
 mod installed;
 mod servers;
@@ -84,11 +85,17 @@ pub enum Client {
     ClaudeCode,
     ClaudeDesktop,
     Codex,
+    Gemini,
 }
 
 impl Client {
     /// Every client the installer knows, in the order `setup` goes through them.
-    pub const ALL: [Client; 3] = [Client::ClaudeCode, Client::Codex, Client::ClaudeDesktop];
+    pub const ALL: [Client; 4] = [
+        Client::ClaudeCode,
+        Client::Codex,
+        Client::Gemini,
+        Client::ClaudeDesktop,
+    ];
 
     pub fn parse(name: &str) -> Option<Client> {
         Client::ALL.into_iter().find(|c| c.name() == name)
@@ -100,15 +107,17 @@ impl Client {
             Client::ClaudeCode => "claude-code",
             Client::ClaudeDesktop => "claude-desktop",
             Client::Codex => "codex",
+            Client::Gemini => "gemini",
         }
     }
 
-    /// Its name for people.
+    /// The agent's own name, for people.
     pub fn title(self) -> &'static str {
         match self {
             Client::ClaudeCode => "Claude Code",
             Client::ClaudeDesktop => "Claude Desktop",
             Client::Codex => "Codex CLI",
+            Client::Gemini => "Gemini CLI",
         }
     }
 }
@@ -147,6 +156,8 @@ pub struct Setup {
     pub claude: ClaudeConfig,
     /// Codex CLI's home (`CODEX_HOME` honoured).
     pub codex: CodexHome,
+    /// Gemini CLI's user settings file (`GEMINI_CLI_HOME` honoured).
+    pub gemini_settings: PathBuf,
 }
 
 impl Setup {
@@ -159,6 +170,7 @@ impl Setup {
             state_dir: settings.state_dir(),
             claude: ClaudeConfig::from_env(&settings.home),
             codex: CodexHome::from_env(&settings.home),
+            gemini_settings: gemini::settings_path(&settings.home),
         }
     }
 
@@ -302,10 +314,11 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             )?;
             Ok(vec![change(path, before, &map, summary)])
         }
+        Client::Gemini => gemini::install(setup),
     }
 }
 
-fn change(
+pub(super) fn change(
     path: PathBuf,
     before: Option<String>,
     map: &Map<String, Value>,
@@ -327,37 +340,43 @@ fn change(
 }
 
 /// Takes our entries out of a parsed file, noting what it removed.
-type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+pub(super) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+
+/// The change that takes our entries out of the JSON file at `path` (`None` when it
+/// holds none): back to the bytes it had before install when nothing else changed
+/// since (from the backup), gone when install created it, else the rest kept.
+pub(super) fn take_out(path: PathBuf, remove: &Remover<'_>) -> anyhow::Result<Option<FileChange>> {
+    let (before, mut map) = read_object(&path)?;
+    let Some(before_text) = before else {
+        return Ok(None);
+    };
+    let mut summary = Vec::new();
+    remove(&mut map, &mut summary);
+    if summary.is_empty() {
+        return Ok(None);
+    }
+    let after = match latest_backup(&path) {
+        Some(original) => match serde_json::from_str::<Value>(&original) {
+            Ok(v) if v == Value::Object(map.clone()) => Some(original),
+            _ => Some(pretty(&map)),
+        },
+        None if map.is_empty() => None, // we created this file
+        None => Some(pretty(&map)),
+    };
+    Ok(Some(FileChange {
+        path,
+        before: Some(before_text),
+        after,
+        summary,
+        ours: false,
+    }))
+}
 
 /// What uninstalling would change.
 pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
-        let (before, mut map) = read_object(&path)?;
-        let Some(before_text) = before else {
-            return Ok(());
-        };
-        let mut summary = Vec::new();
-        remove(&mut map, &mut summary);
-        if summary.is_empty() {
-            return Ok(());
-        }
-        // Back to the original bytes when the rest is unchanged since installing.
-        let after = match latest_backup(&path) {
-            Some(original) => match serde_json::from_str::<Value>(&original) {
-                Ok(v) if v == Value::Object(map.clone()) => Some(original),
-                _ => Some(pretty(&map)),
-            },
-            None if map.is_empty() => None, // we created this file
-            None => Some(pretty(&map)),
-        };
-        changes.push(FileChange {
-            path,
-            before: Some(before_text),
-            after,
-            summary,
-            ours: false,
-        });
+        changes.extend(take_out(path, remove)?);
         Ok(())
     };
     match client {
@@ -431,6 +450,7 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
                 });
             }
         }
+        Client::Gemini => return gemini::uninstall(setup),
     }
     Ok(changes)
 }
@@ -568,6 +588,7 @@ pub(crate) mod tests {
         s.state_dir = home.join(".state");
         s.claude = ClaudeConfig::in_home(home);
         s.codex = CodexHome::in_home(home);
+        s.gemini_settings = home.join(".gemini/settings.json");
         s
     }
 
