@@ -19,9 +19,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import urllib.request
+
 import pytest
 from conftest import free_port
 from kg_wiring import kg_memory
+from scripted_codex import ScriptedCodexModel
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 CODEX = TESTS_DIR / "node_modules" / ".bin" / "codex"
@@ -65,6 +68,10 @@ class Codex:
         assert out.returncode == 0, out.stdout + out.stderr
         rows = [line.split() for line in out.stdout.splitlines() if line.strip() and not line.startswith("Name ")]
         return {row[0]: row[1:] for row in rows}
+
+    def exec(self, prompt: str, *flags: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """`codex exec` to its end (a scripted model answers)."""
+        return self.run("exec", "--skip-git-repo-check", *flags, prompt, timeout=timeout)
 
     def session(self, prompt: str, *flags: str, until: str | None, timeout: float = 40) -> str:
         """Run `codex exec` until its output shows `until` (then stop it), or for `timeout`
@@ -218,3 +225,62 @@ def test_a_damaged_config_is_left_untouched_with_a_clear_error(kg_server, codex)
     assert "not valid TOML" in done.stderr and "nothing was changed" in done.stderr, done.stderr
     assert (dot / "config.toml").read_text() == "model = [unclosed\n"
     assert not (dot / "hooks.json").exists() and not (dot / "AGENTS.md").exists()
+
+
+def post(server, path: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        f"{server.base_url}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def test_a_patch_and_a_shell_read_bring_back_what_the_memory_knows_of_those_files(kg_server, codex):
+    """With a scripted model, Codex really runs `apply_patch` and a shell `cat`; its
+    PostToolUse hook hands each to file recall, and the archived node about the patched
+    file, then the one about the file read, reach the model after the call."""
+    project = codex.project
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("TIMEOUT = 5\n")
+    (project / "NOTES.md").write_text("release on fridays\n")
+    for node in (
+        {"id": "deploy-by-tag", "gist": "Deploys go out by pushing a vX.Y.Z tag; CI does the rest"},
+        {"id": "app-timeout-origin", "gist": "TIMEOUT is 5 s because the payment gateway drops idle sockets at 6 s", "touches": ["src/app.py"]},
+        {"id": "notes-release-day", "gist": "Fridays are release days only when the on-call rota is full", "touches": ["NOTES.md"]},
+    ):
+        post(kg_server, "/api/nodes", {"level": "project", "project_path": str(project), **node})
+    # Archived: the preload leaves them out, so only file recall can bring them.
+    post(
+        kg_server,
+        "/api/view/step",
+        {
+            "level": "project",
+            "project_path": str(project),
+            "actions": [{"kind": "archive", "id": i} for i in ("app-timeout-origin", "notes-release-day")],
+        },
+    )
+    install(codex, kg_server, "install", "codex")
+    patch = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-TIMEOUT = 5\n+TIMEOUT = 4\n*** End Patch\n"
+    script = [
+        f"await tools.apply_patch({json.dumps(patch)}); text('patched');",
+        'const r = await tools.exec_command({cmd: "cat NOTES.md"}); text(JSON.stringify(r));',
+    ]
+    with ScriptedCodexModel(script) as model:
+        done = codex.exec(
+            "Shorten the timeout",
+            "--dangerously-bypass-hook-trust",
+            "--dangerously-bypass-approvals-and-sandbox",
+            *model.provider_flags(),
+        )
+        info = f"{done.stdout}\n{done.stderr}"
+        assert (project / "src" / "app.py").read_text() == "TIMEOUT = 4\n", info
+        shown = [json.dumps(r["body"].get("input", [])) for r in model.requests]
+    assert len(shown) >= 3, info
+    assert "KG MEMORY PRELOADED" in shown[0] and "gateway drops idle sockets" not in shown[0], info
+    # After the patch: the patched file's node; after the read: the read file's node.
+    assert "app-timeout-origin" in shown[1] and "gateway drops idle sockets" in shown[1], shown[1][-4000:] + info
+    assert "on-call rota is full" not in shown[1]
+    assert "notes-release-day" in shown[2] and "on-call rota is full" in shown[2], shown[2][-4000:] + info
