@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 from conftest import free_port
-from kg_wiring import kg_memory
+from kg_wiring import kg_memory, stop_holder, wait_for_holder
 from scripted_codex import ScriptedCodexModel
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -284,3 +284,26 @@ def test_a_patch_and_a_shell_read_bring_back_what_the_memory_knows_of_those_file
     assert "app-timeout-origin" in shown[1] and "gateway drops idle sockets" in shown[1], shown[1][-4000:] + info
     assert "on-call rota is full" not in shown[1]
     assert "notes-release-day" in shown[2] and "on-call rota is full" in shown[2], shown[2][-4000:] + info
+
+
+def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, codex):
+    """No server runs: the session-start hook starts one and tells the person, in Codex's
+    terms, how to get memory in this session (`codex resume --last`)."""
+    storage = shm_dir / "storage"
+    port = free_port()
+    done = kg_memory("--port", str(port), "--storage", str(storage), "install", "codex", home=codex.home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        printed = codex.session(
+            "hello", "--dangerously-bypass-hook-trust", until="hook: UserPromptSubmit Completed"
+        )
+        assert "hook: SessionStart Completed" in printed, printed
+        # `codex exec` prints no hook's systemMessage (the TUI does); the model's part of
+        # the answer is in the session's record, in Codex's terms.
+        text = codex.rollouts()[-1].read_text()
+        assert "KG memory server is starting" in text and "codex resume --last" in text, printed
+        assert "/mcp" not in text, "Claude Code's menu means nothing in Codex"
+        record = wait_for_holder(storage)
+        assert record["port"] == port, record
+    finally:
+        stop_holder(storage)

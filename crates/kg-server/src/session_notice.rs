@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     ClaudeCode,
+    Codex,
     Gemini,
 }
 
@@ -24,6 +25,11 @@ impl Agent {
             Agent::ClaudeCode => {
                 "run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg) and choose Reconnect"
             }
+            // Codex connects its MCP servers when a session (re)starts; a resumed one
+            // keeps the conversation.
+            Agent::Codex => {
+                "leave this session and run `codex resume --last`: it goes on with this conversation, tools connected"
+            }
             Agent::Gemini => "run /mcp reload",
         }
     }
@@ -31,6 +37,7 @@ impl Agent {
     fn title(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
         }
     }
@@ -38,6 +45,7 @@ impl Agent {
     fn install_name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
             Agent::Gemini => "gemini",
         }
     }
@@ -89,7 +97,13 @@ fn words(why: &Offline<'_>, agent: Agent, settings: &Settings, base: &str) -> (S
     let title = agent.title();
     match why {
         Offline::Starting => (
-            kg_core::server_warming_up(base),
+            match agent {
+                // The reference's words, which name Claude Code's /mcp menu.
+                Agent::ClaudeCode => kg_core::server_warming_up(base),
+                _ => format!(
+                    "KG memory server is starting, so this session's kg_* tools may be offline for a moment. Check {base}/health; once it answers, if the kg_* tools are still missing, tell the user: to get memory in this session, {reconnect}."
+                ),
+            },
             format!(
                 "KG Memory: no server was running, so this session started without its memory tools; one is starting now at {base}. To get memory in this session, {reconnect}."
             ),
@@ -219,6 +233,13 @@ mod tests {
         ] {
             let answer =
                 session_start_offline(&why, Agent::ClaudeCode, &s, "http://127.0.0.1:9123");
+            // Codex has no /mcp Reconnect: its person and model hear Codex's way back.
+            let codex = session_start_offline(&why, Agent::Codex, &s, "http://127.0.0.1:9123");
+            assert!(!codex.contains("/mcp"), "{why:?}: {codex}");
+            if !matches!(why, Offline::PortTaken | Offline::OtherRoot(_)) {
+                let line = person_line(&codex).expect("a systemMessage");
+                assert!(line.contains("codex resume --last"), "{why:?}: {line}");
+            }
             let person = person_line(&answer).expect("a systemMessage");
             assert!(person.starts_with("KG Memory"), "{why:?}: {person}");
             assert!(

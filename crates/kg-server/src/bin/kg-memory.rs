@@ -178,6 +178,8 @@ enum Via {
     /// Gemini CLI's hooks (`kg-memory install gemini`): Claude Code's routes are not
     /// consulted, and a session without memory is told Gemini CLI's way back.
     Gemini,
+    /// Codex CLI's hooks (`kg-memory install codex`), likewise in Codex's words.
+    Codex,
 }
 
 #[derive(Debug, Args)]
@@ -602,8 +604,12 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let event = HookEvent::parse(&name)?;
         let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
-        if args.via == Some(Via::Gemini) {
-            return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+        match args.via {
+            Some(Via::Gemini) => {
+                return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+            }
+            Some(Via::Codex) => return run(event, Agent::Codex, &stdin, &settings, deadline).await,
+            _ => {}
         }
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);

@@ -23,6 +23,10 @@ pub const CODEX_HOME: &str = "CODEX_HOME";
 /// call it too).
 pub(super) const CODEX_SERVER: &str = "kg";
 
+/// The `--via` value that makes a courier answer as Codex's (Claude Code's routes are
+/// not consulted, and a session without memory is told Codex's way back).
+pub(super) const VIA_CODEX: &str = "codex";
+
 /// Codex's hook event, our courier's event name, and the tool matcher. Codex's shell
 /// reaches hooks as `Bash` and its file edits as `apply_patch`: the calls file recall
 /// and the capture nudges read.
@@ -335,7 +339,7 @@ mod tests {
         );
         assert_eq!(
             hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-            "/opt/kg/bin/kg-memory hook session-start --port 9123"
+            "/opt/kg/bin/kg-memory hook session-start --via codex --port 9123"
         );
         let instructions = fs::read_to_string(codex.join("AGENTS.md")).expect("read");
         assert!(instructions.starts_with(agents) && instructions.contains("kg_read"));

@@ -518,7 +518,13 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let hooks_path = setup.codex.hooks();
     let (hooks_before, mut hooks) = read_object(&hooks_path)?;
     let mut summary = Vec::new();
-    add_hook_events(&mut hooks, setup, &CODEX_HOOK_EVENTS, &mut summary)?;
+    add_hook_events(
+        &mut hooks,
+        setup,
+        &CODEX_HOOK_EVENTS,
+        Some(codex::VIA_CODEX),
+        &mut summary,
+    )?;
     changes.push(change(hooks_path, hooks_before, &hooks, summary));
     let agents_path = setup.codex.agents();
     let agents_before = match std::fs::read_to_string(&agents_path) {
