@@ -307,3 +307,20 @@ def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, code
         assert record["port"] == port, record
     finally:
         stop_holder(storage)
+
+
+def test_without_trusted_hooks_the_tools_still_work_and_say_how_to_get_the_hooks(kg_server, codex):
+    """Hooks not trusted: Codex runs none of them, but its model reaches the memory through
+    the MCP tools; the first kg_read names the step that turns the hooks on."""
+    project = codex.project
+    post(kg_server, "/api/nodes", {"level": "project", "project_path": str(project), "id": "deploy-by-tag", "gist": "Deploys go out by pushing a vX.Y.Z tag; CI does the rest"})
+    install(codex, kg_server, "install", "codex")
+    script = [f"const r = await tools.mcp__kg__kg_read({{cwd: {json.dumps(str(project))}}}); text(JSON.stringify(r));"]
+    with ScriptedCodexModel(script) as model:
+        done = codex.exec("How do deploys work?", "--dangerously-bypass-approvals-and-sandbox", *model.provider_flags())
+        info = f"{done.stdout}\n{done.stderr}"
+        assert "hook: SessionStart" not in info, info
+        assert len(model.requests) >= 2, info
+        answer = json.dumps(model.requests[1]["body"].get("input", []))
+    assert "Deploys go out by pushing a vX.Y.Z tag" in answer, answer[-3000:] + info
+    assert "KG Memory's hooks did not run" in answer and "/hooks" in answer, answer[-3000:]
