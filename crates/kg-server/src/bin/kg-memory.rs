@@ -526,7 +526,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     if codex.dir.is_dir() {
         use kg_server::doctor::Finding;
         say("Codex CLI:\n");
-        for finding in kg_server::doctor::codex_findings(&codex, &settings) {
+        for finding in kg_server::doctor::codex_findings(&codex, &settings, false) {
             match finding {
                 Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
                 Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
