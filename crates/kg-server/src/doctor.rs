@@ -5,7 +5,8 @@
 //!
 //! The pieces: the programs each agent's entries run; the server and who owns its
 //! port; the storage root (there, writable, damaged files moved aside); each agent's
-//! wiring (Claude Code's routes, Claude Desktop's bridge); hooks seen recently (a
+//! wiring (Claude Code's routes, Claude Desktop's bridge, Gemini CLI's entry and
+//! hooks); hooks seen recently (a
 //! session bound to a Claude Code session); sync; and suspected credentials in the
 //! memory.
 
@@ -99,8 +100,14 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     // The holder of the storage root, whatever port it chose; else the configured one.
     let (base, _) = crate::root_lock::server_of(settings);
     let w = wiring(p.claude, p.project, settings.port);
+    let gemini_hooks = match crate::install::gemini::gemini_wiring(
+        &crate::install::gemini::settings_path(&settings.home),
+    ) {
+        crate::install::gemini::GeminiWiring::Read { hooks, .. } => hooks,
+        _ => Vec::new(),
+    };
 
-    report.section("Programs", programs(&w));
+    report.section("Programs", programs(&w, &gemini_hooks));
 
     let answerer = who_answers(&base, settings).await;
     report.section("Server", server(&answerer, settings, &base));
@@ -112,7 +119,13 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     let (lines, mut warnings) = wiring_report(&w, settings, settings.port);
     warnings.extend(mcp_warnings(&w, settings).await);
     let not_connected = lines.iter().any(|l| l.starts_with("not connected"));
-    if not_connected {
+    if not_connected && !gemini_hooks.is_empty() {
+        // Another agent has the memory: Claude Code may simply not be in use.
+        wiring_findings.push(Finding::Note(format!(
+            "Claude Code is not connected to KG Memory (`kg-memory{} install claude-code` connects it)",
+            flags(settings)
+        )));
+    } else if not_connected {
         wiring_findings.push(Finding::Problem(
             "Claude Code is not connected to KG Memory".to_string(),
             format!("`kg-memory{} install claude-code`", flags(settings)),
@@ -133,7 +146,11 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     }
     report.section("Claude Code", wiring_findings);
     report.section("Claude Desktop", desktop(settings));
-    report.section("Hooks", hooks_seen(settings, &w, p.now));
+    report.section("Gemini CLI", gemini(settings, &base).await);
+    report.section(
+        "Hooks",
+        hooks_seen(settings, &w, !gemini_hooks.is_empty(), p.now),
+    );
     report.section("Sync", sync(settings));
     if up {
         report.section("Secrets", secrets(&base).await);
@@ -167,9 +184,24 @@ fn program_problem(program: &str) -> Option<String> {
     (!found).then(|| format!("`{program}` is not on PATH"))
 }
 
-fn programs(w: &Wiring) -> Vec<Finding> {
+fn programs(w: &Wiring, gemini_hooks: &[(String, crate::install::Courier)]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
+    let mut gemini_seen: Vec<&str> = Vec::new();
+    for (_, courier) in gemini_hooks {
+        let program = courier.program.as_str();
+        if gemini_seen.contains(&program) {
+            continue;
+        }
+        gemini_seen.push(program);
+        out.push(match program_problem(program) {
+            None => Finding::Ok(format!("Gemini CLI's hooks run {program}")),
+            Some(problem) => Finding::Problem(
+                format!("Gemini CLI's hooks run {program}, but {problem}"),
+                "`kg-memory install gemini` again from the kg-memory you use".to_string(),
+            ),
+        });
+    }
     for hook in &w.hooks {
         let program = hook.courier.program.as_str();
         if seen.contains(&program) {
@@ -354,9 +386,123 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
     }
 }
 
+/// Gemini CLI's wiring: its `kg` entry reaches this memory's server (at `base`), its
+/// hooks name this server and a program that runs. `kg-memory status` shows the same.
+pub async fn gemini(settings: &Settings, base: &str) -> Vec<Finding> {
+    use crate::install::gemini::{GeminiWiring, gemini_hook_events, gemini_wiring, settings_path};
+    let path = settings_path(&settings.home);
+    let install = format!("`kg-memory{} install gemini`", flags(settings));
+    let (url, hooks) = match gemini_wiring(&path) {
+        GeminiWiring::Absent => {
+            return vec![Finding::Note(format!(
+                "Gemini CLI is not set up here ({install} connects it)"
+            ))];
+        }
+        GeminiWiring::Unreadable(why) => {
+            return vec![Finding::Problem(
+                why,
+                "repair the file by hand (its .bak-kg-* copies hold earlier versions), then run this again".to_string(),
+            )];
+        }
+        GeminiWiring::Read { url, hooks } => (url, hooks),
+    };
+    let mut found = Vec::new();
+    match &url {
+        None => found.push(Finding::Note(format!(
+            "Gemini CLI has no KG Memory server in {} ({install} connects it)",
+            path.display()
+        ))),
+        Some(url) => {
+            let reached = crate::route_check::base_of(url);
+            let answerer = match &reached {
+                Some(b) => who_answers(b, settings).await,
+                None => Answerer::Nobody,
+            };
+            let entry = format!(
+                "Gemini CLI's MCP server \"kg\" in {} reaches {url}",
+                path.display()
+            );
+            match answerer {
+                Answerer::Ours(_) => found.push(Finding::Ok(format!("{entry}, this memory's server"))),
+                Answerer::Stranger(why) => found.push(Finding::Problem(
+                    format!("{entry}, where the KG Memory server {}: its tools read and write that memory, not this one", why.why(&settings.storage_root)),
+                    format!("{install}, or stop the other server"),
+                )),
+                Answerer::OtherProgram => found.push(Finding::Problem(
+                    format!("{entry}, where another program (not KG Memory) listens: the tools cannot connect"),
+                    install.clone(),
+                )),
+                // No server at all is said once, in the server's section.
+                Answerer::Nobody if reached.as_deref() == Some(base) => {
+                    found.push(Finding::Ok(format!("{entry}, this memory's server's address")))
+                }
+                Answerer::Nobody => found.push(Finding::Problem(
+                    format!("{entry}, where nothing listens; this memory's server is at {base}"),
+                    install.clone(),
+                )),
+            }
+        }
+    }
+    let default_storage = crate::config::default_storage_root(&settings.home);
+    let events: Vec<&str> = hooks.iter().map(|(e, _)| e.as_str()).collect();
+    // One line per server the hooks reach, naming its events.
+    let mut elsewhere: Vec<((u16, PathBuf), Vec<&str>)> = Vec::new();
+    for (event, courier) in &hooks {
+        let port = courier.port.unwrap_or(crate::config::DEFAULT_PORT);
+        let storage = courier
+            .storage
+            .clone()
+            .unwrap_or_else(|| default_storage.clone());
+        if port == settings.port && storage == settings.storage_root {
+            continue;
+        }
+        match elsewhere
+            .iter_mut()
+            .find(|(target, _)| *target == (port, storage.clone()))
+        {
+            Some((_, events)) => events.push(event),
+            None => elsewhere.push(((port, storage), vec![event])),
+        }
+    }
+    for ((port, storage), events) in elsewhere {
+        found.push(Finding::Problem(
+            format!(
+                "Gemini CLI's hooks {} reach port {port} and storage {}, not this memory (port {}, storage {})",
+                events.join(", "),
+                storage.display(),
+                settings.port,
+                settings.storage_root.display()
+            ),
+            install.clone(),
+        ));
+    }
+    let missing: Vec<(&str, &str)> = gemini_hook_events()
+        .filter(|(e, _)| !events.contains(e))
+        .collect();
+    if missing.is_empty() {
+        found.push(Finding::Ok(format!(
+            "Gemini CLI's hooks {} run kg-memory (preload, prompt recall, file recall)",
+            events.join(", ")
+        )));
+    } else if url.is_some() {
+        let lost: Vec<String> = missing
+            .iter()
+            .map(|(event, gives)| format!("{event} ({gives})"))
+            .collect();
+        found.push(Finding::Note(format!(
+            "Gemini CLI has no KG Memory hook for {}. {install} adds it and keeps your entry.",
+            lost.join(", ")
+        )));
+    }
+    found.push(Finding::Note(
+        "Gemini CLI runs MCP servers and hooks only in folders you trust".to_string(),
+    ));
+    found
+}
+
 /// The newest session a Claude Code hook bound, from the root's `sessions.json`.
-fn hooks_seen(settings: &Settings, w: &Wiring, now: f64) -> Vec<Finding> {
-    let wired = !w.hooks.is_empty() || w.plugin_enabled.is_some();
+fn hooks_seen(settings: &Settings, w: &Wiring, gemini_wired: bool, now: f64) -> Vec<Finding> {
+    let wired = !w.hooks.is_empty() || w.plugin_enabled.is_some() || gemini_wired;
     let sessions: Value = std::fs::read(settings.storage_root.join("sessions.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -371,7 +517,7 @@ fn hooks_seen(settings: &Settings, w: &Wiring, now: f64) -> Vec<Finding> {
     vec![match (wired, newest) {
         (false, _) => Finding::Note("no hooks are wired, so none is expected".to_string()),
         (true, None) => Finding::Note(
-            "no Claude Code session has reached this memory through its hooks yet (in the last day)"
+            "no agent session has reached this memory through its hooks yet (in the last day)"
                 .to_string(),
         ),
         (true, Some(ts)) => {

@@ -291,9 +291,14 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
     let mut settings = settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
-    if !pinned
-        && let Some(target) = kg_server::install::installed_target(&claude, project.as_deref())
-    {
+    // Claude Code's wiring first, else Gemini CLI's.
+    let installed =
+        kg_server::install::installed_target(&claude, project.as_deref()).or_else(|| {
+            kg_server::install::gemini::installed_target(
+                &kg_server::install::gemini::settings_path(&settings.home),
+            )
+        });
+    if !pinned && let Some(target) = installed {
         settings.port = target.port.unwrap_or(settings.port);
         settings.storage_root = target.storage.unwrap_or(settings.storage_root);
         say(&format!(
@@ -494,6 +499,19 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     }
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
+    }
+    // Gemini CLI, where it has been set up.
+    use kg_server::doctor::Finding;
+    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
+    if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
+        say("Gemini CLI:\n");
+        for finding in kg_server::doctor::gemini(&settings, &base).await {
+            match finding {
+                Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
+                Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
+                Finding::Problem(what, fix) => say(&format!("  ! {what}; fix: {fix}\n")),
+            }
+        }
     }
     if !up {
         std::process::exit(1);

@@ -13,9 +13,10 @@
 //! model, so the memory's guidance comes from one place for every agent.
 
 use super::claude_code::merge_hooks;
-use super::courier::hook_command;
+use super::courier::{Courier, courier_command, hook_command};
 use super::files::{pretty, read_object};
 use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
+use super::installed::InstalledTarget;
 use super::servers::{add_server, loopback_port, remove_server};
 use super::{FileChange, Setup, change, remove_hooks, take_out};
 use serde_json::{Value, json};
@@ -172,6 +173,81 @@ pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
         });
     }
     Ok(changes)
+}
+
+/// How Gemini CLI reaches KG Memory, read back from its settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GeminiWiring {
+    /// No settings file: Gemini CLI has not been set up here.
+    Absent,
+    /// The file is there but not a JSON object (the reason).
+    Unreadable(String),
+    Read {
+        /// The `kg` entry's URL (`url`, or `httpUrl` as some write it by hand).
+        url: Option<String>,
+        /// Our courier hooks: Gemini CLI's event and the command read back.
+        hooks: Vec<(String, Courier)>,
+    },
+}
+
+/// Read Gemini CLI's wiring from its settings file at `path`.
+pub fn gemini_wiring(path: &Path) -> GeminiWiring {
+    let map = match read_object(path) {
+        Ok((None, _)) => return GeminiWiring::Absent,
+        Ok((Some(_), map)) => map,
+        Err(e) => return GeminiWiring::Unreadable(format!("{e:#}")),
+    };
+    let entry = &map.get("mcpServers").and_then(|s| s.get(GEMINI_SERVER));
+    let url = entry
+        .and_then(|e| e.get("url").or_else(|| e.get("httpUrl")))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut hooks = Vec::new();
+    if let Some(Value::Object(events)) = map.get("hooks") {
+        for (event, groups) in events {
+            let commands = groups
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter_map(courier_command);
+            for command in commands {
+                if let Some(courier) = Courier::parse(command) {
+                    hooks.push((event.clone(), courier));
+                }
+            }
+        }
+    }
+    GeminiWiring::Read { url, hooks }
+}
+
+/// Gemini CLI's hook events install wires, in order, each with what it brings.
+pub fn gemini_hook_events() -> impl Iterator<Item = (&'static str, &'static str)> {
+    HOOK_EVENTS.iter().map(|(event, courier, _)| {
+        let gives = match *courier {
+            "session-start" => "the preload",
+            "prompt-submit" => "prompt recall",
+            _ => "file recall and capture nudges",
+        };
+        (*event, gives)
+    })
+}
+
+/// The server Gemini CLI's installed hooks reach, when they name a port or storage
+/// root of their own (for plain `kg-memory status`).
+pub fn installed_target(path: &Path) -> Option<InstalledTarget> {
+    let GeminiWiring::Read { hooks, .. } = gemini_wiring(path) else {
+        return None;
+    };
+    let (_, courier) = hooks
+        .into_iter()
+        .find(|(_, c)| c.port.is_some() || c.storage.is_some())?;
+    Some(InstalledTarget {
+        port: courier.port,
+        storage: courier.storage,
+        source: format!("Gemini CLI's hooks in {}", path.display()),
+    })
 }
 
 #[cfg(test)]
