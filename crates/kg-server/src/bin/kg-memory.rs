@@ -667,8 +667,16 @@ fn install(
         apply(&changes, now, false)?;
         (describe(&changes, false), program(false)?)
     } else {
+        let copy_was_there = setup.exe.exists();
         let placed = program(false)?;
-        apply(&changes, now, true)?;
+        if let Err(e) = apply(&changes, now, true) {
+            // Nothing names a copy made just now: it goes too. (One that was there
+            // already serves an earlier install.)
+            if !copy_was_there && !placed.is_empty() {
+                let _ = release_program(&setup, client, false);
+            }
+            return Err(e);
+        }
         (describe(&changes, false), placed)
     };
     if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {

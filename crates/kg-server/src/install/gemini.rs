@@ -14,7 +14,7 @@
 
 use super::claude_code::merge_hooks;
 use super::courier::{Courier, courier_command, hook_command};
-use super::files::{pretty, read_object};
+use super::files::{in_file, pretty, read_object};
 use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
 use super::installed::InstalledTarget;
 use super::servers::{add_server, loopback_port, remove_server};
@@ -86,6 +86,25 @@ fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
     Value::Object(entry)
 }
 
+/// Gemini CLI's settings as a JSON object. Gemini CLI allows comments in the file;
+/// rewriting it would lose them, so such a file is refused with that said.
+fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Map<String, Value>)> {
+    read_object(path).map_err(|e| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let commented = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("//") || l.contains("/*"));
+        if commented {
+            anyhow::anyhow!(
+                "{} has comments, which Gemini CLI allows but kg-memory would lose in rewriting it. Nothing was changed. Remove the comments and run this again.",
+                path.display()
+            )
+        } else {
+            e
+        }
+    })
+}
+
 /// Where install notes what uninstall must leave (an entry added by hand).
 fn record_path(setup: &Setup) -> PathBuf {
     setup.state_dir.join("gemini-install.json")
@@ -97,7 +116,7 @@ fn record_path(setup: &Setup) -> PathBuf {
 /// stops the install. An entry with our hooks beside it is an earlier install's.
 pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let path = setup.gemini_settings.clone();
-    let (before, mut map) = read_object(&path)?;
+    let (before, mut map) = read_settings(&path)?;
     let record_path = record_path(setup);
     let (record_before, mut record) = read_object(&record_path)?;
     let mut summary = Vec::new();
@@ -130,12 +149,13 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
             is_gemini_entry,
             "`gemini mcp remove -s user kg`",
             &mut summary,
-        )?,
+        )
+        .map_err(in_file(&path))?,
     }
     let entries = HOOK_EVENTS
         .iter()
         .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
-    merge_hooks(&mut map, entries, &mut summary)?;
+    merge_hooks(&mut map, entries, &mut summary).map_err(in_file(&path))?;
     let mut changes = vec![change(path, before, &map, summary)];
     if !record_summary.is_empty() {
         changes.push(FileChange {
@@ -151,6 +171,8 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
 
 /// What `kg-memory uninstall gemini` would change.
 pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    // A file kg-memory cannot rewrite is said before anything else.
+    read_settings(&setup.gemini_settings)?;
     let record_path = record_path(setup);
     let (record_text, record) = read_object(&record_path)?;
     // An entry the person added by hand stays theirs.
@@ -192,7 +214,7 @@ pub enum GeminiWiring {
 
 /// Read Gemini CLI's wiring from its settings file at `path`.
 pub fn gemini_wiring(path: &Path) -> GeminiWiring {
-    let map = match read_object(path) {
+    let map = match read_settings(path) {
         Ok((None, _)) => return GeminiWiring::Absent,
         Ok((Some(_), map)) => map,
         Err(e) => return GeminiWiring::Unreadable(format!("{e:#}")),

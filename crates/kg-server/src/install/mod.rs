@@ -60,7 +60,7 @@ use crate::config::Settings;
 use auto_memory::{disable_auto_memory, restore_auto_memory};
 use claude_code::{CODE_SERVER, add_hooks, code_entry, is_code_entry, remove_hooks};
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
-use files::{latest_backup, pretty, read_object};
+use files::{in_file, latest_backup, pretty, read_object};
 use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
 use serde_json::{Map, Value};
 use servers::{add_server, remove_server};
@@ -215,7 +215,8 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                         is_code_entry,
                         "`claude mcp remove -s user kg`",
                         &mut summary,
-                    )?;
+                    )
+                    .map_err(in_file(&mcp_path))?;
                     // The hand-added entry is gone: the one added now is ours.
                     if record.shift_remove(HAND_ADDED).is_some() {
                         record_summary.push(format!(
@@ -233,7 +234,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             }
             let mcp = change(mcp_path, before, &map, summary);
             let mut summary = Vec::new();
-            add_hooks(&mut settings, setup, &mut summary)?;
+            add_hooks(&mut settings, setup, &mut summary).map_err(in_file(&settings_path))?;
             if setup.disable_auto_memory {
                 disable_auto_memory(
                     &mut settings,
@@ -274,7 +275,8 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                 is_desktop_entry,
                 &format!("delete \"{DESKTOP_SERVER}\" under \"mcpServers\" in that file"),
                 &mut summary,
-            )?;
+            )
+            .map_err(in_file(&path))?;
             Ok(vec![change(path, before, &map, summary)])
         }
         Client::Gemini => gemini::install(setup),
