@@ -23,6 +23,7 @@ pub(crate) fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
         "KG_CLOCK_FILE",
         "XDG_STATE_HOME",
         "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
     ] {
         cmd.env_remove(var);
     }
