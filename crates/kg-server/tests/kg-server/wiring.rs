@@ -302,7 +302,7 @@ fn unknown_flags_are_refused_with_a_usage_line() {
         assert_eq!(out, "", "{args:?}");
         // A wrong value lists the right ones instead.
         assert!(
-            err.contains("Usage: kg-memory") || err.contains("[possible values: plugin]"),
+            err.contains("Usage: kg-memory") || err.contains("[possible values: plugin, gemini]"),
             "{args:?}: {err}"
         );
     }
