@@ -328,11 +328,13 @@ pub fn session_slots(
 }
 
 /// Render both levels for a session (full read or preload); locks user then project.
-/// Also answers the view time of what it shows (see [`Store::event_ts`]).
+/// Also answers the view time of what it shows (see [`Store::event_ts`]). A preload is
+/// sized for the `client` that shows it.
 pub fn render_session(
     store: &Store,
     sid: &str,
     kind: ReadKind,
+    client: pages::Client,
     header: Option<&str>,
     preloaded: Option<&HashSet<String>>,
     now: f64,
@@ -348,15 +350,17 @@ pub fn render_session(
         .map(|p| debt_line(store.level_debt_now(p, now)));
     let empty = crate::graph::Graph::default();
     let budgets = store.config().budgets;
+    let ours = store.config().policy == Policy::Ours;
     let budget = match kind {
         ReadKind::FullRead => budgets.read,
+        ReadKind::Preload if ours => client.preload_budget(budgets.preload),
         ReadKind::Preload => budgets.preload,
     };
-    // Ours measures the preload as Claude Code does, in UTF-16 code units; the render
-    // counts characters, so a text over the budget in that unit is rendered again
-    // with the excess taken off.
-    let unit = match (kind, store.config().policy) {
-        (ReadKind::Preload, Policy::Ours) => pages::Unit::Utf16,
+    // Ours measures the preload as its client does (Claude Code in UTF-16 code units,
+    // Codex in bytes); the render counts characters, so a text over the budget in that
+    // unit is rendered again with the excess taken off.
+    let unit = match kind {
+        ReadKind::Preload if ours => client.unit(),
         _ => pages::Unit::Chars,
     };
     let mut opts = ReadOptions {
@@ -390,7 +394,10 @@ pub fn render_session(
             if size <= budget || opts.budget == 0 {
                 break;
             }
-            opts.budget = opts.budget.saturating_sub(size - budget);
+            // In proportion: bytes of a non-Latin text can be twice its characters,
+            // and taking off only the excess would leave it over again and again.
+            let scaled = (opts.budget as u128 * budget as u128 / size as u128) as usize;
+            opts.budget = scaled.min(opts.budget - 1);
             rendered = render_read(levels, &opts);
         }
         (rendered, viewed_at)
@@ -412,6 +419,7 @@ fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
         store,
         sid,
         ReadKind::FullRead,
+        pages::Client::ClaudeCode,
         None,
         preloaded.as_ref(),
         now,

@@ -100,14 +100,32 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     // The holder of the storage root, whatever port it chose; else the configured one.
     let (base, _) = crate::root_lock::server_of(settings);
     let w = wiring(p.claude, p.project, settings.port);
-    let gemini_hooks = match crate::install::gemini::gemini_wiring(
-        &crate::install::gemini::settings_path(&settings.home),
-    ) {
-        crate::install::gemini::GeminiWiring::Read { hooks, .. } => hooks,
+    let codex = crate::install::CodexHome::from_env(&settings.home);
+    let codex_wired = crate::install::codex_wiring(&codex);
+
+    let gemini_path = crate::install::gemini::settings_path(&settings.home);
+    let gemini_wired = crate::install::gemini::gemini_wiring(&gemini_path);
+    let gemini_hooks = match &gemini_wired {
+        crate::install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
         _ => Vec::new(),
     };
-
-    report.section("Programs", programs(&w, &gemini_hooks));
+    let mut programs = programs(&w);
+    // Codex's and Gemini CLI's hooks run a program too.
+    hook_programs(
+        &mut programs,
+        ("Codex's", "codex"),
+        codex_wired
+            .hooks
+            .iter()
+            .filter_map(|(_, command)| crate::install::Courier::parse(command))
+            .map(|c| c.program),
+    );
+    hook_programs(
+        &mut programs,
+        ("Gemini CLI's", "gemini"),
+        gemini_hooks.iter().map(|(_, c)| c.program.clone()),
+    );
+    report.section("Programs", programs);
 
     let answerer = who_answers(&base, settings).await;
     report.section("Server", server(&answerer, settings, &base));
@@ -119,10 +137,11 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     let (lines, mut warnings) = wiring_report(&w, settings, settings.port);
     warnings.extend(mcp_warnings(&w, settings).await);
     let not_connected = lines.iter().any(|l| l.starts_with("not connected"));
-    if not_connected && !gemini_hooks.is_empty() {
-        // Another agent has the memory: Claude Code may simply not be in use.
+    // Claude Code unconnected is no fault when another agent here has the memory.
+    let codex_serves = codex_wired.url.as_deref() == Some(&format!("{}/", settings.base_url()));
+    if not_connected && (codex_serves || !gemini_hooks.is_empty()) {
         wiring_findings.push(Finding::Note(format!(
-            "Claude Code is not connected to KG Memory (`kg-memory{} install claude-code` connects it)",
+            "Claude Code is not connected (`kg-memory{} install claude-code` connects it)",
             flags(settings)
         )));
     } else if not_connected {
@@ -146,10 +165,22 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     }
     report.section("Claude Code", wiring_findings);
     report.section("Claude Desktop", desktop(settings));
-    report.section("Gemini CLI", gemini(settings, &base).await);
+    // Only where Codex is: a machine without it needs no line about it.
+    if codex.dir.is_dir() {
+        report.section("Codex CLI", codex_findings(&codex, settings));
+    }
+    // Likewise Gemini CLI.
+    if gemini_wired != crate::install::gemini::GeminiWiring::Absent {
+        report.section("Gemini CLI", gemini(settings, &base).await);
+    }
     report.section(
         "Hooks",
-        hooks_seen(settings, &w, !gemini_hooks.is_empty(), p.now),
+        hooks_seen(
+            settings,
+            &w,
+            !codex_wired.hooks.is_empty() || !gemini_hooks.is_empty(),
+            p.now,
+        ),
     );
     report.section("Sync", sync(settings));
     if up {
@@ -184,24 +215,35 @@ fn program_problem(program: &str) -> Option<String> {
     (!found).then(|| format!("`{program}` is not on PATH"))
 }
 
-fn programs(w: &Wiring, gemini_hooks: &[(String, crate::install::Courier)]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
-    let mut gemini_seen: Vec<&str> = Vec::new();
-    for (_, courier) in gemini_hooks {
-        let program = courier.program.as_str();
-        if gemini_seen.contains(&program) {
+/// Add the programs another agent's hooks run to `out`, each checked (`agent`: whose
+/// hooks, and its name for `kg-memory install`); "no agent runs kg-memory" goes.
+fn hook_programs(
+    out: &mut Vec<Finding>,
+    (whose, client): (&str, &str),
+    programs: impl IntoIterator<Item = String>,
+) {
+    let mut seen: Vec<String> = Vec::new();
+    for program in programs {
+        if seen.contains(&program) {
             continue;
         }
-        gemini_seen.push(program);
-        out.push(match program_problem(program) {
-            None => Finding::Ok(format!("Gemini CLI's hooks run {program}")),
+        if seen.is_empty() {
+            out.retain(|f| !matches!(f, Finding::Note(_)));
+        }
+        out.push(match program_problem(&program) {
+            None => Finding::Ok(format!("{whose} hooks run {program}")),
             Some(problem) => Finding::Problem(
-                format!("Gemini CLI's hooks run {program}, but {problem}"),
-                "`kg-memory install gemini` again from the kg-memory you use".to_string(),
+                format!("{whose} hooks run {program}, but {problem}"),
+                format!("`kg-memory install {client}` again from the kg-memory you use"),
             ),
         });
+        seen.push(program);
     }
+}
+
+fn programs(w: &Wiring) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
     for hook in &w.hooks {
         let program = hook.courier.program.as_str();
         if seen.contains(&program) {
@@ -500,9 +542,91 @@ pub async fn gemini(settings: &Settings, base: &str) -> Vec<Finding> {
     found
 }
 
+/// Codex's wiring against this server: its MCP entry, our hooks in its `hooks.json`,
+/// the programs they run. `kg-memory status` prints the same findings.
+pub fn codex_findings(codex: &crate::install::CodexHome, settings: &Settings) -> Vec<Finding> {
+    use crate::install::{Courier, codex_wiring};
+    let w = codex_wiring(codex);
+    let again = format!("`kg-memory{} install codex`", flags(settings));
+    let mut found = Vec::new();
+    if let Some(e) = &w.config_error {
+        found.push(Finding::Problem(
+            format!("{e}; Codex cannot read it either"),
+            "repair the file by hand (its .bak-kg-* copies hold earlier versions)".to_string(),
+        ));
+    }
+    let ours = format!("{}/", settings.base_url());
+    match &w.url {
+        Some(url) if *url == ours => found.push(Finding::Ok(format!(
+            "MCP server \"kg\" in {}: {url}",
+            codex.config().display()
+        ))),
+        Some(url) => found.push(Finding::Problem(
+            format!(
+                "Codex's MCP server \"kg\" points at {url}, not at this memory's server {ours}"
+            ),
+            format!("{again} (if it refuses, `codex mcp remove kg` first)"),
+        )),
+        None if w.config_error.is_none() && w.hooks.is_empty() => {
+            found.push(Finding::Note(format!(
+                "Codex is here but not connected ({again} connects it)"
+            )));
+            return found;
+        }
+        None => found.push(Finding::Problem(
+            "Codex has no MCP server \"kg\": its sessions get no memory tools".to_string(),
+            again.clone(),
+        )),
+    }
+    let mut events: Vec<&str> = Vec::new();
+    for (event, command) in &w.hooks {
+        let Some(c) = Courier::parse(command) else {
+            continue;
+        };
+        events.push(event);
+        let port = c.port.unwrap_or(crate::config::DEFAULT_PORT);
+        let storage = c
+            .storage
+            .clone()
+            .unwrap_or_else(|| crate::config::default_storage_root(&settings.home));
+        if let Some(problem) = program_problem(&c.program) {
+            found.push(Finding::Problem(
+                format!("Codex's {event} hook runs {}, but {problem}", c.program),
+                again.clone(),
+            ));
+        } else if port != settings.port || storage != settings.storage_root {
+            found.push(Finding::Problem(
+                format!(
+                    "Codex's {event} hook reaches port {port}, storage {}; this memory is port {}, storage {}",
+                    storage.display(),
+                    settings.port,
+                    settings.storage_root.display()
+                ),
+                again.clone(),
+            ));
+        }
+    }
+    if events.is_empty() {
+        found.push(Finding::Note(format!(
+            "only the MCP tools are wired: no preload, prompt recall or file recall ({again} adds the hooks)"
+        )));
+    } else {
+        found.push(Finding::Ok(format!(
+            "hooks {} in {}",
+            events.join(", "),
+            codex.hooks().display()
+        )));
+        found.push(Finding::Note(
+            "Codex runs a hook only once you trust it: /hooks in a Codex session lists them"
+                .to_string(),
+        ));
+    }
+    found
+}
+
 /// The newest session a Claude Code hook bound, from the root's `sessions.json`.
-fn hooks_seen(settings: &Settings, w: &Wiring, gemini_wired: bool, now: f64) -> Vec<Finding> {
-    let wired = !w.hooks.is_empty() || w.plugin_enabled.is_some() || gemini_wired;
+fn hooks_seen(settings: &Settings, w: &Wiring, codex_hooks: bool, now: f64) -> Vec<Finding> {
+    let wired = !w.hooks.is_empty() || w.plugin_enabled.is_some() || codex_hooks;
     let sessions: Value = std::fs::read(settings.storage_root.join("sessions.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -517,7 +641,7 @@ fn hooks_seen(settings: &Settings, w: &Wiring, gemini_wired: bool, now: f64) -> 
     vec![match (wired, newest) {
         (false, _) => Finding::Note("no hooks are wired, so none is expected".to_string()),
         (true, None) => Finding::Note(
-            "no agent session has reached this memory through its hooks yet (in the last day)"
+            "no agent's session has reached this memory through its hooks yet (in the last day)"
                 .to_string(),
         ),
         (true, Some(ts)) => {

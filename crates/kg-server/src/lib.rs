@@ -23,6 +23,7 @@ pub mod rest;
 pub mod root_lock;
 pub mod route_check;
 pub mod session_notice;
+pub mod setup_cli;
 pub mod state;
 pub mod stdio;
 pub mod steps;

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     ClaudeCode,
+    Codex,
     Gemini,
 }
 
@@ -24,6 +25,11 @@ impl Agent {
             Agent::ClaudeCode => {
                 "run /mcp, select the KG Memory server (kg, or plugin:knowledge-graph:kg) and choose Reconnect"
             }
+            // Codex connects its MCP servers when a session (re)starts; a resumed one
+            // keeps the conversation.
+            Agent::Codex => {
+                "leave this session and run `codex resume --last`: it goes on with this conversation, tools connected"
+            }
             Agent::Gemini => "run /mcp reload",
         }
     }
@@ -31,6 +37,7 @@ impl Agent {
     fn title(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
         }
     }
@@ -38,6 +45,7 @@ impl Agent {
     fn install_name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
             Agent::Gemini => "gemini",
         }
     }
@@ -89,7 +97,13 @@ fn words(why: &Offline<'_>, agent: Agent, settings: &Settings, base: &str) -> (S
     let title = agent.title();
     match why {
         Offline::Starting => (
-            kg_core::server_warming_up(base),
+            match agent {
+                // The reference's words, which name Claude Code's /mcp menu.
+                Agent::ClaudeCode => kg_core::server_warming_up(base),
+                _ => format!(
+                    "KG memory server is starting, so this session's kg_* tools may be offline for a moment. Check {base}/health; once it answers, if the kg_* tools are still missing, tell the user: to get memory in this session, {reconnect}."
+                ),
+            },
             format!(
                 "KG Memory: no server was running, so this session started without its memory tools; one is starting now at {base}. To get memory in this session, {reconnect}."
             ),
@@ -152,6 +166,31 @@ pub fn install_closing_words(serve: &str) -> String {
     )
 }
 
+/// What `kg-memory install codex` says once done.
+pub fn codex_closing_words(serve: &str) -> String {
+    format!(
+        "Done. Start the server before Codex: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\". `codex mcp list` now shows \"kg\". Codex runs a new hook only once you trust it: in your next Codex session, type /hooks and trust the three KG Memory hooks (session start, prompt, tool use); until then the memory's tools work, without its preload and recall.\n"
+    )
+}
+
+/// What `kg-memory setup` says once it connected `agents`: start the server first, then
+/// each agent's own next step.
+pub fn setup_closing_words(serve: &str, agents: &[crate::install::Client]) -> String {
+    use crate::install::Client;
+    let mut out = format!(
+        "Done. Start the server before your agents: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\".\n"
+    );
+    for agent in agents {
+        out.push_str(match agent {
+            Client::ClaudeCode => "- Claude Code: start a new session; it begins with its memory.\n",
+            Client::Codex => "- Codex CLI: in your next session, type /hooks and trust the three KG Memory hooks; until then its tools work, without preload and recall.\n",
+            Client::Gemini => "- Gemini CLI: start it in a folder you trust (it runs MCP servers and hooks only there).\n",
+            Client::ClaudeDesktop => "- Claude Desktop: restart it.\n",
+        });
+    }
+    out
+}
+
 /// The installer's closing words for Gemini CLI: its tools connect when a session
 /// starts, so the server must be up first.
 pub fn gemini_closing_words(serve: &str) -> String {
@@ -194,6 +233,13 @@ mod tests {
         ] {
             let answer =
                 session_start_offline(&why, Agent::ClaudeCode, &s, "http://127.0.0.1:9123");
+            // Codex has no /mcp Reconnect: its person and model hear Codex's way back.
+            let codex = session_start_offline(&why, Agent::Codex, &s, "http://127.0.0.1:9123");
+            assert!(!codex.contains("/mcp"), "{why:?}: {codex}");
+            if !matches!(why, Offline::PortTaken | Offline::OtherRoot(_)) {
+                let line = person_line(&codex).expect("a systemMessage");
+                assert!(line.contains("codex resume --last"), "{why:?}: {line}");
+            }
             let person = person_line(&answer).expect("a systemMessage");
             assert!(person.starts_with("KG Memory"), "{why:?}: {person}");
             assert!(

@@ -1304,3 +1304,62 @@ fn our_recall_says_nothing_twice() {
     assert!(w.prompt("cc-1", "rollback of a deploy").is_some());
     assert_eq!(w.prompt("cc-1", "rollback of a deploy again"), None);
 }
+
+#[test]
+fn a_codex_session_gets_a_preload_sized_in_bytes_for_codex() {
+    let w = World::new();
+    let writer = w.store.register_session(None, None, T).expect("session");
+    // Cyrillic gists: two bytes per character, one UTF-16 unit, so the units differ.
+    for i in 0..70 {
+        let gist = format!("Заметка номер {i}: {}", "память агента ".repeat(18));
+        let answer = tools::kg_put_node(
+            &w.store,
+            &PutNodeArgs {
+                session_id: writer.clone(),
+                level: Level::User,
+                id: format!("note-{i}"),
+                gist,
+                notes: None,
+                touches: None,
+            },
+            T,
+        );
+        assert!(!answer.is_error, "{}", answer.text);
+    }
+    let home = w.store.config().home.clone();
+    let boot = |id: &str, transcript: &str| {
+        kg_core::session_bootstrap(
+            &w.store,
+            &kg_core::BootstrapRequest {
+                project_path: home.to_string_lossy().into_owned(),
+                claude_session_id: Some(id.into()),
+                source: Some("startup".into()),
+                transcript_path: Some(transcript.into()),
+            },
+            kg_core::PreloadHeader::Standard,
+            T,
+        )
+        .expect("a preload")
+        .context
+    };
+    let codex = boot(
+        "019a0000-0000-7000-8000-00000000c0de",
+        &format!(
+            "{}/.codex/sessions/2026/12/05/rollout-2026-12-05T18-00-00-019a.jsonl",
+            home.display()
+        ),
+    );
+    let claude = boot(
+        "0b1e0000-0000-4000-8000-00000000c1a0",
+        &format!("{}/.claude/projects/-p/0b1e.jsonl", home.display()),
+    );
+    let utf16 = |t: &str| t.chars().map(char::len_utf16).sum::<usize>();
+    assert!(codex.len() <= 9_000, "{} bytes", codex.len());
+    assert!(
+        codex.len() > 8_000,
+        "the budget is used: {} bytes",
+        codex.len()
+    );
+    assert!(utf16(&claude) <= 10_000, "{} units", utf16(&claude));
+    assert!(claude.len() > 9_000, "Claude Code counts units, not bytes");
+}

@@ -64,6 +64,12 @@ enum Command {
     Install(InstallArgs),
     /// Remove exactly what install added
     Uninstall(UninstallArgs),
+    /// Find the agents installed here (Claude Code, Codex CLI, Gemini CLI, Claude Desktop), show
+    /// what connecting each would change, ask, and connect the chosen ones
+    ///
+    /// The same changes as `kg-memory install <agent>`: each edited file is backed up
+    /// first, and `kg-memory uninstall <agent>` takes them back out.
+    Setup(SetupArgs),
     /// Bring existing memory in: the MCP memory server's memory.jsonl, or Claude
     /// Code's CLAUDE.md / MEMORY.md bullets
     ///
@@ -172,6 +178,8 @@ enum Via {
     /// Gemini CLI's hooks (`kg-memory install gemini`): Claude Code's routes are not
     /// consulted, and a session without memory is told Gemini CLI's way back.
     Gemini,
+    /// Codex CLI's hooks (`kg-memory install codex`), likewise in Codex's words.
+    Codex,
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +197,19 @@ struct InstallArgs {
 }
 
 #[derive(Debug, Args)]
+struct SetupArgs {
+    /// Connect without asking
+    #[arg(long)]
+    yes: bool,
+    /// Only these agents, comma-separated (set up even when not found here)
+    #[arg(long, value_delimiter = ',', value_name = "AGENTS")]
+    only: Vec<ClientName>,
+    /// Show what would change (a diff per file, secrets redacted), and change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Args)]
 struct UninstallArgs {
     /// Which client's configuration to change
     client: ClientName,
@@ -201,6 +222,7 @@ struct UninstallArgs {
 enum ClientName {
     ClaudeCode,
     ClaudeDesktop,
+    Codex,
     Gemini,
 }
 
@@ -209,6 +231,7 @@ impl From<ClientName> for kg_server::install::Client {
         match name {
             ClientName::ClaudeCode => Self::ClaudeCode,
             ClientName::ClaudeDesktop => Self::ClaudeDesktop,
+            ClientName::Codex => Self::Codex,
             ClientName::Gemini => Self::Gemini,
         }
     }
@@ -291,9 +314,11 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
     let mut settings = settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
-    // Claude Code's wiring first, else Gemini CLI's.
-    let installed =
-        kg_server::install::installed_target(&claude, project.as_deref()).or_else(|| {
+    // Claude Code's wiring first, else Codex's, else Gemini CLI's.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    let installed = kg_server::install::installed_target(&claude, project.as_deref())
+        .or_else(|| kg_server::install::codex_installed_target(&codex))
+        .or_else(|| {
             kg_server::install::gemini::installed_target(
                 &kg_server::install::gemini::settings_path(&settings.home),
             )
@@ -500,18 +525,27 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
     }
-    // Gemini CLI, where it has been set up.
     use kg_server::doctor::Finding;
-    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
-    if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
-        say("Gemini CLI:\n");
-        for finding in kg_server::doctor::gemini(&settings, &base).await {
+    let show = |findings: Vec<Finding>| {
+        for finding in findings {
             match finding {
                 Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
                 Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
-                Finding::Problem(what, fix) => say(&format!("  ! {what}; fix: {fix}\n")),
+                Finding::Problem(what, fix) => say(&format!("  ! {what}. Fix: {fix}\n")),
             }
         }
+    };
+    // How Codex reaches it, where Codex is.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    if codex.dir.is_dir() {
+        say("Codex CLI:\n");
+        show(kg_server::doctor::codex_findings(&codex, &settings));
+    }
+    // Gemini CLI, where it has been set up.
+    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
+    if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
+        say("Gemini CLI:\n");
+        show(kg_server::doctor::gemini(&settings, &base).await);
     }
     if !up {
         std::process::exit(1);
@@ -583,8 +617,12 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let event = HookEvent::parse(&name)?;
         let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
-        if args.via == Some(Via::Gemini) {
-            return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+        match args.via {
+            Some(Via::Gemini) => {
+                return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+            }
+            Some(Via::Codex) => return run(event, Agent::Codex, &stdin, &settings, deadline).await,
+            _ => {}
         }
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);
@@ -696,11 +734,36 @@ fn install(
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
+        (Client::Codex, false) => kg_server::session_notice::codex_closing_words(&serve),
         (Client::Gemini, false) => kg_server::session_notice::gemini_closing_words(&serve),
+        (Client::Codex, true) => "Done. Start a new Codex session.\n".to_string(),
         (_, true) => format!("Done. Restart {}.\n", client.title()),
     }
     .as_str());
     Ok(())
+}
+
+fn setup(args: SetupArgs, flags: Where) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let settings = settings(flags)?;
+    let setup = kg_server::install::Setup::for_program(
+        &settings,
+        &std::env::current_exe().context("cannot find this program's own path")?,
+    );
+    let request = kg_server::setup_cli::SetupRequest {
+        yes: args.yes,
+        only: args.only.into_iter().map(Into::into).collect(),
+        dry_run: args.dry_run,
+    };
+    let mut ask = |question: &str| kg_server::import::confirm(question, say);
+    kg_server::setup_cli::run(
+        &request,
+        &setup,
+        kg_server::clock::Clock::System.now(),
+        say,
+        &mut ask,
+        std::io::stdin().is_terminal(),
+    )
 }
 
 /// Print to standard output. A reader that went away (`kg-memory … | head`) is no
@@ -783,6 +846,7 @@ fn main() {
                 install(a.client, a.dry_run, a.disable_auto_memory, false, server)
             }
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
+            Command::Setup(a) => setup(a, server),
             Command::Import(args) => match settings(server) {
                 Ok(settings) => kg_server::import::run(args, &settings, say).await,
                 Err(e) => Err(e),

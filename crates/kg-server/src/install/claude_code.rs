@@ -26,14 +26,14 @@ pub(super) fn code_entry(setup: &Setup) -> Value {
     json!({"type": "http", "url": setup.url()})
 }
 
-fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
+fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>, via: Option<&str>) -> Value {
     let mut entry = Map::new();
     if let Some(m) = matcher {
         entry.insert("matcher".into(), Value::String(m.into()));
     }
     entry.insert(
         "hooks".into(),
-        json!([{"type": "command", "command": hook_command(setup, event, None)}]),
+        json!([{"type": "command", "command": hook_command(setup, event, via)}]),
     );
     Value::Object(entry)
 }
@@ -69,7 +69,23 @@ pub(super) fn add_hooks(
 ) -> anyhow::Result<()> {
     let entries = HOOK_EVENTS
         .iter()
-        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, None)));
+    merge_hooks(settings, entries, summary)
+}
+
+/// The courier hooks of an agent whose hooks file has Claude Code's shape (Codex's
+/// `hooks.json`): its event name, our courier's, and the tool matcher, per hook; `via`
+/// tells the courier which agent runs it.
+pub(super) fn add_hook_events(
+    settings: &mut Map<String, Value>,
+    setup: &Setup,
+    events: &[(&str, &str, Option<&str>)],
+    via: Option<&str>,
+    summary: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let entries = events
+        .iter()
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, via)));
     merge_hooks(settings, entries, summary)
 }
 

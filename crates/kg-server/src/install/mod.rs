@@ -23,6 +23,7 @@
 mod auto_memory;
 mod claude_code;
 mod claude_config;
+mod codex;
 mod courier;
 mod desktop;
 mod dry_run;
@@ -36,6 +37,9 @@ mod wiring;
 
 pub use auto_memory::AUTO_MEMORY;
 pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
+pub use codex::{
+    CODEX_HOME, CodexHome, CodexWiring, codex_installed_target, codex_server_url, codex_wiring,
+};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
@@ -49,7 +53,8 @@ pub fn desktop_config_path(home: &Path) -> PathBuf {
 }
 pub use installed::{InstalledTarget, installed_target, settings_env};
 pub use stable::{
-    ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,
+    ProgramUser, in_build_tree, place_program, program_in_place, release_program, stable_path,
+    user_bin_dir,
 };
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
@@ -58,7 +63,14 @@ pub use wiring::{
 
 use crate::config::Settings;
 use auto_memory::{disable_auto_memory, restore_auto_memory};
-use claude_code::{CODE_SERVER, add_hooks, code_entry, is_code_entry, remove_hooks};
+use claude_code::{
+    CODE_SERVER, add_hook_events, add_hooks, code_entry, is_code_entry, remove_hooks,
+};
+use codex::{
+    CODEX_HOOK_EVENTS, CODEX_SERVER, codex_server_url as toml_server_url, has_codex_server,
+    read_toml, remove_codex_server, same_but_blank_lines, set_codex_server, with_instructions,
+    without_instructions,
+};
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
 use files::{in_file, latest_backup, pretty, read_object};
 use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
@@ -72,17 +84,21 @@ use wiring::refuse_beside_plugin;
 pub enum Client {
     ClaudeCode,
     ClaudeDesktop,
+    Codex,
     Gemini,
 }
 
 impl Client {
+    /// Every client the installer knows, in the order `setup` goes through them.
+    pub const ALL: [Client; 4] = [
+        Client::ClaudeCode,
+        Client::Codex,
+        Client::Gemini,
+        Client::ClaudeDesktop,
+    ];
+
     pub fn parse(name: &str) -> Option<Client> {
-        match name {
-            "claude-code" => Some(Client::ClaudeCode),
-            "claude-desktop" => Some(Client::ClaudeDesktop),
-            "gemini" => Some(Client::Gemini),
-            _ => None,
-        }
+        Client::ALL.into_iter().find(|c| c.name() == name)
     }
 
     /// Its name on the command line (`kg-memory install <name>`).
@@ -90,6 +106,7 @@ impl Client {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::ClaudeDesktop => "claude-desktop",
+            Client::Codex => "codex",
             Client::Gemini => "gemini",
         }
     }
@@ -99,6 +116,7 @@ impl Client {
         match self {
             Client::ClaudeCode => "Claude Code",
             Client::ClaudeDesktop => "Claude Desktop",
+            Client::Codex => "Codex CLI",
             Client::Gemini => "Gemini CLI",
         }
     }
@@ -136,6 +154,8 @@ pub struct Setup {
     pub state_dir: PathBuf,
     /// Where Claude Code keeps its user configuration (`CLAUDE_CONFIG_DIR` honoured).
     pub claude: ClaudeConfig,
+    /// Codex CLI's home (`CODEX_HOME` honoured).
+    pub codex: CodexHome,
     /// Gemini CLI's user settings file (`GEMINI_CLI_HOME` honoured).
     pub gemini_settings: PathBuf,
 }
@@ -149,6 +169,7 @@ impl Setup {
             disable_auto_memory: false,
             state_dir: settings.state_dir(),
             claude: ClaudeConfig::from_env(&settings.home),
+            codex: CodexHome::from_env(&settings.home),
             gemini_settings: gemini::settings_path(&settings.home),
         }
     }
@@ -176,20 +197,35 @@ impl Setup {
     /// Where install notes what it must restore at uninstall: one record per Claude
     /// Code configuration, as each `CLAUDE_CONFIG_DIR` has its own settings to restore.
     fn record_path(&self) -> PathBuf {
-        if self.claude == ClaudeConfig::in_home(self.home()) {
-            return self.state_dir.join("claude-code-install.json");
+        self.record_for(
+            "claude-code",
+            &self.claude.dir,
+            self.claude != ClaudeConfig::in_home(self.home()),
+        )
+    }
+
+    /// The same for Codex: one record per Codex home.
+    fn codex_record_path(&self) -> PathBuf {
+        self.record_for(
+            "codex",
+            &self.codex.dir,
+            self.codex != CodexHome::in_home(self.home()),
+        )
+    }
+
+    fn record_for(&self, client: &str, dir: &Path, moved: bool) -> PathBuf {
+        if !moved {
+            return self.state_dir.join(format!("{client}-install.json"));
         }
         // The folder in the name, every other character a dash (as Claude Code names
         // a project's folder after its path).
-        let folder: String = self
-            .claude
-            .dir
+        let folder: String = dir
             .to_string_lossy()
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         self.state_dir
-            .join(format!("claude-code-install{folder}.json"))
+            .join(format!("{client}-install{folder}.json"))
     }
 }
 
@@ -258,6 +294,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             }
             Ok(changes)
         }
+        Client::Codex => plan_codex_install(setup),
         Client::ClaudeDesktop => {
             let path = desktop_config(setup.home());
             if !path.parent().is_some_and(Path::is_dir) {
@@ -373,13 +410,170 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
                 remove_server(m, DESKTOP_SERVER, is_desktop_entry, s)
             })?;
         }
+        Client::Codex => {
+            edit(setup.codex.hooks(), &|m, s| remove_hooks(m, s))?;
+            let record_path = setup.codex_record_path();
+            let (record_text, record) = read_object(&record_path)?;
+            if !recorded_as_hand_added(&record) {
+                let path = setup.codex.config();
+                let (before, mut doc) = read_toml(&path)?;
+                let mut summary = Vec::new();
+                remove_codex_server(&mut doc, &mut summary);
+                if let (Some(before), false) = (before, summary.is_empty()) {
+                    let after = doc.to_string();
+                    changes.push(FileChange {
+                        after: restored(&path, &after),
+                        path,
+                        before: Some(before),
+                        summary,
+                        ours: false,
+                    });
+                }
+            }
+            let path = setup.codex.agents();
+            if let Ok(before) = std::fs::read_to_string(&path)
+                && let Some(after) = without_instructions(&before)
+            {
+                changes.push(FileChange {
+                    after: restored(&path, &after),
+                    path,
+                    before: Some(before),
+                    summary: vec!["remove the KG Memory instructions".into()],
+                    ours: false,
+                });
+            }
+            if record_text.is_some() {
+                changes.push(FileChange {
+                    path: record_path,
+                    before: record_text,
+                    after: None,
+                    summary: vec!["forget what install noted".into()],
+                    ours: true,
+                });
+            }
+        }
         Client::Gemini => return gemini::uninstall(setup),
     }
     Ok(changes)
 }
 
+/// A text file with our part taken out: its original bytes when nothing but blank
+/// lines differs from the backup install made, nothing (delete it) when install
+/// created it and nothing else is in it, else what is left.
+fn restored(path: &Path, after: &str) -> Option<String> {
+    match latest_backup(path) {
+        Some(original) if same_but_blank_lines(&original, after) => Some(original),
+        None if after.trim().is_empty() => None,
+        _ => Some(after.to_string()),
+    }
+}
+
+/// What `install codex` would change: the MCP server in `config.toml` (a hand-added
+/// `kg` entry at this server's address is kept as it is, one elsewhere stops the
+/// install), the courier hooks in `hooks.json`, the instructions in `AGENTS.md`.
+fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    let url = setup.url();
+    let config_path = setup.codex.config();
+    let (config_before, mut doc) = read_toml(&config_path)?;
+    let record_path = setup.codex_record_path();
+    let (record_before, mut record) = read_object(&record_path)?;
+    let mut record_summary = Vec::new();
+    let mut summary = Vec::new();
+    // Ours when install's record is there and says nothing of a hand-added entry.
+    let ours = record_before.is_some() && !recorded_as_hand_added(&record);
+    match toml_server_url(&doc) {
+        _ if !has_codex_server(&doc) || ours => {
+            set_codex_server(&mut doc, &url, &mut summary)?;
+            if record.shift_remove(HAND_ADDED).is_some() || record_before.is_none() {
+                record.insert("mcpServer".into(), Value::String(CODEX_SERVER.into()));
+                record_summary.push(format!(
+                    "note that the MCP server \"{CODEX_SERVER}\" is the installer's"
+                ));
+            }
+        }
+        Some(theirs) if theirs == url => {
+            if !recorded_as_hand_added(&record) {
+                record.insert(HAND_ADDED.into(), Value::Bool(true));
+                record_summary.push(format!(
+                    "keep the MCP server \"{CODEX_SERVER}\" you added by hand as it is (uninstall leaves it too)"
+                ));
+            }
+        }
+        theirs => anyhow::bail!(
+            "Codex already has an MCP server \"{CODEX_SERVER}\" in {} ({}), not added by this installer; nothing was changed. Either remove it (`codex mcp remove {CODEX_SERVER}`) and run `kg-memory install codex` again, or keep it and install with the --port and --storage of the server it reaches",
+            config_path.display(),
+            theirs.map_or("without a url".to_string(), |u| format!("at {u}"))
+        ),
+    }
+    let config_after = if summary.is_empty() {
+        config_before.clone()
+    } else {
+        Some(doc.to_string())
+    };
+    let mut changes = vec![FileChange {
+        path: config_path,
+        before: config_before,
+        after: config_after,
+        summary,
+        ours: false,
+    }];
+    let hooks_path = setup.codex.hooks();
+    let (hooks_before, mut hooks) = read_object(&hooks_path)?;
+    let mut summary = Vec::new();
+    add_hook_events(
+        &mut hooks,
+        setup,
+        &CODEX_HOOK_EVENTS,
+        Some(codex::VIA_CODEX),
+        &mut summary,
+    )?;
+    changes.push(change(hooks_path, hooks_before, &hooks, summary));
+    let agents_path = setup.codex.agents();
+    let agents_before = match std::fs::read_to_string(&agents_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", agents_path.display()),
+    };
+    let agents_after = with_instructions(agents_before.as_deref());
+    let summary = if agents_before.as_deref() == Some(agents_after.as_str()) {
+        Vec::new()
+    } else if agents_before
+        .as_deref()
+        .is_some_and(codex::instructions_current)
+        || agents_before
+            .as_deref()
+            .and_then(without_instructions)
+            .is_some()
+    {
+        vec!["bring the KG Memory instructions up to date".into()]
+    } else {
+        vec!["add the KG Memory instructions (how to use the memory's tools)".into()]
+    };
+    changes.push(FileChange {
+        after: if summary.is_empty() {
+            agents_before.clone()
+        } else {
+            Some(agents_after)
+        },
+        path: agents_path,
+        before: agents_before,
+        summary,
+        ours: false,
+    });
+    if !record_summary.is_empty() {
+        changes.push(FileChange {
+            path: record_path,
+            before: record_before,
+            after: Some(pretty(&record)),
+            summary: record_summary,
+            ours: true,
+        });
+    }
+    Ok(changes)
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
     use serde_json::json;
@@ -395,12 +589,13 @@ mod tests {
     }
 
     /// A setup inside a temporary home: the tests beside each part of the installer share it.
-    pub(super) fn setup(home: &Path) -> Setup {
+    pub(crate) fn setup(home: &Path) -> Setup {
         let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
         // Whatever XDG_STATE_HOME and CLAUDE_CONFIG_DIR say, everything stays inside the
         // test's home.
         s.state_dir = home.join(".state");
         s.claude = ClaudeConfig::in_home(home);
+        s.codex = CodexHome::in_home(home);
         s.gemini_settings = home.join(".gemini/settings.json");
         s
     }

@@ -223,6 +223,55 @@ fn status_reads_the_plugins_port_from_claude_codes_settings() {
     insta::assert_snapshot!("doctor_plugin_with_port_in_settings", out);
 }
 
+/// `kg-memory --port P --storage S install codex` (and no Claude Code wiring): plain
+/// status and doctor find that server through Codex's hooks and report Codex's route;
+/// an MCP entry moved to another port by hand is flagged with its fix.
+#[test]
+fn status_and_doctor_report_the_codex_route() {
+    let server = Server::fresh();
+    let home = server.home.clone();
+    let port = server.port.to_string();
+    let storage = path(&server.storage);
+    let state = [("XDG_STATE_HOME", path(&home.join(".state")))];
+    let state: Vec<(&str, &str)> = state.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (out, err, code) = run(
+        kg(
+            &["--port", &port, "--storage", &storage, "install", "codex"],
+            &home,
+            &state,
+        ),
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", storage.clone()),
+        ("<PORT>", port.clone()),
+    ];
+    let (out, code) = status(&["status"], &home, &state, &names);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Asking the server named by the hooks in <HOME>/.codex/hooks.json"),
+        "{out}"
+    );
+    insta::assert_snapshot!("status_codex_install", out);
+    let (out, code) = status(&["doctor"], &home, &state, &names);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("doctor_codex_install", out);
+
+    // The entry edited by hand to another port: the tools would miss this memory.
+    let config = home.join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).expect("config.toml");
+    std::fs::write(&config, text.replace(&format!(":{port}/"), ":9/")).expect("write");
+    let (out, code) = status(&["doctor"], &home, &state, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  Codex's MCP server \"kg\" points at http://127.0.0.1:9/"),
+        "{out}"
+    );
+    insta::assert_snapshot!("doctor_codex_entry_elsewhere", out);
+}
+
 /// `kg-memory --port P --storage S install gemini`, then plain `kg-memory status` and
 /// `doctor`: they ask the server Gemini CLI's hooks reach and show Gemini CLI's wiring.
 #[test]

@@ -302,7 +302,8 @@ fn unknown_flags_are_refused_with_a_usage_line() {
         assert_eq!(out, "", "{args:?}");
         // A wrong value lists the right ones instead.
         assert!(
-            err.contains("Usage: kg-memory") || err.contains("[possible values: plugin, gemini]"),
+            err.contains("Usage: kg-memory")
+                || err.contains("[possible values: plugin, gemini, codex]"),
             "{args:?}: {err}"
         );
     }
