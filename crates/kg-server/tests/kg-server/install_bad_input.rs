@@ -39,7 +39,7 @@ fn an_unknown_agent_is_refused_naming_the_known_ones() {
         let (out, err, code) = run(kg(&[command, "gemini-cli"], &home, &[]), "");
         assert_eq!(code, 1, "{out}{err}");
         assert!(err.contains("'gemini-cli'"), "{err}");
-        for known in ["claude-code", "claude-desktop", "gemini"] {
+        for known in ["claude-code", "claude-desktop", "codex", "gemini"] {
             assert!(err.contains(known), "{command}: {err}");
         }
     }
@@ -90,6 +90,13 @@ const DAMAGED: &[(&str, &str, &str, &str)] = &[
         "{\"hooks\": {\"AfterTool\": \"kg-memory\"}}",
         "hooks.AfterTool is not a list",
     ),
+    (
+        "codex",
+        ".codex/config.toml",
+        "[mcp_servers\nkg = 1",
+        "is not valid TOML",
+    ),
+    ("codex", ".codex/hooks.json", "[1", "is not valid JSON"),
 ];
 
 #[test]
@@ -215,15 +222,22 @@ fn a_read_only_home_changes_nothing() {
     let (_dir, home) = temp_home();
     fs::create_dir_all(home.join(".claude")).expect("mkdir");
     fs::create_dir_all(home.join(".gemini")).expect("mkdir");
+    fs::create_dir_all(home.join(".codex")).expect("mkdir");
+    fs::write(home.join(".codex/config.toml"), "model = \"o4\"\n").expect("write");
     fs::write(home.join(".claude.json"), "{\"numStartups\": 4}").expect("write");
     fs::write(home.join(".claude/settings.json"), "{\"theme\": \"dark\"}").expect("write");
     fs::write(home.join(".gemini/settings.json"), "{\"ui\": {}}").expect("write");
     writable_by_runner(&home.join(".state"));
-    for dir in [home.join(".claude"), home.join(".gemini"), home.clone()] {
+    for dir in [
+        home.join(".claude"),
+        home.join(".gemini"),
+        home.join(".codex"),
+        home.clone(),
+    ] {
         read_only(&dir);
     }
     let before = snapshot(&home);
-    for agent in ["claude-code", "gemini"] {
+    for agent in ["claude-code", "codex", "gemini"] {
         let (out, err, code) = run(kg_unprivileged(&["install", agent], &home), "");
         assert_eq!(code, 1, "{agent}: {out}{err}");
         assert!(
@@ -233,7 +247,12 @@ fn a_read_only_home_changes_nothing() {
         assert_eq!(snapshot(&home), before, "{agent}: nothing written");
     }
     // Writable again, so the temporary home can be removed.
-    for dir in [home.clone(), home.join(".claude"), home.join(".gemini")] {
+    for dir in [
+        home.clone(),
+        home.join(".claude"),
+        home.join(".gemini"),
+        home.join(".codex"),
+    ] {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 }

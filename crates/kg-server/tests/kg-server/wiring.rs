@@ -24,6 +24,7 @@ pub(crate) fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
         "XDG_STATE_HOME",
         "CLAUDE_CONFIG_DIR",
         "GEMINI_CLI_HOME",
+        "CODEX_HOME",
     ] {
         cmd.env_remove(var);
     }
