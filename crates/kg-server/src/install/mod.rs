@@ -526,7 +526,8 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
         &CODEX_HOOK_EVENTS,
         Some(codex::VIA_CODEX),
         &mut summary,
-    )?;
+    )
+    .map_err(in_file(&hooks_path))?;
     changes.push(change(hooks_path, hooks_before, &hooks, summary));
     let agents_path = setup.codex.agents();
     let agents_before = match std::fs::read_to_string(&agents_path) {

@@ -97,6 +97,12 @@ const DAMAGED: &[(&str, &str, &str, &str)] = &[
         "is not valid TOML",
     ),
     ("codex", ".codex/hooks.json", "[1", "is not valid JSON"),
+    (
+        "codex",
+        ".codex/hooks.json",
+        "{\"hooks\": []}",
+        "\"hooks\" is not an object",
+    ),
 ];
 
 #[test]
@@ -287,4 +293,40 @@ fn an_install_that_fails_on_its_second_file_leaves_the_first_as_it_was() {
         "the first file is back, no backup, no copy"
     );
     fs::set_permissions(home.join(".claude"), fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// Codex's install writes three files; the last cannot be written (its `AGENTS.md` is a
+/// link into a read-only folder): the first two get their bytes back.
+#[test]
+fn a_codex_install_that_fails_on_its_last_file_puts_back_the_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, home) = temp_home();
+    writable_by_runner(&home);
+    writable_by_runner(&home.join(".state"));
+    writable_by_runner(&home.join(".local"));
+    let codex = home.join(".codex");
+    writable_by_runner(&codex);
+    let config = codex.join("config.toml");
+    fs::write(&config, "model = \"o4\"\n").expect("write");
+    if effective_uid() == 0 {
+        std::os::unix::fs::chown(&config, Some(NOBODY), Some(NOBODY)).expect("chown");
+    }
+    let notes = home.join("notes");
+    fs::create_dir_all(&notes).expect("mkdir");
+    fs::write(notes.join("AGENTS.md"), "Be brief.\n").expect("write");
+    std::os::unix::fs::symlink(notes.join("AGENTS.md"), codex.join("AGENTS.md")).expect("link");
+    read_only(&notes);
+    let before = snapshot(&home);
+    let (out, err, code) = run(kg_unprivileged(&["install", "codex"], &home), "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(".codex/AGENTS.md") && err.ends_with("; nothing was changed\n"),
+        "{err}"
+    );
+    assert_eq!(
+        snapshot(&home),
+        before,
+        "config.toml back, no hooks.json, no backup, no copy"
+    );
+    fs::set_permissions(&notes, fs::Permissions::from_mode(0o755)).expect("chmod");
 }
