@@ -171,7 +171,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     }
     // Likewise Gemini CLI.
     if gemini_wired != crate::install::gemini::GeminiWiring::Absent {
-        report.section("Gemini CLI", gemini(settings, &base).await);
+        report.section("Gemini CLI", gemini(settings, &base, p.project).await);
     }
     report.section(
         "Hooks",
@@ -430,7 +430,7 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
 
 /// Gemini CLI's wiring: its `kg` entry reaches this memory's server (at `base`), its
 /// hooks name this server and a program that runs. `kg-memory status` shows the same.
-pub async fn gemini(settings: &Settings, base: &str) -> Vec<Finding> {
+pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> Vec<Finding> {
     use crate::install::gemini::{GeminiWiring, gemini_hook_events, gemini_wiring, settings_path};
     let path = settings_path(&settings.home);
     let install = format!("`kg-memory{} install gemini`", flags(settings));
@@ -536,9 +536,22 @@ pub async fn gemini(settings: &Settings, base: &str) -> Vec<Finding> {
             lost.join(", ")
         )));
     }
-    found.push(Finding::Note(
-        "Gemini CLI runs MCP servers and hooks only in folders you trust".to_string(),
-    ));
+    // Gemini CLI runs no MCP server and no hook in a folder it does not trust.
+    if let Some(folder) = project {
+        found.push(match crate::install::gemini::trusts(&path, folder) {
+            Some(true) => Finding::Ok(format!(
+                "Gemini CLI trusts {}: kg and the hooks run there",
+                folder.display()
+            )),
+            Some(false) => Finding::Note(format!(
+                "Gemini CLI does not trust {}: kg shows as Disabled there and the hooks do not run. Trust the folder when Gemini CLI asks, or with /permissions in a session there.",
+                folder.display()
+            )),
+            None => Finding::Note(
+                "Gemini CLI runs kg and the hooks only in folders you trust; its trustedFolders.json could not be read here".to_string(),
+            ),
+        });
+    }
     found
 }
 

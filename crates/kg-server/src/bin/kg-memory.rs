@@ -545,7 +545,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
     if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
         say("Gemini CLI:\n");
-        show(kg_server::doctor::gemini(&settings, &base).await);
+        show(kg_server::doctor::gemini(&settings, &base, project.as_deref()).await);
     }
     if !up {
         std::process::exit(1);

@@ -244,6 +244,51 @@ pub fn gemini_wiring(path: &Path) -> GeminiWiring {
     GeminiWiring::Read { url, hooks }
 }
 
+/// Whether Gemini CLI trusts `folder`, as it decides (measured in 0.61.0): the
+/// `GEMINI_CLI_TRUST_WORKSPACE` variable first; every folder when the person turned
+/// folder trust off (`security.folderTrust.enabled: false`); else the rule in
+/// `trustedFolders.json` with the longest path that holds the folder (`TRUST_FOLDER`:
+/// that folder, `TRUST_PARENT`: its parent, `DO_NOT_TRUST`). No rule: not trusted.
+/// `None` when the trust file cannot be read as JSON.
+pub fn trusts(settings_file: &Path, folder: &Path) -> Option<bool> {
+    match std::env::var("GEMINI_CLI_TRUST_WORKSPACE").as_deref() {
+        Ok("true") => return Some(true),
+        Ok("false") => return Some(false),
+        _ => {}
+    }
+    if let Ok((_, map)) = read_object(settings_file)
+        && map
+            .get("security")
+            .and_then(|s| s.get("folderTrust"))
+            .and_then(|t| t.get("enabled"))
+            == Some(&Value::Bool(false))
+    {
+        return Some(true);
+    }
+    let rules_file = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| settings_file.with_file_name("trustedFolders.json"));
+    let (_, rules) = read_object(&rules_file).ok()?;
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let folder = real(folder);
+    let mut best: Option<(usize, &str)> = None;
+    for (rule, level) in &rules {
+        let Some(level) = level.as_str() else {
+            continue;
+        };
+        let rule_path = Path::new(rule);
+        let covers = if level == "TRUST_PARENT" {
+            rule_path.parent().unwrap_or(rule_path)
+        } else {
+            rule_path
+        };
+        if folder.starts_with(real(covers)) && best.is_none_or(|(len, _)| rule.len() > len) {
+            best = Some((rule.len(), level));
+        }
+    }
+    Some(matches!(best, Some((_, "TRUST_FOLDER" | "TRUST_PARENT"))))
+}
+
 /// Gemini CLI's hook events install wires, in order, each with what it brings.
 pub fn gemini_hook_events() -> impl Iterator<Item = (&'static str, &'static str)> {
     HOOK_EVENTS.iter().map(|(event, courier, _)| {
@@ -399,6 +444,46 @@ mod tests {
             "{err}"
         );
         assert_eq!(fs::read_to_string(&path).expect("read"), by_hand);
+    }
+
+    #[test]
+    fn trust_follows_the_longest_rule_that_holds_the_folder() {
+        let home = tempfile::tempdir().expect("home");
+        let settings = home.path().join(".gemini/settings.json");
+        let work = home.path().join("work");
+        let secret = work.join("secret");
+        let app = home.path().join("src/app");
+        for dir in [&secret, &app] {
+            fs::create_dir_all(dir).expect("mkdir");
+        }
+        // No trust file: nothing is trusted.
+        assert_eq!(trusts(&settings, &work), Some(false));
+        fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+        fs::write(
+            settings.with_file_name("trustedFolders.json"),
+            json!({
+                work.display().to_string(): "TRUST_FOLDER",
+                secret.display().to_string(): "DO_NOT_TRUST",
+                app.display().to_string(): "TRUST_PARENT",
+            })
+            .to_string(),
+        )
+        .expect("write");
+        assert_eq!(trusts(&settings, &work), Some(true));
+        assert_eq!(trusts(&settings, &work.join("sub")), Some(true));
+        assert_eq!(trusts(&settings, &secret), Some(false));
+        assert_eq!(
+            trusts(&settings, &home.path().join("src/other")),
+            Some(true)
+        );
+        assert_eq!(trusts(&settings, home.path()), Some(false));
+        // Folder trust turned off: every folder.
+        fs::write(
+            &settings,
+            r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+        )
+        .expect("write");
+        assert_eq!(trusts(&settings, home.path()), Some(true));
     }
 
     #[test]

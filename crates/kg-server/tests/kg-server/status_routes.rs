@@ -296,6 +296,12 @@ fn plain_status_finds_a_gemini_install_and_shows_its_wiring() {
         ("<STORAGE>", storage.clone()),
         ("<PORT>", port.clone()),
     ];
+    // The folder status runs in is one Gemini CLI trusts.
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        json!({path(&home.join("work")): "TRUST_FOLDER"}).to_string(),
+    )
+    .expect("trust");
     let (out, code) = status(&["status"], &home, &[], &names);
     assert_eq!(code, 0, "{out}");
     assert!(
