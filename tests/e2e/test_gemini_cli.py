@@ -102,10 +102,15 @@ def test_installed_memory_is_connected_in_a_trusted_folder(kg_server, gemini):
     project = kg_server.make_project("gem")
     untrusted = gemini.run("mcp", "list", cwd=project)
     assert "Disabled" in kg_line(untrusted), shown(untrusted)
+    # kg-memory status judges the folder's trust as Gemini CLI does.
+    status = kg_memory("status", home=gemini.home, cwd=project).stdout
+    assert f"Gemini CLI does not trust {project}" in status, status
     gemini.trust(project)
     listed = gemini.run("mcp", "list", cwd=project)
     line = kg_line(listed)
     assert CONNECTED.search(line) and kg_server.mcp_url in line, shown(listed)
+    status = kg_memory("status", home=gemini.home, cwd=project).stdout
+    assert f"Gemini CLI trusts {project}" in status and " ! " not in status, status
 
 
 def test_install_and_uninstall_give_back_the_persons_settings_byte_for_byte(kg_server, gemini):

@@ -5,7 +5,8 @@
 //!
 //! The pieces: the programs each agent's entries run; the server and who owns its
 //! port; the storage root (there, writable, damaged files moved aside); each agent's
-//! wiring (Claude Code's routes, Claude Desktop's bridge); hooks seen recently (a
+//! wiring (Claude Code's routes, Claude Desktop's bridge, Gemini CLI's entry and
+//! hooks); hooks seen recently (a
 //! session bound to a Claude Code session); sync; and suspected credentials in the
 //! memory.
 
@@ -102,31 +103,28 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     let codex = crate::install::CodexHome::from_env(&settings.home);
     let codex_wired = crate::install::codex_wiring(&codex);
 
+    let gemini_path = crate::install::gemini::settings_path(&settings.home);
+    let gemini_wired = crate::install::gemini::gemini_wiring(&gemini_path);
+    let gemini_hooks = match &gemini_wired {
+        crate::install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
+        _ => Vec::new(),
+    };
     let mut programs = programs(&w);
-    // Codex's hooks run a program too (its own findings say if it is missing).
-    let codex_programs: Vec<String> = codex_wired
-        .hooks
-        .iter()
-        .filter_map(|(_, command)| crate::install::Courier::parse(command))
-        .map(|c| c.program)
-        .fold(Vec::new(), |mut seen, p| {
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
-            seen
-        });
-    if !codex_programs.is_empty() {
-        programs.retain(|f| !matches!(f, Finding::Note(_)));
-        for program in codex_programs {
-            programs.push(match program_problem(&program) {
-                None => Finding::Ok(format!("Codex's hooks run {program}")),
-                Some(problem) => Finding::Problem(
-                    format!("Codex's hooks run {program}, but {problem}"),
-                    "`kg-memory install codex` again from the kg-memory you use".to_string(),
-                ),
-            });
-        }
-    }
+    // Codex's and Gemini CLI's hooks run a program too.
+    hook_programs(
+        &mut programs,
+        ("Codex's", "codex"),
+        codex_wired
+            .hooks
+            .iter()
+            .filter_map(|(_, command)| crate::install::Courier::parse(command))
+            .map(|c| c.program),
+    );
+    hook_programs(
+        &mut programs,
+        ("Gemini CLI's", "gemini"),
+        gemini_hooks.iter().map(|(_, c)| c.program.clone()),
+    );
     report.section("Programs", programs);
 
     let answerer = who_answers(&base, settings).await;
@@ -141,7 +139,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     let not_connected = lines.iter().any(|l| l.starts_with("not connected"));
     // Claude Code unconnected is no fault when another agent here has the memory.
     let codex_serves = codex_wired.url.as_deref() == Some(&format!("{}/", settings.base_url()));
-    if not_connected && codex_serves {
+    if not_connected && (codex_serves || !gemini_hooks.is_empty()) {
         wiring_findings.push(Finding::Note(format!(
             "Claude Code is not connected (`kg-memory{} install claude-code` connects it)",
             flags(settings)
@@ -171,9 +169,18 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     if codex.dir.is_dir() {
         report.section("Codex CLI", codex_findings(&codex, settings, true));
     }
+    // Likewise Gemini CLI.
+    if gemini_wired != crate::install::gemini::GeminiWiring::Absent {
+        report.section("Gemini CLI", gemini(settings, &base, p.project).await);
+    }
     report.section(
         "Hooks",
-        hooks_seen(settings, &w, !codex_wired.hooks.is_empty(), p.now),
+        hooks_seen(
+            settings,
+            &w,
+            !codex_wired.hooks.is_empty() || !gemini_hooks.is_empty(),
+            p.now,
+        ),
     );
     report.section("Sync", sync(settings));
     if up {
@@ -206,6 +213,32 @@ fn program_problem(program: &str) -> Option<String> {
         .map(|paths| std::env::split_paths(&paths).any(|dir| runnable(&dir.join(program))))
         .unwrap_or(false);
     (!found).then(|| format!("`{program}` is not on PATH"))
+}
+
+/// Add the programs another agent's hooks run to `out`, each checked (`agent`: whose
+/// hooks, and its name for `kg-memory install`); "no agent runs kg-memory" goes.
+fn hook_programs(
+    out: &mut Vec<Finding>,
+    (whose, client): (&str, &str),
+    programs: impl IntoIterator<Item = String>,
+) {
+    let mut seen: Vec<String> = Vec::new();
+    for program in programs {
+        if seen.contains(&program) {
+            continue;
+        }
+        if seen.is_empty() {
+            out.retain(|f| !matches!(f, Finding::Note(_)));
+        }
+        out.push(match program_problem(&program) {
+            None => Finding::Ok(format!("{whose} hooks run {program}")),
+            Some(problem) => Finding::Problem(
+                format!("{whose} hooks run {program}, but {problem}"),
+                format!("`kg-memory install {client}` again from the kg-memory you use"),
+            ),
+        });
+        seen.push(program);
+    }
 }
 
 fn programs(w: &Wiring) -> Vec<Finding> {
@@ -393,6 +426,133 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
             )],
         },
     }
+}
+
+/// Gemini CLI's wiring: its `kg` entry reaches this memory's server (at `base`), its
+/// hooks name this server and a program that runs. `kg-memory status` shows the same.
+pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> Vec<Finding> {
+    use crate::install::gemini::{GeminiWiring, gemini_hook_events, gemini_wiring, settings_path};
+    let path = settings_path(&settings.home);
+    let install = format!("`kg-memory{} install gemini`", flags(settings));
+    let (url, hooks) = match gemini_wiring(&path) {
+        GeminiWiring::Absent => {
+            return vec![Finding::Note(format!(
+                "Gemini CLI is not set up here ({install} connects it)"
+            ))];
+        }
+        GeminiWiring::Unreadable(why) => {
+            return vec![Finding::Problem(
+                why,
+                "repair the file by hand (its .bak-kg-* copies hold earlier versions), then run this again".to_string(),
+            )];
+        }
+        GeminiWiring::Read { url, hooks } => (url, hooks),
+    };
+    let mut found = Vec::new();
+    match &url {
+        None => found.push(Finding::Note(format!(
+            "Gemini CLI has no KG Memory server in {} ({install} connects it)",
+            path.display()
+        ))),
+        Some(url) => {
+            let reached = crate::route_check::base_of(url);
+            let answerer = match &reached {
+                Some(b) => who_answers(b, settings).await,
+                None => Answerer::Nobody,
+            };
+            let entry = format!(
+                "Gemini CLI's MCP server \"kg\" in {} reaches {url}",
+                path.display()
+            );
+            match answerer {
+                Answerer::Ours(_) => found.push(Finding::Ok(format!("{entry}, this memory's server"))),
+                Answerer::Stranger(why) => found.push(Finding::Problem(
+                    format!("{entry}, where the KG Memory server {}: its tools read and write that memory, not this one", why.why(&settings.storage_root)),
+                    format!("{install}, or stop the other server"),
+                )),
+                Answerer::OtherProgram => found.push(Finding::Problem(
+                    format!("{entry}, where another program (not KG Memory) listens: the tools cannot connect"),
+                    install.clone(),
+                )),
+                // No server at all is said once, in the server's section.
+                Answerer::Nobody if reached.as_deref() == Some(base) => {
+                    found.push(Finding::Ok(format!("{entry}, this memory's server's address")))
+                }
+                Answerer::Nobody => found.push(Finding::Problem(
+                    format!("{entry}, where nothing listens; this memory's server is at {base}"),
+                    install.clone(),
+                )),
+            }
+        }
+    }
+    let default_storage = crate::config::default_storage_root(&settings.home);
+    let events: Vec<&str> = hooks.iter().map(|(e, _)| e.as_str()).collect();
+    // One line per server the hooks reach, naming its events.
+    let mut elsewhere: Vec<((u16, PathBuf), Vec<&str>)> = Vec::new();
+    for (event, courier) in &hooks {
+        let port = courier.port.unwrap_or(crate::config::DEFAULT_PORT);
+        let storage = courier
+            .storage
+            .clone()
+            .unwrap_or_else(|| default_storage.clone());
+        if port == settings.port && storage == settings.storage_root {
+            continue;
+        }
+        match elsewhere
+            .iter_mut()
+            .find(|(target, _)| *target == (port, storage.clone()))
+        {
+            Some((_, events)) => events.push(event),
+            None => elsewhere.push(((port, storage), vec![event])),
+        }
+    }
+    for ((port, storage), events) in elsewhere {
+        found.push(Finding::Problem(
+            format!(
+                "Gemini CLI's hooks {} reach port {port} and storage {}, not this memory (port {}, storage {})",
+                events.join(", "),
+                storage.display(),
+                settings.port,
+                settings.storage_root.display()
+            ),
+            install.clone(),
+        ));
+    }
+    let missing: Vec<(&str, &str)> = gemini_hook_events()
+        .filter(|(e, _)| !events.contains(e))
+        .collect();
+    if missing.is_empty() {
+        found.push(Finding::Ok(format!(
+            "Gemini CLI's hooks {} run kg-memory (preload, prompt recall, file recall)",
+            events.join(", ")
+        )));
+    } else if url.is_some() {
+        let lost: Vec<String> = missing
+            .iter()
+            .map(|(event, gives)| format!("{event} ({gives})"))
+            .collect();
+        found.push(Finding::Note(format!(
+            "Gemini CLI has no KG Memory hook for {}. {install} adds it and keeps your entry.",
+            lost.join(", ")
+        )));
+    }
+    // Gemini CLI runs no MCP server and no hook in a folder it does not trust.
+    if let Some(folder) = project {
+        found.push(match crate::install::gemini::trusts(&path, folder) {
+            Some(true) => Finding::Ok(format!(
+                "Gemini CLI trusts {}: kg and the hooks run there",
+                folder.display()
+            )),
+            Some(false) => Finding::Note(format!(
+                "Gemini CLI does not trust {}: kg shows as Disabled there and the hooks do not run. Trust the folder when Gemini CLI asks, or with /permissions in a session there.",
+                folder.display()
+            )),
+            None => Finding::Note(
+                "Gemini CLI runs kg and the hooks only in folders you trust; its trustedFolders.json could not be read here".to_string(),
+            ),
+        });
+    }
+    found
 }
 
 /// Codex's wiring against this server: its MCP entry, our hooks in its `hooks.json`,

@@ -709,6 +709,38 @@ fn web_targets_count_hits_not_sessions() {
 }
 
 #[test]
+fn gemini_clis_reads_and_searches_count_as_claude_codes() {
+    let w = World::new();
+    w.session("gem-1", true);
+    w.session("gem-2", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    let read = |session: &str, now: f64| {
+        w.event(
+            session,
+            "read_file",
+            json!({"file_path": file}),
+            &w.project,
+            now,
+        )
+    };
+    assert_eq!(read("gem-1", T), None);
+    let nudge = read("gem-2", T + 1.0).expect("second session nudges");
+    assert!(nudge.starts_with("KG capture: 'src/limits.rs'"), "{nudge}");
+    let search = |now: f64| {
+        w.event(
+            "gem-1",
+            "google_web_search",
+            json!({"query": "tokio select fairness"}),
+            &w.project,
+            now,
+        )
+    };
+    assert_eq!(search(T + 700.0), None);
+    let nudge = search(T + 701.0).expect("repeated query");
+    assert!(nudge.contains("searched 2 times"), "{nudge}");
+}
+
+#[test]
 fn other_tools_and_malformed_payloads_are_ignored() {
     let w = World::new();
     w.session("cc-1", true);

@@ -314,12 +314,16 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
     let mut settings = settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
-    // Claude Code's wiring first, else Codex's.
+    // Claude Code's wiring first, else Codex's, else Gemini CLI's.
     let codex = kg_server::install::CodexHome::from_env(&settings.home);
-    if !pinned
-        && let Some(target) = kg_server::install::installed_target(&claude, project.as_deref())
-            .or_else(|| kg_server::install::codex_installed_target(&codex))
-    {
+    let installed = kg_server::install::installed_target(&claude, project.as_deref())
+        .or_else(|| kg_server::install::codex_installed_target(&codex))
+        .or_else(|| {
+            kg_server::install::gemini::installed_target(
+                &kg_server::install::gemini::settings_path(&settings.home),
+            )
+        });
+    if !pinned && let Some(target) = installed {
         settings.port = target.port.unwrap_or(settings.port);
         settings.storage_root = target.storage.unwrap_or(settings.storage_root);
         say(&format!(
@@ -521,18 +525,27 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
     }
-    // How Codex reaches it, where Codex is.
-    let codex = kg_server::install::CodexHome::from_env(&settings.home);
-    if codex.dir.is_dir() {
-        use kg_server::doctor::Finding;
-        say("Codex CLI:\n");
-        for finding in kg_server::doctor::codex_findings(&codex, &settings, false) {
+    use kg_server::doctor::Finding;
+    let show = |findings: Vec<Finding>| {
+        for finding in findings {
             match finding {
                 Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
                 Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
                 Finding::Problem(what, fix) => say(&format!("  ! {what}. Fix: {fix}\n")),
             }
         }
+    };
+    // How Codex reaches it, where Codex is.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    if codex.dir.is_dir() {
+        say("Codex CLI:\n");
+        show(kg_server::doctor::codex_findings(&codex, &settings, false));
+    }
+    // Gemini CLI, where it has been set up.
+    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
+    if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
+        say("Gemini CLI:\n");
+        show(kg_server::doctor::gemini(&settings, &base, project.as_deref()).await);
     }
     if !up {
         std::process::exit(1);
@@ -692,8 +705,16 @@ fn install(
         apply(&changes, now, false)?;
         (describe(&changes, false), program(false)?)
     } else {
+        let copy_was_there = setup.exe.exists();
         let placed = program(false)?;
-        apply(&changes, now, true)?;
+        if let Err(e) = apply(&changes, now, true) {
+            // Nothing names a copy made just now: it goes too. (One that was there
+            // already serves an earlier install.)
+            if !copy_was_there && !placed.is_empty() {
+                let _ = release_program(&setup, client, false);
+            }
+            return Err(e);
+        }
         (describe(&changes, false), placed)
     };
     if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {

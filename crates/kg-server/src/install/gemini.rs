@@ -13,9 +13,10 @@
 //! model, so the memory's guidance comes from one place for every agent.
 
 use super::claude_code::merge_hooks;
-use super::courier::hook_command;
-use super::files::{pretty, read_object};
+use super::courier::{Courier, courier_command, hook_command};
+use super::files::{in_file, pretty, read_object};
 use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
+use super::installed::InstalledTarget;
 use super::servers::{add_server, loopback_port, remove_server};
 use super::{FileChange, Setup, change, remove_hooks, take_out};
 use serde_json::{Value, json};
@@ -85,6 +86,25 @@ fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
     Value::Object(entry)
 }
 
+/// Gemini CLI's settings as a JSON object. Gemini CLI allows comments in the file;
+/// rewriting it would lose them, so such a file is refused with that said.
+fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Map<String, Value>)> {
+    read_object(path).map_err(|e| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let commented = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("//") || l.contains("/*"));
+        if commented {
+            anyhow::anyhow!(
+                "{} has comments, which Gemini CLI allows but kg-memory would lose in rewriting it. Nothing was changed. Remove the comments and run this again.",
+                path.display()
+            )
+        } else {
+            e
+        }
+    })
+}
+
 /// Where install notes what uninstall must leave (an entry added by hand).
 fn record_path(setup: &Setup) -> PathBuf {
     setup.state_dir.join("gemini-install.json")
@@ -96,7 +116,7 @@ fn record_path(setup: &Setup) -> PathBuf {
 /// stops the install. An entry with our hooks beside it is an earlier install's.
 pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let path = setup.gemini_settings.clone();
-    let (before, mut map) = read_object(&path)?;
+    let (before, mut map) = read_settings(&path)?;
     let record_path = record_path(setup);
     let (record_before, mut record) = read_object(&record_path)?;
     let mut summary = Vec::new();
@@ -129,12 +149,13 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
             is_gemini_entry,
             "`gemini mcp remove -s user kg`",
             &mut summary,
-        )?,
+        )
+        .map_err(in_file(&path))?,
     }
     let entries = HOOK_EVENTS
         .iter()
         .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher)));
-    merge_hooks(&mut map, entries, &mut summary)?;
+    merge_hooks(&mut map, entries, &mut summary).map_err(in_file(&path))?;
     let mut changes = vec![change(path, before, &map, summary)];
     if !record_summary.is_empty() {
         changes.push(FileChange {
@@ -150,6 +171,8 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
 
 /// What `kg-memory uninstall gemini` would change.
 pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    // A file kg-memory cannot rewrite is said before anything else.
+    read_settings(&setup.gemini_settings)?;
     let record_path = record_path(setup);
     let (record_text, record) = read_object(&record_path)?;
     // An entry the person added by hand stays theirs.
@@ -172,6 +195,126 @@ pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
         });
     }
     Ok(changes)
+}
+
+/// How Gemini CLI reaches KG Memory, read back from its settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GeminiWiring {
+    /// No settings file: Gemini CLI has not been set up here.
+    Absent,
+    /// The file is there but not a JSON object (the reason).
+    Unreadable(String),
+    Read {
+        /// The `kg` entry's URL (`url`, or `httpUrl` as some write it by hand).
+        url: Option<String>,
+        /// Our courier hooks: Gemini CLI's event and the command read back.
+        hooks: Vec<(String, Courier)>,
+    },
+}
+
+/// Read Gemini CLI's wiring from its settings file at `path`.
+pub fn gemini_wiring(path: &Path) -> GeminiWiring {
+    let map = match read_settings(path) {
+        Ok((None, _)) => return GeminiWiring::Absent,
+        Ok((Some(_), map)) => map,
+        Err(e) => return GeminiWiring::Unreadable(format!("{e:#}")),
+    };
+    let entry = &map.get("mcpServers").and_then(|s| s.get(GEMINI_SERVER));
+    let url = entry
+        .and_then(|e| e.get("url").or_else(|| e.get("httpUrl")))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut hooks = Vec::new();
+    if let Some(Value::Object(events)) = map.get("hooks") {
+        for (event, groups) in events {
+            let commands = groups
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter_map(courier_command);
+            for command in commands {
+                if let Some(courier) = Courier::parse(command) {
+                    hooks.push((event.clone(), courier));
+                }
+            }
+        }
+    }
+    GeminiWiring::Read { url, hooks }
+}
+
+/// Whether Gemini CLI trusts `folder`, as it decides (measured in 0.61.0): the
+/// `GEMINI_CLI_TRUST_WORKSPACE` variable first; every folder when the person turned
+/// folder trust off (`security.folderTrust.enabled: false`); else the rule in
+/// `trustedFolders.json` with the longest path that holds the folder (`TRUST_FOLDER`:
+/// that folder, `TRUST_PARENT`: its parent, `DO_NOT_TRUST`). No rule: not trusted.
+/// `None` when the trust file cannot be read as JSON.
+pub fn trusts(settings_file: &Path, folder: &Path) -> Option<bool> {
+    match std::env::var("GEMINI_CLI_TRUST_WORKSPACE").as_deref() {
+        Ok("true") => return Some(true),
+        Ok("false") => return Some(false),
+        _ => {}
+    }
+    if let Ok((_, map)) = read_object(settings_file)
+        && map
+            .get("security")
+            .and_then(|s| s.get("folderTrust"))
+            .and_then(|t| t.get("enabled"))
+            == Some(&Value::Bool(false))
+    {
+        return Some(true);
+    }
+    let rules_file = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| settings_file.with_file_name("trustedFolders.json"));
+    let (_, rules) = read_object(&rules_file).ok()?;
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let folder = real(folder);
+    let mut best: Option<(usize, &str)> = None;
+    for (rule, level) in &rules {
+        let Some(level) = level.as_str() else {
+            continue;
+        };
+        let rule_path = Path::new(rule);
+        let covers = if level == "TRUST_PARENT" {
+            rule_path.parent().unwrap_or(rule_path)
+        } else {
+            rule_path
+        };
+        if folder.starts_with(real(covers)) && best.is_none_or(|(len, _)| rule.len() > len) {
+            best = Some((rule.len(), level));
+        }
+    }
+    Some(matches!(best, Some((_, "TRUST_FOLDER" | "TRUST_PARENT"))))
+}
+
+/// Gemini CLI's hook events install wires, in order, each with what it brings.
+pub fn gemini_hook_events() -> impl Iterator<Item = (&'static str, &'static str)> {
+    HOOK_EVENTS.iter().map(|(event, courier, _)| {
+        let gives = match *courier {
+            "session-start" => "the preload",
+            "prompt-submit" => "prompt recall",
+            _ => "file recall and capture nudges",
+        };
+        (*event, gives)
+    })
+}
+
+/// The server Gemini CLI's installed hooks reach, when they name a port or storage
+/// root of their own (for plain `kg-memory status`).
+pub fn installed_target(path: &Path) -> Option<InstalledTarget> {
+    let GeminiWiring::Read { hooks, .. } = gemini_wiring(path) else {
+        return None;
+    };
+    let (_, courier) = hooks
+        .into_iter()
+        .find(|(_, c)| c.port.is_some() || c.storage.is_some())?;
+    Some(InstalledTarget {
+        port: courier.port,
+        storage: courier.storage,
+        source: format!("Gemini CLI's hooks in {}", path.display()),
+    })
 }
 
 #[cfg(test)]
@@ -301,6 +444,46 @@ mod tests {
             "{err}"
         );
         assert_eq!(fs::read_to_string(&path).expect("read"), by_hand);
+    }
+
+    #[test]
+    fn trust_follows_the_longest_rule_that_holds_the_folder() {
+        let home = tempfile::tempdir().expect("home");
+        let settings = home.path().join(".gemini/settings.json");
+        let work = home.path().join("work");
+        let secret = work.join("secret");
+        let app = home.path().join("src/app");
+        for dir in [&secret, &app] {
+            fs::create_dir_all(dir).expect("mkdir");
+        }
+        // No trust file: nothing is trusted.
+        assert_eq!(trusts(&settings, &work), Some(false));
+        fs::create_dir_all(settings.parent().expect("dir")).expect("mkdir");
+        fs::write(
+            settings.with_file_name("trustedFolders.json"),
+            json!({
+                work.display().to_string(): "TRUST_FOLDER",
+                secret.display().to_string(): "DO_NOT_TRUST",
+                app.display().to_string(): "TRUST_PARENT",
+            })
+            .to_string(),
+        )
+        .expect("write");
+        assert_eq!(trusts(&settings, &work), Some(true));
+        assert_eq!(trusts(&settings, &work.join("sub")), Some(true));
+        assert_eq!(trusts(&settings, &secret), Some(false));
+        assert_eq!(
+            trusts(&settings, &home.path().join("src/other")),
+            Some(true)
+        );
+        assert_eq!(trusts(&settings, home.path()), Some(false));
+        // Folder trust turned off: every folder.
+        fs::write(
+            &settings,
+            r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+        )
+        .expect("write");
+        assert_eq!(trusts(&settings, home.path()), Some(true));
     }
 
     #[test]

@@ -73,7 +73,7 @@ use codex::{
     without_instructions,
 };
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
-use files::{latest_backup, pretty, read_object};
+use files::{in_file, latest_backup, pretty, read_object};
 use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
 use serde_json::{Map, Value};
 use servers::{add_server, remove_server};
@@ -252,7 +252,8 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                         is_code_entry,
                         "`claude mcp remove -s user kg`",
                         &mut summary,
-                    )?;
+                    )
+                    .map_err(in_file(&mcp_path))?;
                     // The hand-added entry is gone: the one added now is ours.
                     if record.shift_remove(HAND_ADDED).is_some() {
                         record_summary.push(format!(
@@ -270,7 +271,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             }
             let mcp = change(mcp_path, before, &map, summary);
             let mut summary = Vec::new();
-            add_hooks(&mut settings, setup, &mut summary)?;
+            add_hooks(&mut settings, setup, &mut summary).map_err(in_file(&settings_path))?;
             if setup.disable_auto_memory {
                 disable_auto_memory(
                     &mut settings,
@@ -312,7 +313,8 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                 is_desktop_entry,
                 &format!("delete \"{DESKTOP_SERVER}\" under \"mcpServers\" in that file"),
                 &mut summary,
-            )?;
+            )
+            .map_err(in_file(&path))?;
             Ok(vec![change(path, before, &map, summary)])
         }
         Client::Gemini => gemini::install(setup),
@@ -532,7 +534,8 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
         &CODEX_HOOK_EVENTS,
         Some(codex::VIA_CODEX),
         &mut summary,
-    )?;
+    )
+    .map_err(in_file(&hooks_path))?;
     changes.push(change(hooks_path, hooks_before, &hooks, summary));
     let agents_path = setup.codex.agents();
     let agents_before = match std::fs::read_to_string(&agents_path) {

@@ -17,6 +17,7 @@ mod hostile_local;
 mod hostile_sync;
 mod http;
 mod import;
+mod install_bad_input;
 mod layering;
 mod level_budget;
 mod load;

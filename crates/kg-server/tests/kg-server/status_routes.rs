@@ -275,3 +275,104 @@ fn status_and_doctor_report_the_codex_route() {
     );
     insta::assert_snapshot!("doctor_codex_entry_elsewhere", out);
 }
+
+/// `kg-memory --port P --storage S install gemini`, then plain `kg-memory status` and
+/// `doctor`: they ask the server Gemini CLI's hooks reach and show Gemini CLI's wiring.
+#[test]
+fn plain_status_finds_a_gemini_install_and_shows_its_wiring() {
+    let server = Server::fresh();
+    let home = server.home.clone();
+    let port = server.port.to_string();
+    let storage = path(&server.storage);
+    let state = [("XDG_STATE_HOME", path(&home.join(".state")))];
+    let state: Vec<(&str, &str)> = state.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (out, err, code) = run(
+        kg(
+            &["--port", &port, "--storage", &storage, "install", "gemini"],
+            &home,
+            &state,
+        ),
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<STORAGE>", storage.clone()),
+        ("<PORT>", port.clone()),
+    ];
+    // The folder status runs in is one Gemini CLI trusts.
+    std::fs::write(
+        home.join(".gemini/trustedFolders.json"),
+        json!({path(&home.join("work")): "TRUST_FOLDER"}).to_string(),
+    )
+    .expect("trust");
+    let (out, code) = status(&["status"], &home, &[], &names);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Asking the server named by Gemini CLI's hooks"),
+        "{out}"
+    );
+    assert!(!out.contains(" ! "), "no warning: {out}");
+    insta::assert_snapshot!("status_gemini_install", out);
+    let (out, code) = status(&["doctor"], &home, &[], &names);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("doctor_gemini_install", out);
+}
+
+/// Gemini CLI's entry reaches another storage root's server, and its hooks name
+/// another port: both are problems, each with its fix.
+#[test]
+fn status_flags_gemini_wiring_that_reaches_another_memory() {
+    let other = Server::fresh();
+    let home = other.home.clone();
+    let mine = home.join("mine");
+    let gemini = home.join(".gemini");
+    std::fs::create_dir_all(&gemini).expect("mkdir");
+    let hook = |event: &str| json!([{"hooks": [{"type": "command", "command": format!("kg-memory hook {event} --via gemini --port 1")}]}]);
+    std::fs::write(
+        gemini.join("settings.json"),
+        json!({
+            "mcpServers": {"kg": {"url": format!("http://127.0.0.1:{}/", other.port), "type": "http"}},
+            "hooks": {"SessionStart": hook("session-start"), "BeforeAgent": hook("prompt-submit")},
+        })
+        .to_string(),
+    )
+    .expect("write settings");
+    let env = [
+        ("KG_HTTP_PORT", other.port.to_string()),
+        ("KG_STORAGE_ROOT", path(&mine)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let names = [
+        ("<HOME>", path(&home)),
+        ("<OTHER_STORAGE>", path(&other.storage)),
+        ("<MY_STORAGE>", path(&mine)),
+        ("<PORT>", other.port.to_string()),
+    ];
+    let (out, code) = status(&["status"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Gemini CLI's MCP server \"kg\""), "{out}");
+    insta::assert_snapshot!("status_gemini_reaches_another_memory", out);
+    let (out, code) = status(&["doctor"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    insta::assert_snapshot!("doctor_gemini_reaches_another_memory", out);
+}
+
+/// A damaged Gemini CLI settings file: doctor names it and what is wrong.
+#[test]
+fn doctor_names_a_damaged_gemini_settings_file() {
+    let (_dir, home) = temp_home();
+    let gemini = home.join(".gemini");
+    std::fs::create_dir_all(&gemini).expect("mkdir");
+    std::fs::write(gemini.join("settings.json"), "{\"mcpServers\": {").expect("write");
+    let port = free_port();
+    let env = [("KG_HTTP_PORT", port.to_string())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let names = [("<HOME>", path(&home)), ("<PORT>", port.to_string())];
+    let (out, code) = status(&["doctor"], &home, &env, &names);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  <HOME>/.gemini/settings.json is not valid JSON"),
+        "{out}"
+    );
+}

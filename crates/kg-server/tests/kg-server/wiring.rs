@@ -23,6 +23,8 @@ pub(crate) fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
         "KG_CLOCK_FILE",
         "XDG_STATE_HOME",
         "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
     ] {
         cmd.env_remove(var);
     }
