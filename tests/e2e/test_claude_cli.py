@@ -368,3 +368,111 @@ def test_disable_auto_memory_turns_it_off_and_uninstall_restores_the_users_value
     run_claude(claude, "-p", "hello", cwd=second)
     # Claude Code names a project's folder after its path, every other character a dash.
     assert [p.parent.name for p in auto_memory_folders(claude)] == [re.sub(r"[^A-Za-z0-9]", "-", str(second))]
+
+
+def test_install_keeps_a_hand_added_entry_and_uninstall_leaves_it(kg_server, claude):
+    """`claude mcp add` first (the by-hand route), then the installer for the hooks: the
+    person's entry is kept as Claude Code wrote it, stays connected, and survives uninstall."""
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    added = claude.run("mcp", "add", "-s", "user", "--transport", "http", "kg", kg_server.mcp_url)
+    assert added.returncode == 0, describe(claude, added)
+    written = (claude.home / ".claude.json").read_text()
+    entry = json.loads(written)["mcpServers"]["kg"]
+
+    installed = kg_memory(*where, "install", "claude-code", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert 'keep the MCP server "kg" you added by hand' in installed.stdout, installed.stdout
+    assert json.loads((claude.home / ".claude.json").read_text())["mcpServers"]["kg"] == entry
+    listed = claude.run("mcp", "list")
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("kg: ")), "")
+    assert CONNECTED.search(line), describe(claude, listed)
+
+    removed = kg_memory(*where, "uninstall", "claude-code", home=claude.home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert 'remove MCP server "kg"' not in removed.stdout, removed.stdout
+    assert json.loads((claude.home / ".claude.json").read_text())["mcpServers"]["kg"] == entry
+    got = claude.run("mcp", "get", "kg")
+    assert got.returncode == 0 and CONNECTED.search(got.stdout), describe(claude, got)
+
+    # An entry by hand that points elsewhere stops the install; nothing changes.
+    claude.run("mcp", "remove", "-s", "user", "kg")
+    other = f"http://127.0.0.1:{free_port()}/"
+    claude.run("mcp", "add", "-s", "user", "--transport", "http", "kg", other)
+    before = (claude.home / ".claude.json").read_text()
+    refused = kg_memory(*where, "install", "claude-code", home=claude.home)
+    assert refused.returncode != 0, refused.stdout
+    assert "added by hand" in refused.stderr and other in refused.stderr, refused.stderr
+    assert (claude.home / ".claude.json").read_text() == before
+
+
+def system_messages(claude: Claude) -> list[str]:
+    """What the hooks showed the person (Claude Code's `systemMessage`) in the newest session."""
+    return [h["content"] for h in transcript_hooks(claude.home) if h["type"] == "hook_system_message"]
+
+
+def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, claude):
+    """No server runs: the hook starts one, too late for this session's tools; the person
+    is told so, with the step that brings memory into this session."""
+    storage = shm_dir / "memory"
+    port = free_port()
+    installed = kg_memory("--port", str(port), "--storage", str(storage), "install", "claude-code", home=claude.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    # The installer's closing words name the path with no first session lost.
+    assert "Start the server before Claude Code" in installed.stdout, installed.stdout
+    assert "let the next Claude Code session start it" not in installed.stdout
+    try:
+        prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+        messages = system_messages(claude)
+        assert any(
+            m.startswith("KG Memory: no server was running") and "/mcp" in m and "Reconnect" in m for m in messages
+        ), f"{messages}\n{describe(claude, prompt)}"
+        assert wait_for_holder(storage)["port"] == port
+    finally:
+        stop_holder(storage)
+
+
+def test_a_port_held_by_another_program_is_named_to_the_person(shm_dir, claude):
+    """Another program on the port: no server is started in vain, and the person reads why."""
+    import http.server
+    import threading
+
+    class NotKg(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotKg)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    port = squatter.server_address[1]
+    storage = shm_dir / "memory"
+    try:
+        installed = kg_memory("--port", str(port), "--storage", str(storage), "install", "claude-code", home=claude.home)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+        messages = system_messages(claude)
+        assert any(
+            f"port {port} is taken by another program" in m and "kg-memory install claude-code --port" in m
+            for m in messages
+        ), f"{messages}\n{describe(claude, prompt)}"
+        assert not (storage / ".kg-memory.lock").exists(), "a server was started in vain"
+    finally:
+        squatter.shutdown()
+
+
+def test_another_roots_server_on_the_port_is_named_to_the_person(kg_server, shm_dir, claude):
+    """The port answers with another storage root's server: the person learns that the
+    session has no memory of its own, and how to get it."""
+    mine = shm_dir / "mine"
+    installed = kg_memory(
+        "--port", str(kg_server.port), "--storage", str(mine), "install", "claude-code", home=claude.home
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    prompt = run_claude(claude, "-p", "hello", cwd=claude.project)
+    messages = system_messages(claude)
+    assert any(
+        m.startswith("KG Memory is off in this session") and f"serves the storage root {kg_server.storage}" in m
+        for m in messages
+    ), f"{messages}\n{describe(claude, prompt)}"
+    no_stray_server(claude)

@@ -244,8 +244,17 @@ pub fn session_bootstrap(
         PreloadHeader::Standard if ours => wording::preload_header_ours(&sid, [0; 3]),
         PreloadHeader::Standard => wording::preload_header(&sid),
     };
-    let (mut rendered, mut viewed_at) =
-        render_session(store, &sid, ReadKind::Preload, Some(&head), None, now);
+    // The preload is sized for the agent whose transcript the hook names.
+    let client = crate::tools::pages::Client::from_transcript(request.transcript_path.as_deref());
+    let (mut rendered, mut viewed_at) = render_session(
+        store,
+        &sid,
+        ReadKind::Preload,
+        client,
+        Some(&head),
+        None,
+        now,
+    );
     // Ours says whether the preload is complete, and if not, what it left out. The
     // header is part of the budget, so the render is redone with the header that
     // says so, until what it says holds.
@@ -256,7 +265,15 @@ pub fn session_bootstrap(
             if said == head && rendered.left_out.is_nothing() {
                 break;
             }
-            let again = render_session(store, &sid, ReadKind::Preload, Some(&said), None, now);
+            let again = render_session(
+                store,
+                &sid,
+                ReadKind::Preload,
+                client,
+                Some(&said),
+                None,
+                now,
+            );
             let settled = again.0.left_out == rendered.left_out;
             (rendered, viewed_at) = again;
             if settled {

@@ -210,6 +210,17 @@ impl Debt {
     /// `DEBT: <LEVEL> (<score>) — <o> oversized gist(s), <u> unconnected, <untended>, active <d>/7d`,
     /// with `, <b> new node(s) archived in a burst` after `<u> unconnected` when a
     /// burst was archived, then [`Debt::conflicts_clause`] when merge conflicts wait.
+    /// The line as the reference wrote it (`KG_POLICY=reference`): a HIGH line names
+    /// the plugin's `/kg-maintain`.
+    pub fn reference_line(&self) -> String {
+        let line = self.line();
+        match line.strip_suffix(wording::DEBT_HIGH_CALL) {
+            Some(head) => format!("{head}{}", wording::DEBT_HIGH_CALL_REFERENCE),
+            None => line,
+        }
+    }
+
+    /// The line (our policy's wording: no plugin-only command is named).
     pub fn line(&self) -> String {
         let untended = if self.never_maintained {
             "never maintained".to_string()
@@ -502,7 +513,7 @@ mod tests {
         assert_eq!(d.level, DebtLevel::High);
         let line = d.line();
         assert!(
-            line.contains("/kg-maintain") && line.contains("never maintained"),
+            line.contains("maintenance pass") && line.contains("never maintained"),
             "{line}"
         );
         let mut maintained = g.clone();
@@ -512,7 +523,31 @@ mod tests {
         );
         let d = compute_debt(&maintained, false, [], NOW);
         assert!(d.level == DebtLevel::Low && d.score < 0.1);
+        assert!(!d.line().contains("maintenance pass"));
+    }
+
+    #[test]
+    fn only_the_reference_names_the_plugins_command() {
+        let reads = [0.0, 1.0, 2.0, 3.0].map(|days| NOW - days * 86_400.0);
+        let d = compute_debt(&graph(10, 5, 3, &reads), false, [], NOW);
+        assert_eq!(d.level, DebtLevel::High);
         assert!(!d.line().contains("kg-maintain"));
+        assert!(
+            d.reference_line()
+                .ends_with(" — time for a /kg-maintain pass (or a maintenance subagent)")
+        );
+        for text in [
+            wording::degradation_note(1, 1),
+            wording::DEBT_HIGH_CALL.to_string(),
+        ]
+        .into_iter()
+        .chain(wording::REMINDERS_DEEP.iter().map(|r| r.text.to_string()))
+        {
+            assert!(
+                !text.contains("/kg-"),
+                "names a plugin-only command: {text}"
+            );
+        }
     }
 
     #[test]
@@ -611,7 +646,7 @@ mod tests {
         assert_eq!(
             burst.line(),
             "DEBT: HIGH (0.54) — 1 oversized gist(s), 5 unconnected, 24 new node(s) archived \
-             in a burst, never maintained, active 4/7d — time for a /kg-maintain pass (or a \
+             in a burst, never maintained, active 4/7d — time for a maintenance pass (or a \
              maintenance subagent)"
         );
         assert_eq!(plain.level, DebtLevel::Med, "{}", plain.line());

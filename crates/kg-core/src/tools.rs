@@ -96,6 +96,8 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
     // Said once, when this call starts a session whose folder could belong to more
     // than one project.
     let mut project_note = None;
+    // Said once, when a Codex session starts here with no hook behind it.
+    let mut no_hooks = false;
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             if let Err(e) = store.count_op(sid, now) {
@@ -113,6 +115,9 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
             None => match store.project_of(cwd) {
                 Ok(choice) => {
                     project_note = choice.note();
+                    no_hooks = args.client == pages::Client::Codex
+                        && store.config().policy == Policy::Ours
+                        && !hooks_preloaded_lately(store, &choice.root, now);
                     store.register_in(Some(choice.root), None, now)
                 }
                 Err(e) => return ToolText::error(&e),
@@ -142,7 +147,24 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         reply.text.push_str("\n\n");
         reply.text.push_str(&note);
     }
+    if no_hooks && !reply.is_error {
+        reply.text.push_str("\n\n");
+        reply.text.push_str(wording::CODEX_NO_HOOKS);
+    }
     reply
+}
+
+/// Some session of the project at `root` was preloaded by a session-start hook within
+/// the hour: the agent's hooks run.
+fn hooks_preloaded_lately(store: &Store, root: &str, now: f64) -> bool {
+    store.with_sessions(|sessions| {
+        sessions.iter().any(|(_, r)| {
+            r.project_path.as_deref() == Some(root)
+                && r.claude_sid.is_some()
+                && r.preloaded_ids.is_some()
+                && now - r.last_activity <= PRELOAD_FRESH_SECS
+        })
+    })
 }
 
 /// What a full read tells the session, applied as its parts are delivered.
@@ -328,31 +350,39 @@ pub fn session_slots(
 }
 
 /// Render both levels for a session (full read or preload); locks user then project.
-/// Also answers the view time of what it shows (see [`Store::event_ts`]).
+/// Also answers the view time of what it shows (see [`Store::event_ts`]). A preload is
+/// sized for the `client` that shows it.
 pub fn render_session(
     store: &Store,
     sid: &str,
     kind: ReadKind,
+    client: pages::Client,
     header: Option<&str>,
     preloaded: Option<&HashSet<String>>,
     now: f64,
 ) -> (crate::render::ReadRender, f64) {
     let (user, project) = session_slots(store, sid, now);
-    let user_debt = store.level_debt_now(&user, now).line();
+    let debt_line = |debt: crate::debt::Debt| match store.config().policy {
+        Policy::Ours => debt.line(),
+        Policy::Reference => debt.reference_line(),
+    };
+    let user_debt = debt_line(store.level_debt_now(&user, now));
     let project_debt = project
         .as_ref()
-        .map(|p| store.level_debt_now(p, now).line());
+        .map(|p| debt_line(store.level_debt_now(p, now)));
     let empty = crate::graph::Graph::default();
     let budgets = store.config().budgets;
+    let ours = store.config().policy == Policy::Ours;
     let budget = match kind {
         ReadKind::FullRead => budgets.read,
+        ReadKind::Preload if ours => client.preload_budget(budgets.preload),
         ReadKind::Preload => budgets.preload,
     };
-    // Ours measures the preload as Claude Code does, in UTF-16 code units; the render
-    // counts characters, so a text over the budget in that unit is rendered again
-    // with the excess taken off.
-    let unit = match (kind, store.config().policy) {
-        (ReadKind::Preload, Policy::Ours) => pages::Unit::Utf16,
+    // Ours measures the preload as its client does (Claude Code in UTF-16 code units,
+    // Codex in bytes); the render counts characters, so a text over the budget in that
+    // unit is rendered again with the excess taken off.
+    let unit = match kind {
+        ReadKind::Preload if ours => client.unit(),
         _ => pages::Unit::Chars,
     };
     let mut opts = ReadOptions {
@@ -386,7 +416,10 @@ pub fn render_session(
             if size <= budget || opts.budget == 0 {
                 break;
             }
-            opts.budget = opts.budget.saturating_sub(size - budget);
+            // In proportion: bytes of a non-Latin text can be twice its characters,
+            // and taking off only the excess would leave it over again and again.
+            let scaled = (opts.budget as u128 * budget as u128 / size as u128) as usize;
+            opts.budget = scaled.min(opts.budget - 1);
             rendered = render_read(levels, &opts);
         }
         (rendered, viewed_at)
@@ -408,6 +441,7 @@ fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
         store,
         sid,
         ReadKind::FullRead,
+        pages::Client::ClaudeCode,
         None,
         preloaded.as_ref(),
         now,

@@ -356,7 +356,7 @@ pub fn rename_unreadable_project(slug: &str, cause: &str) -> String {
 pub fn degradation_note(anchors: usize, edges: usize) -> String {
     format!(
         "Note: trimmed to fit the inline budget — {anchors} archived anchor(s) and {edges} \
-         edge(s) left out. kg_search still reaches everything; a /kg-maintain pass would win \
+         edge(s) left out. kg_search still reaches everything; a maintenance pass would win \
          back room."
     )
 }
@@ -466,7 +466,13 @@ pub fn debt_held_back(items: usize) -> String {
 }
 
 /// Appended to a `DEBT: HIGH` line.
-pub const DEBT_HIGH_CALL: &str = " — time for a /kg-maintain pass (or a maintenance subagent)";
+pub const DEBT_HIGH_CALL: &str = " — time for a maintenance pass (or a maintenance subagent)";
+
+/// The HIGH line's call under `KG_POLICY=reference`: it names the plugin's
+/// `/kg-maintain`, which only plugin users have (our policy names no command; the
+/// plugin's kg-maintain skill answers to a HIGH line by its description).
+pub const DEBT_HIGH_CALL_REFERENCE: &str =
+    " — time for a /kg-maintain pass (or a maintenance subagent)";
 
 /// First line of a file recall: what the memory knows about the files the agent just
 /// read or changed. Same line grammar as prompt recall below it.
@@ -619,7 +625,22 @@ pub fn search_evidence(count: u64) -> String {
     format!("searched {count} times now")
 }
 
-/// The level a web or search capture suggests: the finding may belong to every project.
+/// The capture nudge for a web page or query (our policy): its ready call is valid as
+/// written, and the choice of the user graph is said beside it.
+pub fn cross_project_capture_nudge(needle: &str, evidence: &str, sid: &str) -> String {
+    format!(
+        "KG capture: '{needle}' — {evidence}, and no memory node references it. Repeating it \
+         means the same conclusion is being worked out again. If it has lasting value (what the \
+         thing is or handles, a gotcha, a decision), keep it with one call: \
+         kg_put_node(session_id='{sid}', level='project', id='<kebab-id>', gist='<the bottom \
+         line>', touches=['{needle}']); use level='user' instead if it holds beyond this \
+         project. A true one-off can be skipped."
+    )
+}
+
+/// The level a web or search capture names under `KG_POLICY=reference`, as the
+/// reference wrote it (it is no valid level: our policy uses
+/// [`cross_project_capture_nudge`]).
 pub const CROSS_PROJECT_LEVEL: &str = "project (or user, if the finding is cross-project)";
 
 /// When a reminder applies (our policy; the reference shows any of a pool at random).
@@ -729,7 +750,7 @@ pub const REMINDERS_DEEP: &[Reminder] = &[
         Always,
     ),
     r(
-        "KG pulse: if a DEBT line reads HIGH, run /kg-maintain or hand it to a maintenance subagent.",
+        "KG pulse: if a DEBT line reads HIGH, run a maintenance pass or hand it to a maintenance subagent.",
         DebtHigh,
     ),
     r(
@@ -767,6 +788,15 @@ pub fn reminder_pool(bytes: Option<u64>) -> &'static [Reminder] {
         Some(_) => REMINDERS_MID,
     }
 }
+
+/// Ends a Codex session's first `kg_read(cwd)` when no hook preloaded a session of its
+/// project lately: Codex skips hooks the person has not trusted, without a word.
+pub const CODEX_NO_HOOKS: &str = "Note for this Codex session: KG Memory's hooks did not run \
+     here (no preload reached this project lately). Codex runs a hook only after the person \
+     trusts it, so without that there is no preload, no recall at each prompt and no recall \
+     when a file is patched or read. If the person wants them, ask them to type /hooks in \
+     Codex, trust the three KG Memory hooks and start a new session. The kg_* tools work \
+     either way.";
 
 /// Ends the preload of a session whose folder is outside the allowed ones: there is no
 /// project memory, and how to have one.

@@ -6,6 +6,7 @@
 //! never break a session.
 
 use crate::config::Settings;
+use crate::session_notice::{Agent, Offline, session_start_offline};
 use kg_client as client;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -59,6 +60,7 @@ pub fn read_stdin(deadline: Instant) -> Option<String> {
 /// returns what to print (possibly nothing).
 pub async fn run(
     event: HookEvent,
+    agent: Agent,
     stdin: &str,
     settings: &Settings,
     deadline: Instant,
@@ -75,17 +77,20 @@ pub async fn run(
     };
     if let Some(stranger) = elsewhere {
         return match event {
-            HookEvent::SessionStart => Some(format!(
-                "KG memory is offline for this session: the server at {base} {}, which these hooks name. Stop that server, or give this memory a port of its own: `kg-memory install claude-code --port <N> --storage {}`.",
-                stranger.why(&settings.storage_root),
-                crate::launch::shell_line([&settings.storage_root])
+            HookEvent::SessionStart => Some(session_start_offline(
+                &Offline::OtherRoot(&stranger),
+                agent,
+                settings,
+                &base,
             )),
             // Said once, at session start.
             HookEvent::PromptSubmit | HookEvent::PostTool => None,
         };
     }
     match event {
-        HookEvent::SessionStart => session_start(&payload, settings, &base, held, deadline).await,
+        HookEvent::SessionStart => {
+            session_start(&payload, agent, settings, &base, held, deadline).await
+        }
         HookEvent::PromptSubmit => prompt_submit(stdin, &payload, &base, deadline).await,
         HookEvent::PostTool => relay(&format!("{base}/api/tool_event"), stdin, deadline).await,
     }
@@ -162,6 +167,7 @@ fn random_index(len: usize) -> usize {
 
 async fn session_start(
     payload: &Value,
+    agent: Agent,
     settings: &Settings,
     base: &str,
     held: Option<crate::root_lock::RootHeld>,
@@ -176,20 +182,32 @@ async fn session_start(
     if !healthy {
         // A second server on a held root would save over the holder's writes.
         if let Some(held) = held {
-            return Some(format!(
-                "KG memory is offline for this session: the storage root {} is held by {}, which does not answer; no second server was started. Check it with `kg-memory status`.",
-                held.root.display(),
-                held.who()
+            return Some(session_start_offline(
+                &Offline::RootHeldSilent(&held),
+                agent,
+                settings,
+                base,
+            ));
+        }
+        // A program that is not KG Memory on the port: a server started now could
+        // never listen, and the person must learn why here, not from a log.
+        if crate::route_check::who_answers(base, settings).await
+            == crate::route_check::Answerer::OtherProgram
+        {
+            return Some(session_start_offline(
+                &Offline::PortTaken,
+                agent,
+                settings,
+                base,
             ));
         }
         // Start one for the next prompts; never wait for it, never restart one.
-        return match crate::launch::start_detached(settings) {
-            Ok(_) => Some(kg_core::server_warming_up(base)),
-            Err(e) => Some(format!(
-                "KG memory server is not running and could not be started ({e}); start it with `{}`.",
-                crate::launch::serve_command(settings)
-            )),
-        };
+        return Some(match crate::launch::start_detached(settings) {
+            Ok(_) => session_start_offline(&Offline::Starting, agent, settings, base),
+            Err(e) => {
+                session_start_offline(&Offline::CannotStart(&e.to_string()), agent, settings, base)
+            }
+        });
     }
     let text = |key: &str| {
         payload[key]

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// A temporary folder named `prefix…`, canonical, outside `/tmp` where it can be:
-/// tool-event logic treats any path containing `/tmp/` as noise, so homes live in
-/// `/dev/shm` when it exists.
+/// under `KG_POLICY=reference` tool-event logic treats any path containing `/tmp/` as
+/// noise, so homes live in `/dev/shm` when it exists.
 pub fn temp_home(prefix: &str) -> (tempfile::TempDir, PathBuf) {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {

@@ -5,7 +5,7 @@
 use super::ToolUse;
 use super::prompt::is_py_space;
 use crate::namespace::resolve_path;
-use crate::store::{GraphSlot, Store};
+use crate::store::{GraphSlot, Policy, Store};
 use crate::tool_events::ToolEvents;
 use crate::wording;
 use std::path::Path;
@@ -27,7 +27,8 @@ const THROTTLE_IDLE_SECS: f64 = 604_800.0;
 /// that long, and every key is rewritten into the counter file on each event.
 pub const MAX_TARGET_BYTES: usize = 4_096;
 
-/// Path segments of files that are tooling, caches or scratch, never project knowledge.
+/// Under `KG_POLICY=reference`: path substrings that make a read noise wherever they
+/// occur, so a whole project under `/tmp/` or `…/build/` never nudges.
 const NOISE: &[&str] = &[
     "/tmp/",
     "/node_modules/",
@@ -40,6 +41,32 @@ const NOISE: &[&str] = &[
     "/.claude/",
     "/.knowledge-graph/",
     "/scratchpad/",
+];
+
+/// Under our policy: folders inside a project whose files are tooling, dependencies,
+/// build output, caches or scratch, never project knowledge. Only the part of the
+/// path below the project root is looked at.
+const IGNORED_FOLDERS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "venv",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".cache",
+    ".next",
+    "dist",
+    "build",
+    "target",
+    "tmp",
+    ".claude",
+    ".knowledge-graph",
+    "scratchpad",
 ];
 
 /// One process-wide lock around every counter file's load–count–save, so concurrent
@@ -63,8 +90,29 @@ impl Kind {
     }
 }
 
-/// The needle of a read: the project-relative path inside `cwd`, else the absolute
-/// path; `None` for noise. Relative paths are taken from `cwd`, where the tool ran.
+/// The needle of a read under our policy: the file's path relative to the project
+/// `root` (for a session in a linked worktree of it, relative to the worktree's top),
+/// `None` for noise: a file outside the project, or inside one of its
+/// [`IGNORED_FOLDERS`]. Where the project itself lives (`/tmp/…`, `…/build/…`) does
+/// not matter. Relative paths are taken from `cwd`, where the tool ran.
+fn project_file_needle(store: &Store, file_path: &str, cwd: &str, root: &str) -> Option<String> {
+    let resolved = resolve_path(&Path::new(cwd).join(file_path));
+    let root = Path::new(root);
+    let relative = match crate::touch_path::inside(&resolved, root) {
+        Some(rel) => rel.to_string_lossy().into_owned(),
+        None => store.worktree_path(root, &resolved)?,
+    };
+    let ignored = Path::new(&relative).components().any(|c| {
+        c.as_os_str()
+            .to_str()
+            .is_some_and(|name| IGNORED_FOLDERS.contains(&name))
+    });
+    (!ignored).then_some(relative)
+}
+
+/// The needle of a read under `KG_POLICY=reference`: the project-relative path inside
+/// `cwd`, else the absolute path; `None` for noise ([`NOISE`] anywhere in the path).
+/// Relative paths are taken from `cwd`, where the tool ran.
 fn file_needle(file_path: &str, cwd: &str) -> Option<String> {
     let cwd_real = resolve_path(Path::new(cwd));
     let resolved = resolve_path(&Path::new(cwd).join(file_path));
@@ -113,10 +161,20 @@ pub fn tool_event(store: &Store, used: &ToolUse<'_>, now: f64) -> Option<String>
     fn input(value: Option<&str>) -> Option<&str> {
         value.filter(|s| !s.is_empty())
     }
+    let policy = store.config().policy;
+    // Where the event is counted, and what "inside the project" means for a read.
+    let root = store.project_root_of(cwd).ok()?;
     let (kind, needle) = match tool {
-        "Read" => (Kind::Read, file_needle(input(used.file_path)?, cwd)?),
+        // Gemini CLI's `read_file` and `google_web_search` are counted as Claude Code's.
+        "Read" | "read_file" if policy == Policy::Reference => {
+            (Kind::Read, file_needle(input(used.file_path)?, cwd)?)
+        }
+        "Read" | "read_file" => (
+            Kind::Read,
+            project_file_needle(store, input(used.file_path)?, cwd, &root)?,
+        ),
         "WebFetch" => (Kind::Web, input(used.url)?.to_string()),
-        "WebSearch" => {
+        "WebSearch" | "google_web_search" => {
             let query = input(used.query)?.trim_matches(is_py_space).to_lowercase();
             // A blank query is no target (the reference counted it under `search:`).
             if query.is_empty() {
@@ -129,7 +187,6 @@ pub fn tool_event(store: &Store, used: &ToolUse<'_>, now: f64) -> Option<String>
     if needle.len() > MAX_TARGET_BYTES {
         return None;
     }
-    let root = store.project_root_of(cwd).ok()?;
     // Also loads the cwd's graph, which the coverage scan reads; a made-up folder
     // gets no graph and no counter file.
     let project = match store.existing_project_slot(&root, now) {
@@ -234,11 +291,16 @@ fn decide(
     if let Some(event) = events.events.get_mut(key) {
         event.nudged_ts = Some(now);
     }
-    let level = match kind {
-        Kind::Read => "project",
-        Kind::Web | Kind::Search => wording::CROSS_PROJECT_LEVEL,
-    };
-    Some(wording::capture_nudge(needle, &evidence, &sid, level))
+    Some(match (kind, store.config().policy) {
+        (Kind::Read, _) => wording::capture_nudge(needle, &evidence, &sid, "project"),
+        // The reference's call names a level no tool accepts.
+        (Kind::Web | Kind::Search, Policy::Reference) => {
+            wording::capture_nudge(needle, &evidence, &sid, wording::CROSS_PROJECT_LEVEL)
+        }
+        (Kind::Web | Kind::Search, Policy::Ours) => {
+            wording::cross_project_capture_nudge(needle, &evidence, &sid)
+        }
+    })
 }
 
 #[cfg(test)]

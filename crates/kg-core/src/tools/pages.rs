@@ -24,6 +24,31 @@ impl Client {
         }
     }
 
+    /// The client a hook's transcript names: Codex keeps its sessions as
+    /// `rollout-*.jsonl` files under its home (`~/.codex/sessions/…`); anything else
+    /// is Claude Code's.
+    pub fn from_transcript(path: Option<&str>) -> Client {
+        let Some(path) = path.filter(|p| !p.is_empty()) else {
+            return Client::ClaudeCode;
+        };
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        if name.starts_with("rollout-") || path.contains("/.codex/") || path.contains("\\.codex\\")
+        {
+            Client::Codex
+        } else {
+            Client::ClaudeCode
+        }
+    }
+
+    /// The preload's budget for this client, in its unit, from the configured one:
+    /// Codex reads a tenth less (the reference gives it 9,000 bytes beside 10,000).
+    pub fn preload_budget(self, configured: usize) -> usize {
+        match self {
+            Client::ClaudeCode => configured,
+            Client::Codex => configured / 10 * 9,
+        }
+    }
+
     /// The unit it measures text in.
     pub fn unit(self) -> Unit {
         match self {
@@ -165,6 +190,22 @@ mod tests {
             Client::from_user_agent(Some("codex_cli_rs/1.0")),
             Client::Codex
         );
+        for (path, client) in [
+            (
+                Some("/home/u/.codex/sessions/2026/12/05/rollout-2026-x.jsonl"),
+                Client::Codex,
+            ),
+            (Some("/elsewhere/rollout-1.jsonl"), Client::Codex),
+            (
+                Some("/home/u/.claude/projects/-p/0b1e.jsonl"),
+                Client::ClaudeCode,
+            ),
+            (Some(""), Client::ClaudeCode),
+            (None, Client::ClaudeCode),
+        ] {
+            assert_eq!(Client::from_transcript(path), client, "{path:?}");
+        }
+        assert_eq!(Client::Codex.preload_budget(10_000), 9_000);
         assert_eq!(
             Client::from_user_agent(Some("claude-code/2.0")),
             Client::ClaudeCode

@@ -53,8 +53,13 @@ impl World {
     }
 
     fn with_policy(policy: Policy) -> World {
+        World::at("proj", policy)
+    }
+
+    /// A world whose project folder is `<home>/<below_home>` (its last name `proj`).
+    fn at(below_home: &str, policy: Policy) -> World {
         let home = TempHome::new();
-        let project = home.path.join("proj");
+        let project = home.path.join(below_home);
         fs::create_dir_all(project.join("src")).expect("project folder");
         let store = open_store_with(&home, T, policy);
         World {
@@ -699,6 +704,38 @@ fn web_targets_count_hits_not_sessions() {
 }
 
 #[test]
+fn gemini_clis_reads_and_searches_count_as_claude_codes() {
+    let w = World::new();
+    w.session("gem-1", true);
+    w.session("gem-2", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    let read = |session: &str, now: f64| {
+        w.event(
+            session,
+            "read_file",
+            json!({"file_path": file}),
+            &w.project,
+            now,
+        )
+    };
+    assert_eq!(read("gem-1", T), None);
+    let nudge = read("gem-2", T + 1.0).expect("second session nudges");
+    assert!(nudge.starts_with("KG capture: 'src/limits.rs'"), "{nudge}");
+    let search = |now: f64| {
+        w.event(
+            "gem-1",
+            "google_web_search",
+            json!({"query": "tokio select fairness"}),
+            &w.project,
+            now,
+        )
+    };
+    assert_eq!(search(T + 700.0), None);
+    let nudge = search(T + 701.0).expect("repeated query");
+    assert!(nudge.contains("searched 2 times"), "{nudge}");
+}
+
+#[test]
 fn other_tools_and_malformed_payloads_are_ignored() {
     let w = World::new();
     w.session("cc-1", true);
@@ -735,6 +772,77 @@ fn other_tools_and_malformed_payloads_are_ignored() {
         );
     }
     assert!(!w.home.storage().join("projects/etc").exists());
+}
+
+#[test]
+fn a_project_under_tmp_or_build_folders_gets_its_read_nudges() {
+    // The project's own location says nothing about noise: only what lies inside it.
+    let w = World::at("tmp/build/dist/proj", Policy::Ours);
+    let sid = w.session("cc-1", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    assert_eq!(w.read("cc-1", &file, T), None, "first read");
+    let nudge = w
+        .read("cc-2", &file, T + 1.0)
+        .expect("second session nudges");
+    assert!(nudge.starts_with("KG capture: 'src/limits.rs'"), "{nudge}");
+    assert!(nudge.contains(&format!("session_id='{sid}'")));
+    // Inside the project, its ignored folders are noise; outside it, everything is.
+    let home = w.home.path.to_string_lossy().into_owned();
+    for noise in [
+        format!("{}/node_modules/x/index.js", w.project),
+        format!("{}/target/debug/build.rs", w.project),
+        format!("{}/build/out.rs", w.project),
+        format!("{}/.git/config", w.project),
+        format!("{home}/elsewhere/notes.md"),
+        "/etc/hosts".to_string(),
+    ] {
+        assert_eq!(w.read("cc-1", &noise, T + 700.0), None, "{noise}");
+        assert_eq!(w.read("cc-2", &noise, T + 700.0), None, "{noise}");
+    }
+    let counted: Vec<String> = w.counters()["events"]
+        .as_object()
+        .expect("events")
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(counted, vec!["read:src/limits.rs".to_string()]);
+}
+
+#[test]
+fn the_reference_policy_keeps_its_path_substring_noise() {
+    let w = World::at("tmp/proj", Policy::Reference);
+    w.session("cc-1", true);
+    let file = format!("{}/src/limits.rs", w.project);
+    assert_eq!(w.read("cc-1", &file, T), None);
+    assert_eq!(w.read("cc-2", &file, T + 1.0), None, "under /tmp/: noise");
+    assert_eq!(w.counters(), Value::Null, "not even counted");
+}
+
+#[test]
+fn every_example_call_in_a_web_nudge_is_valid() {
+    let w = World::new();
+    let sid = w.session("cc-1", true);
+    let url = "https://docs.rs/tokio/latest/tokio/sync/struct.Mutex.html";
+    let fetch = |now: f64| w.event("cc-1", "WebFetch", json!({"url": url}), &w.project, now);
+    assert_eq!(fetch(T), None);
+    let nudge = fetch(T + 1.0).expect("second fetch nudges");
+    // Every `level='…'` the nudge names is one kg_put_node accepts.
+    let levels: Vec<&str> = nudge
+        .split("level='")
+        .skip(1)
+        .filter_map(|rest| rest.split('\'').next())
+        .collect();
+    assert_eq!(levels, vec!["project", "user"], "{nudge}");
+    assert!(nudge.contains(&format!(
+        "kg_put_node(session_id='{sid}', level='project', id='<kebab-id>'"
+    )));
+    // The reference's wording (its level is prose) stays under its policy.
+    let r = World::reference();
+    r.session("cc-1", true);
+    let fetch = |now: f64| r.event("cc-1", "WebFetch", json!({"url": url}), &r.project, now);
+    assert_eq!(fetch(T), None);
+    let nudge = fetch(T + 1.0).expect("nudges");
+    assert!(nudge.contains("level='project (or user, if the finding is cross-project)'"));
 }
 
 #[test]
@@ -1179,4 +1287,112 @@ fn our_recall_says_nothing_twice() {
     let w = our_world();
     assert!(w.prompt("cc-1", "rollback of a deploy").is_some());
     assert_eq!(w.prompt("cc-1", "rollback of a deploy again"), None);
+}
+
+#[test]
+fn a_codex_session_gets_a_preload_sized_in_bytes_for_codex() {
+    let w = World::new();
+    let writer = w.store.register_session(None, None, T).expect("session");
+    // Cyrillic gists: two bytes per character, one UTF-16 unit, so the units differ.
+    for i in 0..70 {
+        let gist = format!("Заметка номер {i}: {}", "память агента ".repeat(18));
+        let answer = tools::kg_put_node(
+            &w.store,
+            &PutNodeArgs {
+                session_id: writer.clone(),
+                level: Level::User,
+                id: format!("note-{i}"),
+                gist,
+                notes: None,
+                touches: None,
+            },
+            T,
+        );
+        assert!(!answer.is_error, "{}", answer.text);
+    }
+    let home = w.store.config().home.clone();
+    let boot = |id: &str, transcript: &str| {
+        kg_core::session_bootstrap(
+            &w.store,
+            &kg_core::BootstrapRequest {
+                project_path: home.to_string_lossy().into_owned(),
+                claude_session_id: Some(id.into()),
+                source: Some("startup".into()),
+                transcript_path: Some(transcript.into()),
+            },
+            kg_core::PreloadHeader::Standard,
+            T,
+        )
+        .expect("a preload")
+        .context
+    };
+    let codex = boot(
+        "019a0000-0000-7000-8000-00000000c0de",
+        &format!(
+            "{}/.codex/sessions/2026/12/05/rollout-2026-12-05T18-00-00-019a.jsonl",
+            home.display()
+        ),
+    );
+    let claude = boot(
+        "0b1e0000-0000-4000-8000-00000000c1a0",
+        &format!("{}/.claude/projects/-p/0b1e.jsonl", home.display()),
+    );
+    let utf16 = |t: &str| t.chars().map(char::len_utf16).sum::<usize>();
+    assert!(codex.len() <= 9_000, "{} bytes", codex.len());
+    assert!(
+        codex.len() > 8_000,
+        "the budget is used: {} bytes",
+        codex.len()
+    );
+    assert!(utf16(&claude) <= 10_000, "{} units", utf16(&claude));
+    assert!(claude.len() > 9_000, "Claude Code counts units, not bytes");
+}
+
+#[test]
+fn a_codex_session_without_hooks_is_told_how_to_get_them_once() {
+    use kg_core::tools::ReadArgs;
+    let w = World::new();
+    let read = |client: kg_core::Client| {
+        kg_core::kg_read(
+            &w.store,
+            &ReadArgs {
+                cwd: Some(w.project.clone()),
+                client,
+                ..ReadArgs::default()
+            },
+            T,
+        )
+    };
+    let hint = kg_core::wording::CODEX_NO_HOOKS;
+    let claude = read(kg_core::Client::ClaudeCode);
+    assert!(
+        !claude.is_error && !claude.text.contains(hint),
+        "{}",
+        claude.text
+    );
+    let codex = read(kg_core::Client::Codex);
+    assert!(codex.text.ends_with(hint), "{}", codex.text);
+    // Once its hooks preload a session here, a Codex read starts without the note.
+    kg_core::session_bootstrap(
+        &w.store,
+        &kg_core::BootstrapRequest {
+            project_path: w.project.clone(),
+            claude_session_id: Some("019a0000-0000-7000-8000-0000000000c1".into()),
+            source: Some("startup".into()),
+            transcript_path: None,
+        },
+        kg_core::PreloadHeader::Standard,
+        T,
+    )
+    .expect("a preload");
+    let text = kg_core::kg_read(
+        &w.store,
+        &ReadArgs {
+            cwd: Some(w.project.clone()),
+            client: kg_core::Client::Codex,
+            ..ReadArgs::default()
+        },
+        T + 1.0,
+    );
+    assert!(!text.text.contains(hint), "{}", text.text);
 }

@@ -1228,8 +1228,15 @@ fn check_store_read(w: &World, graphs: &[Graph; 2], now: f64) -> Check {
         now,
     )?;
     if graphs.iter().all(|g| level_chars(g) <= LEVEL_BUDGET) {
-        let (tool, _) =
-            kg_core::tools::render_session(&w.store, &w.sid, ReadKind::FullRead, None, None, now);
+        let (tool, _) = kg_core::tools::render_session(
+            &w.store,
+            &w.sid,
+            ReadKind::FullRead,
+            kg_core::tools::pages::Client::ClaudeCode,
+            None,
+            None,
+            now,
+        );
         let ours = render_read(
             [
                 LevelSource {

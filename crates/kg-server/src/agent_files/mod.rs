@@ -4,7 +4,9 @@
 //!
 //! Claude Code: `Read`, `Edit`, `Write`, `MultiEdit` (`tool_input.file_path`),
 //! `NotebookEdit` (`notebook_path`) and `Bash` commands that only read files
-//! ([`shell`]). Codex: `apply_patch` (`*** Update File: <path>` lines).
+//! ([`shell`]). Codex: `apply_patch` (`*** Update File: <path>` lines). Gemini CLI:
+//! `read_file`, `write_file`, `replace` (`file_path`) and `run_shell_command` (in its
+//! `dir_path` when one is given).
 
 mod shell;
 
@@ -45,7 +47,9 @@ pub fn touched(payload: &Map<String, Value>, home: &Path) -> Touched {
         return Touched::default();
     };
     match tool {
-        "Read" | "Edit" | "Write" | "MultiEdit" => one_file(field("file_path"), cwd, home),
+        "Read" | "Edit" | "Write" | "MultiEdit" | "read_file" | "write_file" | "replace" => {
+            one_file(field("file_path"), cwd, home)
+        }
         "NotebookEdit" => one_file(field("notebook_path"), cwd, home),
         "Bash" => {
             // An absolute `workdir` (Codex's shell) wins over the session folder.
@@ -54,6 +58,11 @@ pub fn touched(payload: &Map<String, Value>, home: &Path) -> Touched {
                 .filter(|w| w.is_absolute())
                 .unwrap_or(cwd);
             shell_reads(field("command"), shell_cwd, home)
+        }
+        "run_shell_command" => {
+            // Gemini CLI's `dir_path` is relative to the session folder.
+            let dir = field("dir_path").map(|d| cwd.join(d));
+            shell_reads(field("command"), dir.as_deref().unwrap_or(cwd), home)
         }
         "apply_patch" => patched(field("command").or(field("input")), cwd, home),
         _ => Touched::default(),
@@ -177,6 +186,33 @@ mod tests {
             json!({"tool_name": "NotebookEdit", "cwd": "/home/u/p", "tool_input": {"notebook_path": "/x/n.ipynb"}}),
         );
         assert_eq!(touched(&p, home).files, [PathBuf::from("/x/n.ipynb")]);
+    }
+
+    #[test]
+    fn gemini_clis_file_and_shell_tools_name_their_files() {
+        let home = Path::new("/home/u");
+        for tool in ["read_file", "write_file", "replace"] {
+            let p = payload(
+                json!({"tool_name": tool, "cwd": "/home/u/p", "tool_input": {"file_path": "src/a.rs"}}),
+            );
+            assert_eq!(
+                touched(&p, home).files,
+                [PathBuf::from("/home/u/p/src/a.rs")],
+                "{tool}"
+            );
+        }
+        // A shell command reads in its `dir_path`, relative to the session folder.
+        let project = tempfile::tempdir().expect("dir");
+        std::fs::create_dir_all(project.path().join("sub")).expect("mkdir");
+        std::fs::write(project.path().join("sub/notes.txt"), "x").expect("write");
+        let p = payload(json!({
+            "tool_name": "run_shell_command",
+            "cwd": project.path(),
+            "tool_input": {"command": "cat notes.txt", "dir_path": "sub"},
+        }));
+        let got = touched(&p, home);
+        assert!(got.shell);
+        assert_eq!(got.files, [project.path().join("sub/notes.txt")]);
     }
 
     #[test]

@@ -38,8 +38,15 @@ enum Command {
     /// Is a server up? Its version, sessions and graphs, which server holds the
     /// storage root, and how Claude Code is connected to it
     Status,
-    /// Claude Code hook courier: posts the hook's stdin to the server and prints the
-    /// answer
+    /// Check every piece between the agents and the memory, and say the fix for each
+    /// problem
+    ///
+    /// The programs the agents run, the server and who owns its port, the storage
+    /// root, each agent's wiring, hooks seen recently, sync and suspected credentials.
+    /// Exits 1 when something is wrong.
+    Doctor,
+    /// Hook courier for Claude Code and Gemini CLI: posts the hook's stdin to the
+    /// server and prints the answer
     ///
     /// Prints nothing on any failure and exits 0: a hook never breaks a session. Only
     /// a command line it does not understand gets the usage on stderr and exit 1,
@@ -49,14 +56,20 @@ enum Command {
     ///
     /// For clients that only speak stdio, such as Claude Desktop.
     Stdio,
-    /// Register the MCP server (and, for Claude Code, the hooks) in Claude's
-    /// configuration
+    /// Register the MCP server (and, for Claude Code and Gemini CLI, the hooks) in an
+    /// agent's configuration
     ///
     /// Merges with what is there; each changed file is backed up. The entries name
     /// --host, --port and --storage where they are not the defaults.
     Install(InstallArgs),
     /// Remove exactly what install added
     Uninstall(UninstallArgs),
+    /// Find the agents installed here (Claude Code, Codex CLI, Gemini CLI, Claude Desktop), show
+    /// what connecting each would change, ask, and connect the chosen ones
+    ///
+    /// The same changes as `kg-memory install <agent>`: each edited file is backed up
+    /// first, and `kg-memory uninstall <agent>` takes them back out.
+    Setup(SetupArgs),
     /// Bring existing memory in: the MCP memory server's memory.jsonl, or Claude
     /// Code's CLAUDE.md / MEMORY.md bullets
     ///
@@ -152,9 +165,9 @@ struct HookArgs {
     /// Any other event, or none, makes the hook print nothing and exit 0.
     #[arg(value_name = "EVENT")]
     event: Option<OsString>,
-    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json.
-    /// The plugin's hook stays silent when `kg-memory install claude-code` wired the
-    /// same event, so Claude Code gets one answer.
+    /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json
+    /// (it stays silent when `kg-memory install claude-code` wired the same event, so
+    /// Claude Code gets one answer); `gemini` in Gemini CLI's settings.
     #[arg(long, value_enum, value_name = "ROUTE")]
     via: Option<Via>,
 }
@@ -162,6 +175,11 @@ struct HookArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Via {
     Plugin,
+    /// Gemini CLI's hooks (`kg-memory install gemini`): Claude Code's routes are not
+    /// consulted, and a session without memory is told Gemini CLI's way back.
+    Gemini,
+    /// Codex CLI's hooks (`kg-memory install codex`), likewise in Codex's words.
+    Codex,
 }
 
 #[derive(Debug, Args)]
@@ -179,6 +197,19 @@ struct InstallArgs {
 }
 
 #[derive(Debug, Args)]
+struct SetupArgs {
+    /// Connect without asking
+    #[arg(long)]
+    yes: bool,
+    /// Only these agents, comma-separated (set up even when not found here)
+    #[arg(long, value_delimiter = ',', value_name = "AGENTS")]
+    only: Vec<ClientName>,
+    /// Show what would change (a diff per file, secrets redacted), and change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Args)]
 struct UninstallArgs {
     /// Which client's configuration to change
     client: ClientName,
@@ -191,6 +222,8 @@ struct UninstallArgs {
 enum ClientName {
     ClaudeCode,
     ClaudeDesktop,
+    Codex,
+    Gemini,
 }
 
 impl From<ClientName> for kg_server::install::Client {
@@ -198,6 +231,8 @@ impl From<ClientName> for kg_server::install::Client {
         match name {
             ClientName::ClaudeCode => Self::ClaudeCode,
             ClientName::ClaudeDesktop => Self::ClaudeDesktop,
+            ClientName::Codex => Self::Codex,
+            ClientName::Gemini => Self::Gemini,
         }
     }
 }
@@ -268,8 +303,60 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
+/// The settings of a command that asks a server: the flags and environment, else
+/// (when neither names a port or storage root) the server the installed wiring reaches,
+/// which is said first.
+fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
+    let pinned = flags.port.is_some()
+        || flags.storage.is_some()
+        || std::env::var_os("KG_HTTP_PORT").is_some()
+        || std::env::var_os("KG_STORAGE_ROOT").is_some();
+    let mut settings = settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
+    // Claude Code's wiring first, else Codex's, else Gemini CLI's.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    let installed = kg_server::install::installed_target(&claude, project.as_deref())
+        .or_else(|| kg_server::install::codex_installed_target(&codex))
+        .or_else(|| {
+            kg_server::install::gemini::installed_target(
+                &kg_server::install::gemini::settings_path(&settings.home),
+            )
+        });
+    if !pinned && let Some(target) = installed {
+        settings.port = target.port.unwrap_or(settings.port);
+        settings.storage_root = target.storage.unwrap_or(settings.storage_root);
+        say(&format!(
+            "Asking the server named by {} ({}).\n",
+            target.source,
+            kg_server::launch::shell_line(kg_server::launch::server_flags(&settings))
+        ));
+    }
+    Ok(settings)
+}
+
+async fn doctor(flags: Where) -> anyhow::Result<()> {
+    let settings = asked_settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
+    let patient = kg_server::doctor::Patient {
+        settings: &settings,
+        claude: &claude,
+        project: project.as_deref(),
+        now: kg_server::clock::Clock::System.now(),
+    };
+    let report = kg_server::doctor::examine(&patient).await;
+    say(&report.render());
+    if report.problems() > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 async fn status(flags: Where) -> anyhow::Result<()> {
-    let settings = settings(flags)?;
+    let settings = asked_settings(flags)?;
+    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let project = std::env::current_dir().ok();
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
     let (base, held) = kg_server::root_lock::server_of(&settings);
@@ -325,13 +412,28 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             elsewhere.is_none()
         }
         Err(e) => {
-            say(&format!("No KG Memory server at {base} ({e}).\n"));
-            match &holder {
-                Some(line) => say(&format!("{line}\n")),
-                None => say(&format!(
-                    "Start one with: {}\n",
-                    kg_server::launch::serve_command(&settings)
+            use kg_server::route_check::{Answerer, port_taken_words, who_answers};
+            match who_answers(&base, &settings).await {
+                // Nothing can start there: no "start one" advice.
+                Answerer::OtherProgram => say(&format!(
+                    "No KG Memory server at {base}. {}\n",
+                    port_taken_words(port)
                 )),
+                answerer => {
+                    match answerer {
+                        Answerer::Nobody => say(&format!(
+                            "No KG Memory server at {base}: nothing listens on port {port}.\n"
+                        )),
+                        _ => say(&format!("No KG Memory server at {base} ({e}).\n")),
+                    }
+                    match &holder {
+                        Some(line) => say(&format!("{line}\n")),
+                        None => say(&format!(
+                            "Start one with: {}\n",
+                            kg_server::launch::serve_command(&settings)
+                        )),
+                    }
+                }
             }
             false
         }
@@ -413,16 +515,37 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         }
     }
     // How Claude Code reaches this server, from this folder.
-    let project = std::env::current_dir().ok();
-    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let wiring = kg_server::install::wiring(&claude, project.as_deref(), port);
-    let (lines, warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    let (lines, mut warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    warnings.extend(kg_server::route_check::mcp_warnings(&wiring, &settings).await);
     say("Claude Code:\n");
     for line in lines {
         say(&format!("  {line}\n"));
     }
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
+    }
+    use kg_server::doctor::Finding;
+    let show = |findings: Vec<Finding>| {
+        for finding in findings {
+            match finding {
+                Finding::Ok(text) | Finding::Note(text) => say(&format!("  {text}\n")),
+                Finding::Problem(what, fix) if fix.is_empty() => say(&format!("  ! {what}\n")),
+                Finding::Problem(what, fix) => say(&format!("  ! {what}. Fix: {fix}\n")),
+            }
+        }
+    };
+    // How Codex reaches it, where Codex is.
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    if codex.dir.is_dir() {
+        say("Codex CLI:\n");
+        show(kg_server::doctor::codex_findings(&codex, &settings, false));
+    }
+    // Gemini CLI, where it has been set up.
+    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
+    if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
+        say("Gemini CLI:\n");
+        show(kg_server::doctor::gemini(&settings, &base, project.as_deref()).await);
     }
     if !up {
         std::process::exit(1);
@@ -484,6 +607,7 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
     use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
+    use kg_server::session_notice::Agent;
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -493,6 +617,13 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         let event = HookEvent::parse(&name)?;
         let settings = settings(flags).ok()?;
         let stdin = read_stdin(deadline)?;
+        match args.via {
+            Some(Via::Gemini) => {
+                return run(event, Agent::Gemini, &stdin, &settings, deadline).await;
+            }
+            Some(Via::Codex) => return run(event, Agent::Codex, &stdin, &settings, deadline).await,
+            _ => {}
+        }
         // One answer per event, however many routes wire it.
         let project = hook_project(&stdin);
         // Claude Code passes its CLAUDE_CONFIG_DIR on to its hooks.
@@ -501,7 +632,7 @@ async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
         if duty == HookDuty::StandAside {
             return None;
         }
-        let answer = run(event, &stdin, &settings, deadline).await;
+        let answer = run(event, Agent::ClaudeCode, &stdin, &settings, deadline).await;
         match duty {
             HookDuty::AnswerAndWarn(message) => Some(with_system_message(
                 answer,
@@ -574,17 +705,22 @@ fn install(
         apply(&changes, now, false)?;
         (describe(&changes, false), program(false)?)
     } else {
+        let copy_was_there = setup.exe.exists();
         let placed = program(false)?;
-        apply(&changes, now, true)?;
+        if let Err(e) = apply(&changes, now, true) {
+            // Nothing names a copy made just now: it goes too. (One that was there
+            // already serves an earlier install.)
+            if !copy_was_there && !placed.is_empty() {
+                let _ = release_program(&setup, client, false);
+            }
+            return Err(e);
+        }
         (describe(&changes, false), placed)
     };
     if remove && changes.iter().all(|c| c.summary.is_empty()) && program_said.is_empty() {
         say(&format!(
             "Nothing to remove: KG Memory was not set up for {} here.\n",
-            match client {
-                Client::ClaudeCode => "Claude Code",
-                Client::ClaudeDesktop => "Claude Desktop",
-            }
+            client.title()
         ));
         return Ok(());
     }
@@ -594,17 +730,40 @@ fn install(
     }
     let serve = kg_server::launch::serve_command(&settings);
     say(match (client, remove) {
-        (Client::ClaudeCode, false) => format!(
-            "Done. Start the server with `{serve}` (or let the next Claude Code session start it), then restart Claude Code.\n"
-        ),
+        (Client::ClaudeCode, false) => kg_server::session_notice::install_closing_words(&serve),
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
-        (Client::ClaudeCode, true) => "Done. Restart Claude Code.\n".to_string(),
-        (Client::ClaudeDesktop, true) => "Done. Restart Claude Desktop.\n".to_string(),
+        (Client::Codex, false) => kg_server::session_notice::codex_closing_words(&serve),
+        (Client::Gemini, false) => kg_server::session_notice::gemini_closing_words(&serve),
+        (Client::Codex, true) => "Done. Start a new Codex session.\n".to_string(),
+        (_, true) => format!("Done. Restart {}.\n", client.title()),
     }
     .as_str());
     Ok(())
+}
+
+fn setup(args: SetupArgs, flags: Where) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let settings = settings(flags)?;
+    let setup = kg_server::install::Setup::for_program(
+        &settings,
+        &std::env::current_exe().context("cannot find this program's own path")?,
+    );
+    let request = kg_server::setup_cli::SetupRequest {
+        yes: args.yes,
+        only: args.only.into_iter().map(Into::into).collect(),
+        dry_run: args.dry_run,
+    };
+    let mut ask = |question: &str| kg_server::import::confirm(question, say);
+    kg_server::setup_cli::run(
+        &request,
+        &setup,
+        kg_server::clock::Clock::System.now(),
+        say,
+        &mut ask,
+        std::io::stdin().is_terminal(),
+    )
 }
 
 /// Print to standard output. A reader that went away (`kg-memory … | head`) is no
@@ -677,6 +836,7 @@ fn main() {
         match command {
             Command::Serve => serve(server).await,
             Command::Status => status(server).await,
+            Command::Doctor => doctor(server).await,
             Command::Hook(args) => hook(args, server).await,
             Command::Stdio => match settings(server) {
                 Ok(settings) => kg_server::stdio::run(&settings).await,
@@ -686,6 +846,7 @@ fn main() {
                 install(a.client, a.dry_run, a.disable_auto_memory, false, server)
             }
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
+            Command::Setup(a) => setup(a, server),
             Command::Import(args) => match settings(server) {
                 Ok(settings) => kg_server::import::run(args, &settings, say).await,
                 Err(e) => Err(e),

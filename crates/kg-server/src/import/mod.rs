@@ -599,7 +599,7 @@ fn after_import(graph: &str, dry_run: &BatchOutcome, grace_days: f64) -> String 
 const ARCHIVED_SHOWN: usize = 10;
 
 /// Ask on the terminal; anything but yes is no.
-fn confirm(question: &str, say: fn(&str)) -> anyhow::Result<bool> {
+pub fn confirm(question: &str, say: fn(&str)) -> anyhow::Result<bool> {
     say(question);
     let mut answer = String::new();
     std::io::stdin()

@@ -1,8 +1,6 @@
 //! `install claude-code --disable-auto-memory`: turn Claude Code's own auto-memory off,
 //! noting the user's value in a file of ours so that uninstall puts exactly that back.
 
-use super::files::{pretty, read_object};
-use super::{FileChange, Setup};
 use serde_json::{Map, Value};
 
 /// Claude Code's setting for its built-in auto-memory (documented in its settings
@@ -10,38 +8,31 @@ use serde_json::{Map, Value};
 /// directory").
 pub const AUTO_MEMORY: &str = "autoMemoryEnabled";
 
-/// Turn auto-memory off, remembering the user's value (absent, or what they set) in a
-/// file of ours so that uninstall puts exactly that back.
+/// Turn auto-memory off, remembering the user's value (absent, or what they set) in the
+/// install `record` (a file of ours) so that uninstall puts exactly that back.
 pub(super) fn disable_auto_memory(
     settings: &mut Map<String, Value>,
-    setup: &Setup,
+    record: &mut Map<String, Value>,
     summary: &mut Vec<String>,
-) -> anyhow::Result<Option<FileChange>> {
+    record_summary: &mut Vec<String>,
+) {
     let current = settings.get(AUTO_MEMORY).cloned();
     if current == Some(Value::Bool(false)) {
         // Already off, by the user or by an earlier install: nothing to note.
-        return Ok(None);
+        return;
     }
     settings.insert(AUTO_MEMORY.into(), Value::Bool(false));
     summary.push(format!(
         "turn off Claude Code's auto-memory ({AUTO_MEMORY}: false)"
     ));
-    let path = setup.record_path();
-    let (before, mut record) = read_object(&path)?;
     let mut previous = Map::new();
     if let Some(value) = current {
         previous.insert("previous".into(), value);
     }
     record.insert(AUTO_MEMORY.into(), Value::Object(previous));
-    Ok(Some(FileChange {
-        path,
-        before,
-        after: Some(pretty(&record)),
-        summary: vec![format!(
-            "remember your {AUTO_MEMORY} setting, for `kg-memory uninstall claude-code` to restore"
-        )],
-        ours: true,
-    }))
+    record_summary.push(format!(
+        "remember your {AUTO_MEMORY} setting, for `kg-memory uninstall claude-code` to restore"
+    ));
 }
 
 /// Put back the auto-memory setting install turned off — unless the user changed it
@@ -74,6 +65,7 @@ pub(super) fn restore_auto_memory(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::install::Setup;
     use crate::install::tests::setup;
     use crate::install::{Client, apply, plan_install, plan_uninstall};
     use serde_json::json;

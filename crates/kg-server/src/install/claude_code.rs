@@ -26,14 +26,14 @@ pub(super) fn code_entry(setup: &Setup) -> Value {
     json!({"type": "http", "url": setup.url()})
 }
 
-fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
+fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>, via: Option<&str>) -> Value {
     let mut entry = Map::new();
     if let Some(m) = matcher {
         entry.insert("matcher".into(), Value::String(m.into()));
     }
     entry.insert(
         "hooks".into(),
-        json!([{"type": "command", "command": hook_command(setup, event)}]),
+        json!([{"type": "command", "command": hook_command(setup, event, via)}]),
     );
     Value::Object(entry)
 }
@@ -67,13 +67,41 @@ pub(super) fn add_hooks(
     setup: &Setup,
     summary: &mut Vec<String>,
 ) -> anyhow::Result<()> {
+    let entries = HOOK_EVENTS
+        .iter()
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, None)));
+    merge_hooks(settings, entries, summary)
+}
+
+/// The courier hooks of an agent whose hooks file has Claude Code's shape (Codex's
+/// `hooks.json`): its event name, our courier's, and the tool matcher, per hook; `via`
+/// tells the courier which agent runs it.
+pub(super) fn add_hook_events(
+    settings: &mut Map<String, Value>,
+    setup: &Setup,
+    events: &[(&str, &str, Option<&str>)],
+    via: Option<&str>,
+    summary: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let entries = events
+        .iter()
+        .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, via)));
+    merge_hooks(settings, entries, summary)
+}
+
+/// Put each `(event, hook group)` in the settings' `hooks`, replacing the courier hooks
+/// an earlier install left there. Claude Code and Gemini CLI share this shape.
+pub(super) fn merge_hooks<'a>(
+    settings: &mut Map<String, Value>,
+    entries: impl IntoIterator<Item = (&'a str, Value)>,
+    summary: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let hooks = object(settings, "hooks")?;
-    for (event, name, matcher) in HOOK_EVENTS {
+    for (event, entry) in entries {
         let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
         let list = list.as_array_mut().ok_or_else(|| {
             anyhow::anyhow!("hooks.{event} is not a list; fix it by hand, nothing was changed")
         })?;
-        let entry = hook_entry(setup, name, matcher);
         // An earlier install's hooks (another binary, port or storage root) are
         // replaced: two couriers would answer every event twice.
         let replaced = strip_couriers(list, Some(&entry));

@@ -28,9 +28,14 @@ pub fn claude_event(courier_event: &str) -> Option<&'static str> {
         .map(|(theirs, _, _)| *theirs)
 }
 
-pub(super) fn hook_command(setup: &Setup, event: &str) -> String {
+/// The courier command line for `event`; `via` names the agent when it is not Claude
+/// Code (`--via gemini`), so the hook answers in that agent's words.
+pub(super) fn hook_command(setup: &Setup, event: &str, via: Option<&str>) -> String {
     let mut words: Vec<std::ffi::OsString> =
         vec![setup.exe.clone().into(), "hook".into(), event.into()];
+    if let Some(via) = via {
+        words.extend(["--via".into(), via.into()]);
+    }
     words.extend(server_flags(&setup.settings));
     shell_line(words)
 }

@@ -36,8 +36,73 @@ fn shown(text: Option<&str>) -> String {
     }
 }
 
+/// A file as the diff shows it, by its kind: JSON re-laid and redacted, TOML (Codex's
+/// config) in its own layout with secret-looking values redacted, other text with its
+/// secret-looking words hidden.
+fn shown_file(path: &std::path::Path, text: Option<&str>) -> String {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => shown(text),
+        Some("toml") => match text.map(str::parse::<toml_edit::DocumentMut>) {
+            Some(Ok(mut doc)) => {
+                redact_toml(doc.as_table_mut(), false);
+                doc.to_string()
+            }
+            _ => String::new(),
+        },
+        _ => text
+            .unwrap_or_default()
+            .split_inclusive('\n')
+            .map(|line| {
+                line.split(' ')
+                    .map(|w| if secret_value(w) { REDACTED } else { w })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect(),
+    }
+}
+
+/// Codex's `config.toml` with the same rules as [`redact`]: values under secret-looking
+/// keys or in an `env`/`*headers` table, credential-like strings, URLs' secrets.
+fn redact_toml(table: &mut dyn toml_edit::TableLike, hidden: bool) {
+    fn value(v: &mut toml_edit::Value, hidden: bool) {
+        match v {
+            toml_edit::Value::String(s) => {
+                let text = s.value().clone();
+                let shown = if hidden || secret_value(&text) {
+                    Some(REDACTED.to_string())
+                } else {
+                    redact_url(&text)
+                };
+                if let Some(shown) = shown {
+                    let decor = s.decor().clone();
+                    *s = toml_edit::Formatted::new(shown);
+                    *s.decor_mut() = decor;
+                }
+            }
+            toml_edit::Value::Array(items) => items.iter_mut().for_each(|i| value(i, hidden)),
+            toml_edit::Value::InlineTable(t) => redact_toml(t, hidden),
+            _ => {}
+        }
+    }
+    for (key, item) in table.iter_mut() {
+        let hide = hidden
+            || secret_key(key.get())
+            || matches!(key.get(), "env" | "http_headers" | "env_http_headers");
+        match item {
+            toml_edit::Item::Value(v) => value(v, hide),
+            toml_edit::Item::Table(t) => redact_toml(t, hide),
+            toml_edit::Item::ArrayOfTables(ts) => ts.iter_mut().for_each(|t| redact_toml(t, hide)),
+            toml_edit::Item::None => {}
+        }
+    }
+}
+
 fn diff(c: &FileChange) -> String {
-    let (before, after) = (shown(c.before.as_deref()), shown(c.after.as_deref()));
+    let (before, after) = (
+        shown_file(&c.path, c.before.as_deref()),
+        shown_file(&c.path, c.after.as_deref()),
+    );
     let path = c.path.display().to_string();
     let old = if c.before.is_some() {
         format!("{path} (now)")
@@ -282,6 +347,26 @@ mod tests {
         assert_eq!(
             written["mcpServers"]["db"]["args"],
             json!(["--password", "hunter2", "--api-key=xyz"])
+        );
+    }
+
+    #[test]
+    fn a_toml_diff_keeps_its_layout_and_hides_secrets() {
+        let before = "# mine\n[mcp_servers.gh]\nurl = \"https://api.example.com/mcp\"\nbearer_token = \"ghp_0123456789abcdefghij\"\nenv = { GH_TOKEN = \"plain\" }\n";
+        let after = format!("{before}\n[mcp_servers.kg]\nurl = \"http://127.0.0.1:8765/\"\n");
+        let change = FileChange {
+            path: "/h/.codex/config.toml".into(),
+            before: Some(before.into()),
+            after: Some(after),
+            summary: vec!["add MCP server \"kg\"".into()],
+            ours: false,
+        };
+        let shown = describe(&[change], true);
+        assert!(shown.contains("+[mcp_servers.kg]"), "{shown}");
+        assert!(shown.contains(" bearer_token = \"<redacted>\""), "{shown}");
+        assert!(
+            !shown.contains("ghp_") && !shown.contains("plain"),
+            "{shown}"
         );
     }
 

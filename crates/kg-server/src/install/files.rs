@@ -34,6 +34,11 @@ pub(super) fn read_lenient(path: &Path) -> Map<String, Value> {
     read_object(path).map(|(_, m)| m).unwrap_or_default()
 }
 
+/// An error about the content of the file at `path`, said with its name first.
+pub(super) fn in_file(path: &Path) -> impl FnOnce(anyhow::Error) -> anyhow::Error + '_ {
+    move |e| anyhow::anyhow!("{}: {e:#}", path.display())
+}
+
 pub(super) fn pretty_value(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
@@ -95,8 +100,8 @@ fn write_copy(target: &Path, text: &str, like: &fs::Permissions) -> std::io::Res
 }
 
 /// Back `path` up next to itself, with its mode (a private `~/.claude.json` must not
-/// get a world-readable copy).
-fn back_up(path: &Path, text: &str, now: f64) -> anyhow::Result<()> {
+/// get a world-readable copy); returns the copy's path.
+fn back_up(path: &Path, text: &str, now: f64) -> anyhow::Result<PathBuf> {
     let like = fs::metadata(path)
         .with_context(|| format!("cannot read the permissions of {}", path.display()))?
         .permissions();
@@ -109,8 +114,9 @@ fn back_up(path: &Path, text: &str, now: f64) -> anyhow::Result<()> {
         } else {
             format!("{base}-{n:02}")
         };
-        match write_copy(&path.with_file_name(name), text, &like) {
-            Ok(()) => return Ok(()),
+        let copy = path.with_file_name(name);
+        match write_copy(&copy, text, &like) {
+            Ok(()) => return Ok(copy),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => anyhow::bail!("cannot back up {}: {e}", path.display()),
         }
@@ -156,22 +162,71 @@ fn write_in_place(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Write the planned changes, backing each existing file up first.
+/// Write the planned changes, backing each existing file up first. All or nothing:
+/// when one cannot be written (a read-only folder, a full disk), the files already
+/// written get their earlier content back and this run's backups go, so no agent is
+/// left half wired; the error says so, or names what could not be put back.
 pub fn apply(changes: &[FileChange], now: f64, backup: bool) -> anyhow::Result<()> {
+    let mut done: Vec<(&FileChange, Option<PathBuf>)> = Vec::new();
     for c in changes {
         if c.after == c.before {
             continue;
         }
-        if let (true, false, Some(before)) = (backup, c.ours, &c.before) {
-            back_up(&c.path, before, now)?;
+        let mut copy = None;
+        let written = (|| {
+            if let (true, false, Some(before)) = (backup, c.ours, &c.before) {
+                copy = Some(back_up(&c.path, before, now)?);
+            }
+            match &c.after {
+                Some(text) => write_in_place(&c.path, text),
+                None => fs::remove_file(&c.path)
+                    .with_context(|| format!("cannot remove {}", c.path.display())),
+            }
+        })();
+        if let Err(e) = written {
+            done.push((c, copy));
+            let left = roll_back(&done);
+            if left.is_empty() {
+                anyhow::bail!("{e:#}; nothing was changed");
+            }
+            anyhow::bail!(
+                "{e:#}; and some files could not be put back as they were: {}",
+                left.join("; ")
+            );
         }
-        match &c.after {
-            Some(text) => write_in_place(&c.path, text)?,
-            None => fs::remove_file(&c.path)
-                .with_context(|| format!("cannot remove {}", c.path.display()))?,
-        }
+        done.push((c, copy));
     }
     Ok(())
+}
+
+/// Undo `done` (newest first): each file gets its earlier content back (or goes, if
+/// it was new) and its backup from this run is removed. Returns what could not be
+/// undone, in words.
+fn roll_back(done: &[(&FileChange, Option<PathBuf>)]) -> Vec<String> {
+    let mut left = Vec::new();
+    for (c, copy) in done.iter().rev() {
+        let current = fs::read_to_string(&c.path).ok();
+        if current == c.before {
+            // Never written (the failing one), or already as it was.
+        } else {
+            let undone = match &c.before {
+                Some(text) => write_in_place(&c.path, text),
+                None => fs::remove_file(&c.path)
+                    .with_context(|| format!("cannot remove {}", c.path.display())),
+            };
+            if let Err(e) = undone {
+                left.push(match copy {
+                    Some(copy) => format!("{e:#} (its earlier content is in {})", copy.display()),
+                    None => format!("{e:#}"),
+                });
+                continue;
+            }
+        }
+        if let Some(copy) = copy {
+            let _ = fs::remove_file(copy);
+        }
+    }
+    left
 }
 
 #[cfg(test)]
@@ -236,6 +291,59 @@ mod tests {
             })
             .count();
         assert_eq!(count, 2);
+    }
+
+    #[test]
+    fn a_failure_on_the_second_file_leaves_the_first_as_it_was() {
+        let home = tempfile::tempdir().expect("home");
+        let s = setup(home.path());
+        let claude_json = home.path().join(".claude.json");
+        let mine = "{\"numStartups\": 7}";
+        fs::write(&claude_json, mine).expect("write");
+        // `~/.claude` is a file, so settings.json cannot be written under it (as a
+        // read-only folder would refuse it, whoever runs the install).
+        fs::write(home.path().join(".claude"), "not a folder").expect("write");
+        let plan = vec![
+            FileChange {
+                path: claude_json.clone(),
+                before: Some(mine.into()),
+                after: Some("{\"numStartups\": 7, \"mcpServers\": {}}\n".into()),
+                summary: vec!["add".into()],
+                ours: false,
+            },
+            FileChange {
+                path: home.path().join(".claude/settings.json"),
+                before: None,
+                after: Some("{}\n".into()),
+                summary: vec!["add".into()],
+                ours: false,
+            },
+        ];
+        let err = format!("{:#}", apply(&plan, 1.0, true).expect_err("fails"));
+        assert!(
+            err.starts_with("cannot create") && err.ends_with("; nothing was changed"),
+            "{err}"
+        );
+        assert!(err.contains(".claude"), "{err}");
+        assert_eq!(fs::read_to_string(&claude_json).expect("read"), mine);
+        let left: Vec<String> = fs::read_dir(home.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            left.iter()
+                .all(|n| !n.contains(".bak-kg-") && !n.contains(".kg-tmp")),
+            "no backup or temporary file left: {left:?}"
+        );
+
+        // Planned for real, the install stops before writing, naming the file.
+        let err = format!(
+            "{:#}",
+            plan_install(Client::ClaudeCode, &s).expect_err("refused")
+        );
+        assert!(err.contains(".claude/settings.json"), "{err}");
+        assert_eq!(fs::read_to_string(&claude_json).expect("read"), mine);
     }
 
     #[cfg(unix)]

@@ -23,21 +23,39 @@
 mod auto_memory;
 mod claude_code;
 mod claude_config;
+mod codex;
 mod courier;
 mod desktop;
 mod dry_run;
 mod files;
+pub mod gemini;
+mod hand_added;
+mod installed;
 mod servers;
 mod stable;
 mod wiring;
 
 pub use auto_memory::AUTO_MEMORY;
 pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
+pub use codex::{
+    CODEX_HOME, CodexHome, CodexWiring, codex_hook_trust, codex_installed_target, codex_server_url,
+    codex_wiring,
+};
 pub use courier::{Courier, claude_event};
 pub use dry_run::{describe, redact};
 pub use files::apply;
+
+/// The name of Claude Desktop's entry for KG Memory.
+pub const DESKTOP_SERVER_NAME: &str = DESKTOP_SERVER;
+
+/// Claude Desktop's configuration file under `home`.
+pub fn desktop_config_path(home: &Path) -> PathBuf {
+    desktop_config(home)
+}
+pub use installed::{InstalledTarget, installed_target, settings_env};
 pub use stable::{
-    ProgramUser, in_build_tree, place_program, release_program, stable_path, user_bin_dir,
+    ProgramUser, in_build_tree, place_program, program_in_place, release_program, stable_path,
+    user_bin_dir,
 };
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
@@ -46,9 +64,17 @@ pub use wiring::{
 
 use crate::config::Settings;
 use auto_memory::{disable_auto_memory, restore_auto_memory};
-use claude_code::{CODE_SERVER, add_hooks, code_entry, is_code_entry, remove_hooks};
+use claude_code::{
+    CODE_SERVER, add_hook_events, add_hooks, code_entry, is_code_entry, remove_hooks,
+};
+use codex::{
+    CODEX_HOOK_EVENTS, CODEX_SERVER, codex_server_url as toml_server_url, has_codex_server,
+    read_toml, remove_codex_server, same_but_blank_lines, set_codex_server, with_instructions,
+    without_instructions,
+};
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
-use files::{latest_backup, pretty, read_object};
+use files::{in_file, latest_backup, pretty, read_object};
+use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
 use serde_json::{Map, Value};
 use servers::{add_server, remove_server};
 use std::path::{Path, PathBuf};
@@ -59,14 +85,40 @@ use wiring::refuse_beside_plugin;
 pub enum Client {
     ClaudeCode,
     ClaudeDesktop,
+    Codex,
+    Gemini,
 }
 
 impl Client {
+    /// Every client the installer knows, in the order `setup` goes through them.
+    pub const ALL: [Client; 4] = [
+        Client::ClaudeCode,
+        Client::Codex,
+        Client::Gemini,
+        Client::ClaudeDesktop,
+    ];
+
     pub fn parse(name: &str) -> Option<Client> {
-        match name {
-            "claude-code" => Some(Client::ClaudeCode),
-            "claude-desktop" => Some(Client::ClaudeDesktop),
-            _ => None,
+        Client::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Its name on the command line (`kg-memory install <name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "claude-code",
+            Client::ClaudeDesktop => "claude-desktop",
+            Client::Codex => "codex",
+            Client::Gemini => "gemini",
+        }
+    }
+
+    /// The agent's own name, for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "Claude Code",
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::Codex => "Codex CLI",
+            Client::Gemini => "Gemini CLI",
         }
     }
 }
@@ -103,6 +155,10 @@ pub struct Setup {
     pub state_dir: PathBuf,
     /// Where Claude Code keeps its user configuration (`CLAUDE_CONFIG_DIR` honoured).
     pub claude: ClaudeConfig,
+    /// Codex CLI's home (`CODEX_HOME` honoured).
+    pub codex: CodexHome,
+    /// Gemini CLI's user settings file (`GEMINI_CLI_HOME` honoured).
+    pub gemini_settings: PathBuf,
 }
 
 impl Setup {
@@ -114,6 +170,8 @@ impl Setup {
             disable_auto_memory: false,
             state_dir: settings.state_dir(),
             claude: ClaudeConfig::from_env(&settings.home),
+            codex: CodexHome::from_env(&settings.home),
+            gemini_settings: gemini::settings_path(&settings.home),
         }
     }
 
@@ -140,20 +198,35 @@ impl Setup {
     /// Where install notes what it must restore at uninstall: one record per Claude
     /// Code configuration, as each `CLAUDE_CONFIG_DIR` has its own settings to restore.
     fn record_path(&self) -> PathBuf {
-        if self.claude == ClaudeConfig::in_home(self.home()) {
-            return self.state_dir.join("claude-code-install.json");
+        self.record_for(
+            "claude-code",
+            &self.claude.dir,
+            self.claude != ClaudeConfig::in_home(self.home()),
+        )
+    }
+
+    /// The same for Codex: one record per Codex home.
+    fn codex_record_path(&self) -> PathBuf {
+        self.record_for(
+            "codex",
+            &self.codex.dir,
+            self.codex != CodexHome::in_home(self.home()),
+        )
+    }
+
+    fn record_for(&self, client: &str, dir: &Path, moved: bool) -> PathBuf {
+        if !moved {
+            return self.state_dir.join(format!("{client}-install.json"));
         }
         // The folder in the name, every other character a dash (as Claude Code names
         // a project's folder after its path).
-        let folder: String = self
-            .claude
-            .dir
+        let folder: String = dir
             .to_string_lossy()
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         self.state_dir
-            .join(format!("claude-code-install{folder}.json"))
+            .join(format!("{client}-install{folder}.json"))
     }
 }
 
@@ -164,30 +237,65 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
             refuse_beside_plugin(setup)?;
             let mcp_path = setup.claude.json.clone();
             let (before, mut map) = read_object(&mcp_path)?;
-            let mut summary = Vec::new();
-            add_server(
-                &mut map,
-                CODE_SERVER,
-                code_entry(setup),
-                is_code_entry,
-                "`claude mcp remove -s user kg`",
-                &mut summary,
-            )?;
-            let mcp = change(mcp_path, before, &map, summary);
             let settings_path = setup.claude.settings();
-            let (before, mut settings) = read_object(&settings_path)?;
+            let (settings_before, mut settings) = read_object(&settings_path)?;
+            let record_path = setup.record_path();
+            let (record_before, mut record) = read_object(&record_path)?;
+            let mut record_summary = Vec::new();
             let mut summary = Vec::new();
-            add_hooks(&mut settings, setup, &mut summary)?;
-            let mut changes = vec![mcp];
-            let record = if setup.disable_auto_memory {
-                disable_auto_memory(&mut settings, setup, &mut summary)?
-            } else {
-                None
-            };
-            changes.push(change(settings_path, before, &settings, summary));
-            changes.extend(record);
+            match existing_entry(&map, &settings, &record, setup)? {
+                Existing::Ours => {
+                    add_server(
+                        &mut map,
+                        CODE_SERVER,
+                        code_entry(setup),
+                        is_code_entry,
+                        "`claude mcp remove -s user kg`",
+                        &mut summary,
+                    )
+                    .map_err(in_file(&mcp_path))?;
+                    // The hand-added entry is gone: the one added now is ours.
+                    if record.shift_remove(HAND_ADDED).is_some() {
+                        record_summary.push(format!(
+                            "note that the MCP server \"{CODE_SERVER}\" is now the installer's"
+                        ));
+                    }
+                }
+                Existing::KeptAsAdded if recorded_as_hand_added(&record) => {}
+                Existing::KeptAsAdded => {
+                    record.insert(HAND_ADDED.into(), Value::Bool(true));
+                    record_summary.push(format!(
+                        "keep the MCP server \"{CODE_SERVER}\" you added by hand as it is (uninstall leaves it too)"
+                    ));
+                }
+            }
+            let mcp = change(mcp_path, before, &map, summary);
+            let mut summary = Vec::new();
+            add_hooks(&mut settings, setup, &mut summary).map_err(in_file(&settings_path))?;
+            if setup.disable_auto_memory {
+                disable_auto_memory(
+                    &mut settings,
+                    &mut record,
+                    &mut summary,
+                    &mut record_summary,
+                );
+            }
+            let mut changes = vec![
+                mcp,
+                change(settings_path, settings_before, &settings, summary),
+            ];
+            if !record_summary.is_empty() {
+                changes.push(FileChange {
+                    path: record_path,
+                    before: record_before,
+                    after: Some(pretty(&record)),
+                    summary: record_summary,
+                    ours: true,
+                });
+            }
             Ok(changes)
         }
+        Client::Codex => plan_codex_install(setup),
         Client::ClaudeDesktop => {
             let path = desktop_config(setup.home());
             if !path.parent().is_some_and(Path::is_dir) {
@@ -205,13 +313,15 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
                 is_desktop_entry,
                 &format!("delete \"{DESKTOP_SERVER}\" under \"mcpServers\" in that file"),
                 &mut summary,
-            )?;
+            )
+            .map_err(in_file(&path))?;
             Ok(vec![change(path, before, &map, summary)])
         }
+        Client::Gemini => gemini::install(setup),
     }
 }
 
-fn change(
+pub(super) fn change(
     path: PathBuf,
     before: Option<String>,
     map: &Map<String, Value>,
@@ -233,46 +343,55 @@ fn change(
 }
 
 /// Takes our entries out of a parsed file, noting what it removed.
-type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+pub(super) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+
+/// The change that takes our entries out of the JSON file at `path` (`None` when it
+/// holds none): back to the bytes it had before install when nothing else changed
+/// since (from the backup), gone when install created it, else the rest kept.
+pub(super) fn take_out(path: PathBuf, remove: &Remover<'_>) -> anyhow::Result<Option<FileChange>> {
+    let (before, mut map) = read_object(&path)?;
+    let Some(before_text) = before else {
+        return Ok(None);
+    };
+    let mut summary = Vec::new();
+    remove(&mut map, &mut summary);
+    if summary.is_empty() {
+        return Ok(None);
+    }
+    let after = match latest_backup(&path) {
+        Some(original) => match serde_json::from_str::<Value>(&original) {
+            Ok(v) if v == Value::Object(map.clone()) => Some(original),
+            _ => Some(pretty(&map)),
+        },
+        None if map.is_empty() => None, // we created this file
+        None => Some(pretty(&map)),
+    };
+    Ok(Some(FileChange {
+        path,
+        before: Some(before_text),
+        after,
+        summary,
+        ours: false,
+    }))
+}
 
 /// What uninstalling would change.
 pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
-        let (before, mut map) = read_object(&path)?;
-        let Some(before_text) = before else {
-            return Ok(());
-        };
-        let mut summary = Vec::new();
-        remove(&mut map, &mut summary);
-        if summary.is_empty() {
-            return Ok(());
-        }
-        // Back to the original bytes when the rest is unchanged since installing.
-        let after = match latest_backup(&path) {
-            Some(original) => match serde_json::from_str::<Value>(&original) {
-                Ok(v) if v == Value::Object(map.clone()) => Some(original),
-                _ => Some(pretty(&map)),
-            },
-            None if map.is_empty() => None, // we created this file
-            None => Some(pretty(&map)),
-        };
-        changes.push(FileChange {
-            path,
-            before: Some(before_text),
-            after,
-            summary,
-            ours: false,
-        });
+        changes.extend(take_out(path, remove)?);
         Ok(())
     };
     match client {
         Client::ClaudeCode => {
-            edit(setup.claude.json.clone(), &|m, s| {
-                remove_server(m, CODE_SERVER, is_code_entry, s)
-            })?;
             let record_path = setup.record_path();
             let (record_text, record) = read_object(&record_path)?;
+            // An entry the person added by hand stays theirs.
+            if !recorded_as_hand_added(&record) {
+                edit(setup.claude.json.clone(), &|m, s| {
+                    remove_server(m, CODE_SERVER, is_code_entry, s)
+                })?;
+            }
             edit(setup.claude.settings(), &|m, s| {
                 remove_hooks(m, s);
                 restore_auto_memory(m, &record, s);
@@ -292,12 +411,178 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
                 remove_server(m, DESKTOP_SERVER, is_desktop_entry, s)
             })?;
         }
+        Client::Codex => {
+            // Codex's trust in our hooks is keyed by where they sit: read before they go.
+            let trusted = codex::trust_keys(
+                &setup.codex.hooks(),
+                &files::read_lenient(&setup.codex.hooks()),
+            );
+            edit(setup.codex.hooks(), &|m, s| remove_hooks(m, s))?;
+            let record_path = setup.codex_record_path();
+            let (record_text, record) = read_object(&record_path)?;
+            let path = setup.codex.config();
+            let (before, mut doc) = read_toml(&path)?;
+            let mut summary = Vec::new();
+            codex::remove_hook_trust(&mut doc, &trusted, &mut summary);
+            // An entry the person added by hand stays theirs.
+            if !recorded_as_hand_added(&record) {
+                remove_codex_server(&mut doc, &mut summary);
+            }
+            if let (Some(before), false) = (before, summary.is_empty()) {
+                let after = doc.to_string();
+                changes.push(FileChange {
+                    after: restored(&path, &after),
+                    path,
+                    before: Some(before),
+                    summary,
+                    ours: false,
+                });
+            }
+            let path = setup.codex.agents();
+            if let Ok(before) = std::fs::read_to_string(&path)
+                && let Some(after) = without_instructions(&before)
+            {
+                changes.push(FileChange {
+                    after: restored(&path, &after),
+                    path,
+                    before: Some(before),
+                    summary: vec!["remove the KG Memory instructions".into()],
+                    ours: false,
+                });
+            }
+            if record_text.is_some() {
+                changes.push(FileChange {
+                    path: record_path,
+                    before: record_text,
+                    after: None,
+                    summary: vec!["forget what install noted".into()],
+                    ours: true,
+                });
+            }
+        }
+        Client::Gemini => return gemini::uninstall(setup),
+    }
+    Ok(changes)
+}
+
+/// A text file with our part taken out: its original bytes when nothing but blank
+/// lines differs from the backup install made, nothing (delete it) when install
+/// created it and nothing else is in it, else what is left.
+fn restored(path: &Path, after: &str) -> Option<String> {
+    match latest_backup(path) {
+        Some(original) if same_but_blank_lines(&original, after) => Some(original),
+        None if after.trim().is_empty() => None,
+        _ => Some(after.to_string()),
+    }
+}
+
+/// What `install codex` would change: the MCP server in `config.toml` (a hand-added
+/// `kg` entry at this server's address is kept as it is, one elsewhere stops the
+/// install), the courier hooks in `hooks.json`, the instructions in `AGENTS.md`.
+fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+    let url = setup.url();
+    let config_path = setup.codex.config();
+    let (config_before, mut doc) = read_toml(&config_path)?;
+    let record_path = setup.codex_record_path();
+    let (record_before, mut record) = read_object(&record_path)?;
+    let mut record_summary = Vec::new();
+    let mut summary = Vec::new();
+    // Ours when install's record is there and says nothing of a hand-added entry.
+    let ours = record_before.is_some() && !recorded_as_hand_added(&record);
+    match toml_server_url(&doc) {
+        _ if !has_codex_server(&doc) || ours => {
+            set_codex_server(&mut doc, &url, &mut summary)?;
+            if record.shift_remove(HAND_ADDED).is_some() || record_before.is_none() {
+                record.insert("mcpServer".into(), Value::String(CODEX_SERVER.into()));
+                record_summary.push(format!(
+                    "note that the MCP server \"{CODEX_SERVER}\" is the installer's"
+                ));
+            }
+        }
+        Some(theirs) if theirs == url => {
+            if !recorded_as_hand_added(&record) {
+                record.insert(HAND_ADDED.into(), Value::Bool(true));
+                record_summary.push(format!(
+                    "keep the MCP server \"{CODEX_SERVER}\" you added by hand as it is (uninstall leaves it too)"
+                ));
+            }
+        }
+        theirs => anyhow::bail!(
+            "Codex already has an MCP server \"{CODEX_SERVER}\" in {} ({}), not added by this installer; nothing was changed. Either remove it (`codex mcp remove {CODEX_SERVER}`) and run `kg-memory install codex` again, or keep it and install with the --port and --storage of the server it reaches",
+            config_path.display(),
+            theirs.map_or("without a url".to_string(), |u| format!("at {u}"))
+        ),
+    }
+    let config_after = if summary.is_empty() {
+        config_before.clone()
+    } else {
+        Some(doc.to_string())
+    };
+    let mut changes = vec![FileChange {
+        path: config_path,
+        before: config_before,
+        after: config_after,
+        summary,
+        ours: false,
+    }];
+    let hooks_path = setup.codex.hooks();
+    let (hooks_before, mut hooks) = read_object(&hooks_path)?;
+    let mut summary = Vec::new();
+    add_hook_events(
+        &mut hooks,
+        setup,
+        &CODEX_HOOK_EVENTS,
+        Some(codex::VIA_CODEX),
+        &mut summary,
+    )
+    .map_err(in_file(&hooks_path))?;
+    changes.push(change(hooks_path, hooks_before, &hooks, summary));
+    let agents_path = setup.codex.agents();
+    let agents_before = match std::fs::read_to_string(&agents_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", agents_path.display()),
+    };
+    let agents_after = with_instructions(agents_before.as_deref());
+    let summary = if agents_before.as_deref() == Some(agents_after.as_str()) {
+        Vec::new()
+    } else if agents_before
+        .as_deref()
+        .is_some_and(codex::instructions_current)
+        || agents_before
+            .as_deref()
+            .and_then(without_instructions)
+            .is_some()
+    {
+        vec!["bring the KG Memory instructions up to date".into()]
+    } else {
+        vec!["add the KG Memory instructions (how to use the memory's tools)".into()]
+    };
+    changes.push(FileChange {
+        after: if summary.is_empty() {
+            agents_before.clone()
+        } else {
+            Some(agents_after)
+        },
+        path: agents_path,
+        before: agents_before,
+        summary,
+        ours: false,
+    });
+    if !record_summary.is_empty() {
+        changes.push(FileChange {
+            path: record_path,
+            before: record_before,
+            after: Some(pretty(&record)),
+            summary: record_summary,
+            ours: true,
+        });
     }
     Ok(changes)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
     use serde_json::json;
@@ -313,12 +598,14 @@ mod tests {
     }
 
     /// A setup inside a temporary home: the tests beside each part of the installer share it.
-    pub(super) fn setup(home: &Path) -> Setup {
+    pub(crate) fn setup(home: &Path) -> Setup {
         let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
         // Whatever XDG_STATE_HOME and CLAUDE_CONFIG_DIR say, everything stays inside the
         // test's home.
         s.state_dir = home.join(".state");
         s.claude = ClaudeConfig::in_home(home);
+        s.codex = CodexHome::in_home(home);
+        s.gemini_settings = home.join(".gemini/settings.json");
         s
     }
 

@@ -65,8 +65,7 @@ impl ProgramUser {
     /// Its name in the record.
     fn name(self) -> &'static str {
         match self {
-            ProgramUser::Client(Client::ClaudeCode) => "claude-code",
-            ProgramUser::Client(Client::ClaudeDesktop) => "claude-desktop",
+            ProgramUser::Client(client) => client.name(),
             ProgramUser::LoginItem => "start-at-login",
         }
     }
@@ -80,6 +79,11 @@ impl ProgramUser {
                 if setup.claude != ClaudeConfig::in_home(setup.home()) =>
             {
                 format!("{} ({})", self.name(), setup.claude.dir.display())
+            }
+            ProgramUser::Client(Client::Codex)
+                if setup.codex != super::CodexHome::in_home(setup.home()) =>
+            {
+                format!("{} ({})", self.name(), setup.codex.dir.display())
             }
             _ => self.name().to_string(),
         }
@@ -187,6 +191,24 @@ pub fn place_program(
     record.insert(key, json!({"file": file, "clients": clients}));
     write_record(setup, &record)?;
     Ok(Some(said))
+}
+
+/// The program the entries name is already in place for `user`: an installed program,
+/// or install's copy, recorded for `user`, with the same bytes as the build output.
+pub fn program_in_place(setup: &Setup, user: impl Into<ProgramUser>) -> bool {
+    let Some(source) = &setup.copy_from else {
+        return true;
+    };
+    let dest = &setup.exe;
+    let Ok(record) = read_record(setup) else {
+        return false;
+    };
+    let entry = record.get(dest.to_string_lossy().as_ref());
+    let name = json!(user.into().record_name(setup));
+    is_our_copy(entry, dest)
+        && entry.is_some_and(|e| e["clients"].as_array().is_some_and(|c| c.contains(&name)))
+        && fs::metadata(source).ok().map(|m| m.len()) == fs::metadata(dest).ok().map(|m| m.len())
+        && fs::read(source).ok() == fs::read(dest).ok()
 }
 
 /// Copy through a temporary file and a rename: a copy that is running (a hook, the

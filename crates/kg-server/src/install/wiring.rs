@@ -7,10 +7,12 @@ use super::claude_config::{ClaudeConfig, home_relative};
 use super::courier::{Courier, claude_event, courier_command, is_kg_memory};
 use super::desktop::DESKTOP_SERVER;
 use super::files::read_lenient;
+use super::installed::settings_env;
 use super::servers::loopback_port;
 use crate::config::{DEFAULT_PORT, Settings};
 use crate::launch::{server_flags, shell_line};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -84,7 +86,7 @@ pub fn plugin_installs(claude: &ClaudeConfig) -> Vec<PluginInstall> {
 
 /// Claude Code's settings files that apply in `project`, lowest precedence first:
 /// user, project, local.
-fn settings_files(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<PathBuf> {
+pub(super) fn settings_files(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<PathBuf> {
     let mut files = vec![claude.settings()];
     // Claude run in the folder holding the user's settings (the home folder, unless
     // CLAUDE_CONFIG_DIR moved them): its project settings are the user's.
@@ -178,6 +180,19 @@ pub struct Wiring {
     /// `kg-memory hook` commands in settings files (the installer's, or by hand).
     pub hooks: Vec<FoundHook>,
     pub servers: Vec<FoundServer>,
+    /// The variables the `env` of Claude Code's settings files sets for its hooks and
+    /// the plugin's MCP URL.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Wiring {
+    /// A variable as Claude Code's hooks see it: its settings' `env`, where set.
+    fn var(&self, name: &str) -> Option<&str> {
+        self.env
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
 }
 
 /// Every `kg-memory hook` command in the settings files that apply in `project`.
@@ -208,9 +223,19 @@ fn found_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> 
     found
 }
 
-/// `${VAR}` and `${VAR:-default}` expanded from this process's environment, as Claude
-/// Code expands them in a plugin's `.mcp.json`.
-fn expand(text: &str) -> String {
+/// The `kg-memory hook` commands that are not the plugin's: the installer's (or
+/// written by hand).
+pub(super) fn installer_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> {
+    found_hooks(claude, project)
+        .into_iter()
+        .filter(|h| !h.courier.via_plugin)
+        .collect()
+}
+
+/// `${VAR}` and `${VAR:-default}` expanded as Claude Code expands them in a plugin's
+/// `.mcp.json`: from its settings' `env` (`settings_env`), else this process's
+/// environment.
+fn expand(text: &str, settings_env: &BTreeMap<String, String>) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -222,8 +247,10 @@ fn expand(text: &str) -> String {
         let inner = &rest[start + 2..start + end];
         let (name, default) = inner.split_once(":-").unwrap_or((inner, ""));
         out.push_str(
-            &std::env::var(name)
-                .ok()
+            &settings_env
+                .get(name)
+                .cloned()
+                .or_else(|| std::env::var(name).ok())
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| default.to_string()),
         );
@@ -233,14 +260,19 @@ fn expand(text: &str) -> String {
     out
 }
 
-fn kg_servers(map: &Map<String, Value>, place: &str, server_port: u16) -> Vec<FoundServer> {
+fn kg_servers(
+    map: &Map<String, Value>,
+    place: &str,
+    server_port: u16,
+    env: &BTreeMap<String, String>,
+) -> Vec<FoundServer> {
     let Some(Value::Object(servers)) = map.get("mcpServers") else {
         return Vec::new();
     };
     servers
         .iter()
         .filter_map(|(name, entry)| {
-            let url = entry["url"].as_str().map(expand);
+            let url = entry["url"].as_str().map(|u| expand(u, env));
             let command = entry["command"].as_str().map(|c| {
                 let mut words = vec![c.to_string()];
                 words.extend(
@@ -272,6 +304,7 @@ fn kg_servers(map: &Map<String, Value>, place: &str, server_port: u16) -> Vec<Fo
 pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -> Wiring {
     let plugins = plugin_installs(claude);
     let plugin_enabled = enabled_plugin(claude, project);
+    let env = settings_env(&settings_files(claude, project));
     let mut servers = Vec::new();
     let claude_json = read_lenient(&claude.json);
     let shown_json = claude.show(&claude.json);
@@ -279,6 +312,7 @@ pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -
         &claude_json,
         &format!("user scope, {shown_json}"),
         server_port,
+        &env,
     ));
     if let Some(p) = project {
         if let Some(Value::Object(local)) = claude_json
@@ -289,12 +323,14 @@ pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -
                 local,
                 &format!("local scope for {}, {shown_json}", p.display()),
                 server_port,
+                &env,
             ));
         }
         servers.extend(kg_servers(
             &read_lenient(&p.join(".mcp.json")),
             &format!("project scope, {}", p.join(".mcp.json").display()),
             server_port,
+            &env,
         ));
     }
     if let Some(id) = &plugin_enabled {
@@ -304,6 +340,7 @@ pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -
                     &read_lenient(&dir.join(".mcp.json")),
                     &format!("plugin {id}"),
                     server_port,
+                    &env,
                 ));
             }
         }
@@ -313,6 +350,7 @@ pub fn wiring(claude: &ClaudeConfig, project: Option<&Path>, server_port: u16) -
         plugin_enabled,
         hooks: found_hooks(claude, project),
         servers,
+        env,
     }
 }
 
@@ -408,23 +446,34 @@ pub fn wiring_report(w: &Wiring, settings: &Settings, port: u16) -> (Vec<String>
             Some(e) => h.command.replacen(&format!(" {e}"), " <event>", 1),
             None => h.command.clone(),
         };
-        let hook_port = c.port.unwrap_or(DEFAULT_PORT);
-        let hook_storage = c.storage.as_deref().unwrap_or(&default_storage);
+        // A hook without flags reads the variables Claude Code's settings give it.
+        let env_port = w.var("KG_HTTP_PORT").and_then(|p| p.trim().parse().ok());
+        let env_storage = w.var("KG_STORAGE_ROOT").map(PathBuf::from);
+        let hook_port = c.port.or(env_port).unwrap_or(DEFAULT_PORT);
+        let hook_storage = c
+            .storage
+            .clone()
+            .or_else(|| env_storage.clone())
+            .unwrap_or_else(|| default_storage.clone());
+        let hook_storage = hook_storage.as_path();
+        let from_settings = "from the env in Claude Code's settings";
         lines.push(format!(
             "hooks {} in {}: `{command}` (port {}, storage {})",
             events.join(", "),
             h.file.display(),
-            c.port.map_or_else(
-                || format!("{DEFAULT_PORT} unless KG_HTTP_PORT says otherwise"),
-                |p| p.to_string()
-            ),
-            c.storage.as_deref().map_or_else(
-                || format!(
+            match (c.port, env_port) {
+                (Some(p), _) => p.to_string(),
+                (None, Some(p)) => format!("{p}, KG_HTTP_PORT {from_settings}"),
+                (None, None) => format!("{DEFAULT_PORT} unless KG_HTTP_PORT says otherwise"),
+            },
+            match (&c.storage, &env_storage) {
+                (Some(s), _) => s.display().to_string(),
+                (None, Some(s)) => format!("{}, KG_STORAGE_ROOT {from_settings}", s.display()),
+                (None, None) => format!(
                     "{} unless KG_STORAGE_ROOT says otherwise",
                     default_storage.display()
                 ),
-                |s| s.display().to_string()
-            ),
+            },
         ));
         if !c.via_plugin {
             for e in events {
@@ -778,10 +827,21 @@ mod tests {
 
     #[test]
     fn plugin_urls_expand_like_claude_code() {
+        let none = BTreeMap::new();
         assert_eq!(
-            expand("http://127.0.0.1:${KG_TEST_SURELY_UNSET_VAR:-8765}/"),
+            expand("http://127.0.0.1:${KG_TEST_SURELY_UNSET_VAR:-8765}/", &none),
             "http://127.0.0.1:8765/"
         );
-        assert_eq!(expand("a${B"), "a${B");
+        assert_eq!(expand("a${B", &none), "a${B");
+        // The settings' `env` wins, as Claude Code applies it to its own environment.
+        let settings =
+            BTreeMap::from([("KG_TEST_SURELY_UNSET_VAR".to_string(), "9124".to_string())]);
+        assert_eq!(
+            expand(
+                "http://127.0.0.1:${KG_TEST_SURELY_UNSET_VAR:-8765}/",
+                &settings
+            ),
+            "http://127.0.0.1:9124/"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// `kg-memory <args>` with a clean environment: `HOME`, and whatever `env` adds.
-fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
+pub(crate) fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env("HOME", home)
@@ -23,6 +23,8 @@ fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
         "KG_CLOCK_FILE",
         "XDG_STATE_HOME",
         "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
     ] {
         cmd.env_remove(var);
     }
@@ -33,7 +35,7 @@ fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
 }
 
 /// Run to the end with `stdin`; (stdout, stderr, exit code).
-fn run(mut cmd: Command, stdin: &str) -> (String, String, i32) {
+pub(crate) fn run(mut cmd: Command, stdin: &str) -> (String, String, i32) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -161,7 +163,7 @@ fn a_hook_starts_its_server_where_its_flags_say_whatever_the_environment() {
     assert!(!home.join(".knowledge-graph").exists());
 }
 
-fn install_plugin_record(home: &Path) {
+pub(crate) fn install_plugin_record(home: &Path) {
     std::fs::create_dir_all(home.join(".claude/plugins")).expect("mkdir");
     std::fs::write(
         home.join(".claude/plugins/installed_plugins.json"),
@@ -301,7 +303,8 @@ fn unknown_flags_are_refused_with_a_usage_line() {
         assert_eq!(out, "", "{args:?}");
         // A wrong value lists the right ones instead.
         assert!(
-            err.contains("Usage: kg-memory") || err.contains("[possible values: plugin]"),
+            err.contains("Usage: kg-memory")
+                || err.contains("[possible values: plugin, gemini, codex]"),
             "{args:?}: {err}"
         );
     }
@@ -353,7 +356,7 @@ fn output_into_a_closed_pipe_is_no_failure() {
 
 /// A program that holds a port and answers every request with 404, as a web server
 /// that is not KG Memory would.
-fn foreign_program() -> u16 {
+pub(crate) fn foreign_program() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     std::thread::spawn(move || {
