@@ -42,7 +42,7 @@ pub use codex::{
     codex_wiring,
 };
 pub use courier::{Courier, claude_event};
-pub use dry_run::{describe, redact};
+pub use dry_run::{DRY_RUN_FOOTER, describe, describe_changes, redact};
 pub use files::apply;
 
 /// The name of Claude Desktop's entry for KG Memory.
