@@ -177,12 +177,14 @@ def post(server, path: str, body: dict) -> dict:
 
 def test_hooks_bring_the_preload_prompt_recall_and_file_recall_to_the_model(kg_server, gemini):
     """A Gemini CLI session: the session-start hook's preload and the prompt hook's answer
-    reach the model with the prompt, and reading a file the memory knows brings its
-    node back with the file's content. The session is bound to the memory's session."""
+    reach the model with the prompt, and reading a file the memory knows (with read_file,
+    or `cat` in a shell) brings its node back with the file's content. The session is
+    bound to the memory's session."""
     project = kg_server.make_project("radio")
     (project / "src").mkdir()
     source = project / "src" / "radio.c"
     source.write_text("void radio_init(void) {}\n")
+    (project / "src" / "antenna.h").write_text("#define ANTENNA_GAIN 3\n")
     for node in (
         {"id": "radio-release-steps", "gist": "Releases go out by tagging vX.Y.Z; CI builds the firmware images"},
         {
@@ -190,39 +192,56 @@ def test_hooks_bring_the_preload_prompt_recall_and_file_recall_to_the_model(kg_s
             "gist": "radio_init must run after the clock tree is up, or the PLL never locks",
             "touches": ["src/radio.c"],
         },
+        {
+            "id": "antenna-gain-units",
+            "gist": "ANTENNA_GAIN is in dBi, not dB; the regulator's limit is 6 dBi",
+            "touches": ["src/antenna.h"],
+        },
     ):
         post(kg_server, "/api/nodes", {"level": "project", "project_path": str(project), **node})
     # Archived: the preload leaves it out, so only file recall can bring it.
     post(
         kg_server,
         "/api/view/step",
-        {"level": "project", "project_path": str(project), "actions": [{"kind": "archive", "id": "radio-init-order"}]},
+        {
+            "level": "project",
+            "project_path": str(project),
+            "actions": [{"kind": "archive", "id": i} for i in ("radio-init-order", "antenna-gain-units")],
+        },
     )
     # The person's choice of an API key (any key: the scripted model takes it).
     gemini.settings.parent.mkdir(parents=True, exist_ok=True)
     gemini.settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     install(kg_server, gemini)
     gemini.trust(project)
-    script = [[{"name": "read_file", "args": {"file_path": str(source)}}]]
+    script = [
+        [{"name": "read_file", "args": {"file_path": str(source)}}],
+        [{"name": "run_shell_command", "args": {"command": "cat antenna.h", "dir_path": "src"}}],
+    ]
     with ScriptedGemini(script) as model:
         env = {**gemini.env, "GEMINI_API_KEY": "not-a-real-key", "GOOGLE_GEMINI_BASE_URL": model.base_url}
         done = gemini.run("-p", "How do releases work here?", "--yolo", cwd=project, env=env, timeout=120)
         info = f"{done.stdout}\n{done.stderr}\n" + json.dumps([r["path"] for r in model.requests])
         requests = model.main_requests()
-        assert len(requests) >= 2, info
+        assert len(requests) >= 3, info
         first = json.dumps(requests[0]["contents"])
         assert "KG MEMORY PRELOADED" in first, first[:3000] + info
         assert "radio-release-steps" in first, first[:3000]
         assert "PLL never locks" not in first, first[:3000]
-        # The file's node comes back inside the tool's result, and only there.
+        # Each file's node comes back inside that tool's result, and only there.
         results = [
             json.dumps(part["functionResponse"])
-            for content in requests[1]["contents"]
+            for content in requests[2]["contents"]
             for part in content.get("parts", [])
             if "functionResponse" in part
         ]
-        assert len(results) == 1 and "radio_init(void)" in results[0], results
+        assert len(results) == 2, results
+        assert "radio_init(void)" in results[0], results
         assert "radio-init-order" in results[0] and "PLL never locks" in results[0], results
+        assert "antenna-gain" not in results[0], results
+        assert "ANTENNA_GAIN 3" in results[1], results
+        assert "antenna-gain-units" in results[1] and "6 dBi" in results[1], results
+        assert "PLL never locks" not in results[1], results
         # The prompt hook's answer arrives as a part of its own beside the prompt.
         parts = [p.get("text", "") for c in requests[0]["contents"] for p in c.get("parts", [])]
         prompt_context = [p for p in parts if p.startswith("<hook_context>") and "PRELOADED" not in p]
