@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 from kg_wiring import kg_memory, stop_holder, wait_for_holder
-from scripted_gemini import ScriptedGemini
+from scripted_gemini import ScriptedGemini, tool_names
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 GEMINI = TESTS_DIR / "node_modules" / ".bin" / "gemini"
@@ -274,3 +274,45 @@ def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, gemi
         assert wait_for_holder(storage)["port"] == port
     finally:
         stop_holder(storage)
+
+
+def test_a_lesson_written_through_gemini_clis_tools_lands_in_the_shared_memory(kg_server, gemini):
+    """The model calls the memory's MCP tool through Gemini CLI's own MCP client (the
+    session id taken from the preload, as the preload asks): the node is in the project
+    graph every other agent reads."""
+    project = kg_server.make_project("shared")
+    gemini.settings.parent.mkdir(parents=True, exist_ok=True)
+    gemini.settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    install(kg_server, gemini)
+    gemini.trust(project)
+    seen_tools: list[str] = []
+
+    def write_lesson(body: dict) -> list[dict]:
+        names = sorted(tool_names(body))
+        seen_tools.extend(names)
+        put = next((n for n in names if n.endswith("kg_put_node")), None)
+        shown = json.dumps(body["contents"])
+        sid = re.search(r"session_id: (\w+)", shown)
+        if not (put and sid):
+            return []
+        return [
+            {
+                "name": put,
+                "args": {
+                    "session_id": sid.group(1),
+                    "level": "project",
+                    "id": "flash-erase-before-write",
+                    "gist": "Flash pages must be erased before each write; a second write corrupts the page",
+                },
+            }
+        ]
+
+    with ScriptedGemini([write_lesson]) as model:
+        env = {**gemini.env, "GEMINI_API_KEY": "not-a-real-key", "GOOGLE_GEMINI_BASE_URL": model.base_url}
+        done = gemini.run("-p", "Remember how flash writes work.", "--yolo", cwd=project, env=env, timeout=120)
+        info = f"{done.stdout}\n{done.stderr}\ntools: {seen_tools}"
+    with urllib.request.urlopen(
+        f"{kg_server.base_url}/api/nodes/project/flash-erase-before-write?project_path={project}", timeout=5
+    ) as r:
+        node = json.loads(r.read())
+    assert "erased before each write" in json.dumps(node), f"{node}\n{info}"
