@@ -227,8 +227,15 @@ pub fn session_bootstrap(
     };
     // The preload is sized for the agent whose transcript the hook names.
     let client = crate::tools::pages::Client::from_transcript(request.transcript_path.as_deref());
-    let (mut rendered, mut viewed_at) =
-        render_session(store, &sid, ReadKind::Preload, client, Some(&head), None, now);
+    let (mut rendered, mut viewed_at) = render_session(
+        store,
+        &sid,
+        ReadKind::Preload,
+        client,
+        Some(&head),
+        None,
+        now,
+    );
     // Ours says whether the preload is complete, and if not, what it left out. The
     // header is part of the budget, so the render is redone with the header that
     // says so, until what it says holds.

@@ -191,9 +191,15 @@ mod tests {
             Client::Codex
         );
         for (path, client) in [
-            (Some("/home/u/.codex/sessions/2026/12/05/rollout-2026-x.jsonl"), Client::Codex),
+            (
+                Some("/home/u/.codex/sessions/2026/12/05/rollout-2026-x.jsonl"),
+                Client::Codex,
+            ),
             (Some("/elsewhere/rollout-1.jsonl"), Client::Codex),
-            (Some("/home/u/.claude/projects/-p/0b1e.jsonl"), Client::ClaudeCode),
+            (
+                Some("/home/u/.claude/projects/-p/0b1e.jsonl"),
+                Client::ClaudeCode,
+            ),
             (Some(""), Client::ClaudeCode),
             (None, Client::ClaudeCode),
         ] {
