@@ -9,7 +9,7 @@
 #              issue 37's targets judged (EVAL_ARGS="--verbose" lists every miss,
 #              "--json" for machines; EVAL_RUNS= leaves 0.17 out)
 # and, to install it like any desktop app (issue 22):
-#   make package  the .deb and the AppImage in target/package/ (scripts/package.sh)
+#   make package  the .deb, the .rpm and the AppImage in target/package/ (scripts/package.sh)
 .PHONY: run test build eval package
 
 run:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `make package`: KG Memory's installable packages, made by Tauri's bundler
 # (@tauri-apps/cli, pinned in src-tauri/package.json).
-#   scripts/package.sh            release build: the .deb and the AppImage, copied to
-#                                 target/package/
-#   scripts/package.sh --debug    a debug build of the .deb only, into
+#   scripts/package.sh            release build: the .deb, the .rpm and the AppImage,
+#                                 copied to target/package/
+#   scripts/package.sh --debug    a debug build of the .deb and the .rpm, into
 #                                 target/package-debug/ (the smoke test of `make test`:
 #                                 same bundler and layout, without a release build)
 # On macOS and Windows the same bundler makes the .dmg and the .msi (README.md).
@@ -13,12 +13,12 @@ step() { printf '\n==> %s\n' "$*"; }
 
 profile=release
 tauri_flags=()
-bundles=(deb appimage)
+bundles=(deb rpm appimage)
 out=target/package
 if [ "${1:-}" = --debug ]; then
   profile=debug
   tauri_flags=(--debug)
-  bundles=(deb)
+  bundles=(deb rpm)
   out=target/package-debug
 fi
 
@@ -76,10 +76,10 @@ for bundle in "${bundles[@]}"; do
   if (cd src-tauri && npx tauri build "${tauri_flags[@]}" --ci \
     --config tauri.package.conf.json --bundles "$bundle") 2>&1 | tee "$log"; then
     # "KG Memory_0.1.0_amd64.deb" (the product name) becomes kg-memory_0.1.0_amd64.deb.
-    for made in "$bundle_dir"/deb/*.deb "$bundle_dir"/appimage/*.AppImage; do
+    for made in "$bundle_dir"/deb/*.deb "$bundle_dir"/rpm/*.rpm "$bundle_dir"/appimage/*.AppImage; do
       [ -f "$made" ] || continue
       name=$(basename "$made" | tr ' A-Z' '-a-z' | sed 's/\.appimage$/.AppImage/')
-      case $bundle:$name in deb:*.deb | appimage:*.AppImage) cp "$made" "$out/$name" ;; esac
+      case $bundle:$name in deb:*.deb | rpm:*.rpm | appimage:*.AppImage) cp "$made" "$out/$name" ;; esac
     done
   else
     failed+=("$bundle")
@@ -87,7 +87,7 @@ for bundle in "${bundles[@]}"; do
 done
 
 step "packages in $out"
-ls -l "$out"/*.deb "$out"/*.AppImage 2>/dev/null || true
+ls -l "$out"/*.deb "$out"/*.rpm "$out"/*.AppImage 2>/dev/null || true
 if [ ${#failed[@]} -gt 0 ]; then
   for bundle in "${failed[@]}"; do
     echo "package.sh: the $bundle bundle failed; the bundler said (full log: $out/$bundle.log):" >&2

@@ -36,6 +36,7 @@ if [ "$purpose" = test ]; then
   need_cmd trayer trayer               # a standalone tray host
   need_cmd import imagemagick          # screenshots
   need_cmd ss iproute2
+  need_cmd rpm rpm                     # the .rpm's smoke test installs it into a temporary root
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

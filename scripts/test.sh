@@ -51,7 +51,7 @@ step "end-to-end: the tray app under Xvfb with dunst and trayer"
 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .venv/bin/python -m pytest -q tests/tray \
   2> >(grep -v -e '^dbus-daemon' -e 'SpiRegistry' >&2)
 
-step "end-to-end: the .deb built from this tree, unpacked and run (its app under Xvfb)"
+step "end-to-end: the .deb and the .rpm built from this tree, unpacked or installed into a folder, and run (their app under Xvfb)"
 # A debug build of the package (scripts/package.sh --debug): the same bundler, layout
 # and configuration as `make package`, reusing this run's debug build instead of a
 # release build that would not fit CI's time.

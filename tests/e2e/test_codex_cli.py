@@ -307,3 +307,88 @@ def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, code
         assert record["port"] == port, record
     finally:
         stop_holder(storage)
+
+
+def test_without_trusted_hooks_the_tools_still_work_and_say_how_to_get_the_hooks(kg_server, codex):
+    """Hooks not trusted: Codex runs none of them, but its model reaches the memory through
+    the MCP tools; the first kg_read names the step that turns the hooks on."""
+    project = codex.project
+    post(kg_server, "/api/nodes", {"level": "project", "project_path": str(project), "id": "deploy-by-tag", "gist": "Deploys go out by pushing a vX.Y.Z tag; CI does the rest"})
+    install(codex, kg_server, "install", "codex")
+    script = [f"const r = await tools.mcp__kg__kg_read({{cwd: {json.dumps(str(project))}}}); text(JSON.stringify(r));"]
+    with ScriptedCodexModel(script) as model:
+        done = codex.exec("How do deploys work?", "--dangerously-bypass-approvals-and-sandbox", *model.provider_flags())
+        info = f"{done.stdout}\n{done.stderr}"
+        assert "hook: SessionStart" not in info, info
+        assert len(model.requests) >= 2, info
+        answer = json.dumps(model.requests[1]["body"].get("input", []))
+    assert "Deploys go out by pushing a vX.Y.Z tag" in answer, answer[-3000:] + info
+    assert "KG Memory's hooks did not run" in answer and "/hooks" in answer, answer[-3000:]
+
+
+def app_server(codex: Codex, *requests: dict) -> dict[int, dict]:
+    """Codex's own app-server (what its /hooks screen uses): the answers by request id."""
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"clientInfo": {"name": "kg-e2e", "version": "0"}}}]
+    lines.append({"jsonrpc": "2.0", "method": "initialized"})
+    lines.extend(requests)
+    proc = subprocess.Popen(
+        [str(CODEX), "app-server"],
+        cwd=codex.project,
+        env=codex.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    for line in lines:
+        proc.stdin.write(json.dumps(line) + "\n")
+    proc.stdin.flush()
+    wanted = {r["id"] for r in requests if "id" in r}
+    answers: dict[int, dict] = {}
+    deadline = time.monotonic() + 20
+    try:
+        while wanted - answers.keys() and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if message.get("id") in wanted:
+                answers[message["id"]] = message
+    finally:
+        proc.kill()
+        proc.wait()
+    return answers
+
+
+def test_hooks_the_person_trusted_run_and_uninstall_forgets_the_trust(kg_server, codex):
+    """The person trusts the hooks (as /hooks does, through Codex's app-server): doctor
+    says so, a session runs them without any bypass, and uninstall takes Codex's trust
+    records of them out again, leaving config.toml as it was."""
+    dot = codex.home / ".codex"
+    dot.mkdir(parents=True, exist_ok=True)
+    config = '# mine\nmodel = "gpt-5"\n'
+    (dot / "config.toml").write_text(config)
+    install(codex, kg_server, "install", "codex")
+    listed = app_server(codex, {"jsonrpc": "2.0", "id": 1, "method": "hooks/list", "params": {"cwds": [str(codex.project)]}})
+    hooks = [h for entry in listed[1]["result"]["data"] for h in entry["hooks"] if "kg-memory hook" in h["command"]]
+    assert len(hooks) == 3 and {h["trustStatus"] for h in hooks} == {"untrusted"}, hooks
+    where = ("--port", str(kg_server.port), "--storage", str(kg_server.storage))
+    env = {"PATH": f"{CODEX.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    doctor = kg_memory(*where, "doctor", home=codex.home, cwd=codex.project, **env)
+    assert "Codex does not run 3 of the 3 KG Memory hooks" in doctor.stdout, doctor.stdout
+
+    edits = [
+        {"keyPath": f'hooks.state."{h["key"]}".trusted_hash', "value": h["currentHash"], "mergeStrategy": "replace"}
+        for h in hooks
+    ]
+    wrote = app_server(codex, {"jsonrpc": "2.0", "id": 2, "method": "config/batchWrite", "params": {"edits": edits}})
+    assert wrote[2].get("result", {}).get("status") == "ok", wrote
+    doctor = kg_memory(*where, "doctor", home=codex.home, cwd=codex.project, **env)
+    assert "ok    Codex trusts the KG Memory hooks" in doctor.stdout, doctor.stdout
+
+    printed = codex.session("hello", until="hook: UserPromptSubmit Completed")
+    assert "hook: SessionStart Completed" in printed, printed
+
+    install(codex, kg_server, "uninstall", "codex")
+    assert (dot / "config.toml").read_text() == config

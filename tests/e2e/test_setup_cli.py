@@ -65,7 +65,7 @@ def test_setup_finds_both_agents_and_connects_them(kg_server):
     assert not (home / ".claude.json").exists() and not (home / ".codex" / "config.toml").exists()
 
     dry = kg(home, kg_server, "setup", "--dry-run")
-    assert dry.returncode == 0 and "[mcp_servers.kg]" in dry.stdout and "Dry run" in dry.stdout, dry.stdout
+    assert dry.returncode == 0 and "[mcp_servers.kg]" in dry.stdout and dry.stdout.count("(dry run: nothing was written") == 1, dry.stdout
     assert not (home / ".claude.json").exists()
 
     done = kg(home, kg_server, "setup", "--yes")

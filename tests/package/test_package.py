@@ -1,15 +1,16 @@
-"""Smoke test of the .deb that Tauri's bundler makes (scripts/package.sh).
+"""Smoke test of the .deb and the .rpm that Tauri's bundler makes (scripts/package.sh).
 
-There is no container or chroot to install into here, so the package is unpacked with
-`dpkg-deb -x` and run from the unpacked tree: its `kg-memory --version`, its
-`kg-memory install` (which must name the package's own path), and its tray app under
-Xvfb, whose server must answer /health.
+There is no container or chroot to install into here, so the .deb is unpacked
+(`dpkg-deb -x`) and the .rpm installed by rpm itself into a temporary root (its own
+database, dependencies not resolved, which the Debian machine cannot), and each is run
+from its tree: its `kg-memory --version`, its `kg-memory install` (which must name the
+package's own path), and its tray app under Xvfb, whose server must answer /health.
 
-Run by scripts/test.sh, after `scripts/package.sh --debug` built the package from
+Run by scripts/test.sh, after `scripts/package.sh --debug` built the packages from
 this tree, as
   xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- .venv/bin/python -m pytest tests/package
-KG_PACKAGE_DEB names another .deb (the release one of `make package`:
-target/package/*.deb).
+KG_PACKAGE_DEB and KG_PACKAGE_RPM name other packages (the release ones of `make
+package`: target/package/*.deb, *.rpm).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,18 +33,18 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 from conftest import free_port, make_temp_root  # noqa: E402
 
 
-def the_deb() -> Path:
-    named = os.environ.get("KG_PACKAGE_DEB")
+def the_package(kind: str) -> Path:
+    named = os.environ.get(f"KG_PACKAGE_{kind.upper()}")
     if named:
         return Path(named)
-    debs = sorted((REPO / "target" / "package-debug").glob("*.deb"))
-    if len(debs) != 1:
+    found = sorted((REPO / "target" / "package-debug").glob(f"*.{kind}"))
+    if len(found) != 1:
         pytest.fail(
-            f"expected one .deb in target/package-debug, found {[d.name for d in debs]}: "
-            "run `scripts/package.sh --debug` first (scripts/test.sh does), or set KG_PACKAGE_DEB",
+            f"expected one .{kind} in target/package-debug, found {[f.name for f in found]}: "
+            f"run `scripts/package.sh --debug` first (scripts/test.sh does), or set KG_PACKAGE_{kind.upper()}",
             pytrace=False,
         )
-    return debs[0]
+    return found[0]
 
 
 def cargo_version() -> str:
@@ -52,27 +54,68 @@ def cargo_version() -> str:
     raise AssertionError("no workspace version in Cargo.toml")
 
 
-@pytest.fixture(scope="module")
-def unpacked():
-    deb = the_deb()
-    assert deb.is_file(), f"{deb} is missing"
-    root = make_temp_root("kg-package-")
+def run(args: list[str], **kw) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout.strip()
+
+
+@dataclass
+class Package:
+    kind: str  # "deb" or "rpm"
+    path: Path
+
+    def name(self) -> str:
+        if self.kind == "deb":
+            return run(["dpkg-deb", "-f", str(self.path), "Package"])
+        return run(["rpm", "-qp", "--qf", "%{NAME}", str(self.path)])
+
+    def version(self) -> str:
+        if self.kind == "deb":
+            return run(["dpkg-deb", "-f", str(self.path), "Version"])
+        return run(["rpm", "-qp", "--qf", "%{VERSION}", str(self.path)])
+
+    def requires(self) -> str:
+        if self.kind == "deb":
+            return run(["dpkg-deb", "-f", str(self.path), "Depends"])
+        return run(["rpm", "-qp", "--requires", str(self.path)])
+
+    def unpack(self, tree: Path) -> None:
+        tree.mkdir(parents=True)
+        if self.kind == "deb":
+            subprocess.run(["dpkg-deb", "-x", str(self.path), str(tree)], check=True)
+            return
+        run(["rpm", "--root", str(tree), "--initdb"])
+        run(["rpm", "--root", str(tree), "--install", "--nodeps", str(self.path)])
+        installed = run(["rpm", "--root", str(tree), "--query", "kg-memory"])
+        assert installed.startswith(f"kg-memory-{cargo_version()}-1."), installed
+
+
+# What each package must ask its system for: the web view and GTK the tray app links
+# (Debian's package names; the .rpm asks for the libraries themselves, which every
+# rpm distribution resolves under its own names).
+REQUIRED = {
+    "deb": ("libwebkit2gtk-4.1-0", "libgtk-3-0"),
+    "rpm": ("libwebkit2gtk-4.1.so.0", "libgtk-3.so.0"),
+}
+
+
+@pytest.fixture(scope="module", params=["deb", "rpm"])
+def unpacked(request):
+    package = Package(request.param, the_package(request.param))
+    assert package.path.is_file(), f"{package.path} is missing"
+    root = make_temp_root(f"kg-package-{package.kind}-")
     tree = root / "tree"
-    subprocess.run(["dpkg-deb", "-x", str(deb), str(tree)], check=True)
-    yield deb, root, tree
+    package.unpack(tree)
+    yield package, root, tree
     shutil.rmtree(root, ignore_errors=True)
 
 
-def field(deb: Path, name: str) -> str:
-    return subprocess.run(["dpkg-deb", "-f", str(deb), name], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def test_the_deb_holds_both_programs_a_desktop_entry_and_an_icon(unpacked):
-    deb, _, tree = unpacked
-    assert field(deb, "Package") == "kg-memory"
-    assert field(deb, "Version") == cargo_version()
-    depends = field(deb, "Depends")
-    assert "libwebkit2gtk-4.1-0" in depends and "libgtk-3-0" in depends, depends
+def test_the_package_holds_both_programs_a_desktop_entry_and_an_icon(unpacked):
+    package, _, tree = unpacked
+    assert package.name() == "kg-memory"
+    assert package.version() == cargo_version()
+    requires = package.requires()
+    for needed in REQUIRED[package.kind]:
+        assert needed in requires, f"the .{package.kind} does not require {needed}: {requires}"
     for program in ("kg-memory", "kg-memory-app"):
         path = tree / "usr" / "bin" / program
         assert path.is_file() and os.access(path, os.X_OK), f"{path} missing or not executable"

@@ -6,11 +6,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { codeLines, findCycles, MAX_CODE_LINES, problems } from './structure.mjs';
+
+const made = [];
+after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
 function folder(files) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kg-ui-structure-'));
+  made.push(dir);
   for (const [name, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     fs.writeFileSync(path.join(dir, name), text);

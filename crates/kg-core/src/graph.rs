@@ -55,7 +55,7 @@ impl Graph {
     }
 
     /// A node to change in place. Its id and position stay, so the graph's
-    /// the derived structure stays current (a node's own derived fields track its changes).
+    /// derived structure stays current (a node's own derived fields track its changes).
     pub fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
         self.nodes.get_mut_in_place(id)
     }

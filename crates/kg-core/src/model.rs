@@ -193,10 +193,11 @@ impl WordIndex {
     }
 }
 
-/// Moves whenever any node's `touches` change in place (a node added or removed moves
-/// its graph's node-map stamp instead), so a reverse index over touches
-/// (`touch_index`) can tell it is stale. One counter for every graph: touches change
-/// only on writes, so a rebuild after an unrelated graph's write costs little.
+/// Moves whenever any node's `touches` or `_archived` flag change in place (a node
+/// added or removed moves its graph's node-map stamp instead), so what is derived from
+/// the touches (the reverse index `touch_index`, the stale touches of active nodes)
+/// can tell it is stale. One counter for every graph: both change only on writes and
+/// tier moves, so a rebuild after an unrelated graph's change costs little.
 static TOUCHES_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn touches_changed() {
@@ -406,7 +407,7 @@ impl NodeMemos {
             self.search_text = Memo::default();
             self.words = Memo::default();
         }
-        if key == field::TOUCHES {
+        if matches!(key, field::TOUCHES | field::ARCHIVED) {
             touches_changed();
         }
         if let Some(fields) = self.meta.0.get_mut()
@@ -610,7 +611,7 @@ impl Node {
             None => self.appended_at(key).map(|at| self.appended.remove(at).1),
         };
         if removed.is_some() {
-            if key == field::TOUCHES {
+            if matches!(key, field::TOUCHES | field::ARCHIVED) {
                 touches_changed();
             }
             self.changed();

@@ -321,10 +321,11 @@ struct GraphState {
     /// the server's lifetime so a view opened later still says why the graph looks
     /// as it does.
     damaged: Option<DamagedFile>,
-    /// The stale touches last found (our policy) and when: DEBT is computed on every
-    /// write and read, and a `stat` per touch each time would add up. Dropped when the
-    /// graph is saved or loaded; otherwise looked at again after [`STALE_RECHECK`].
-    stale: Option<(std::time::Instant, Arc<Vec<StaleTouch>>)>,
+    /// The stale touches last found (our policy): DEBT is computed on every write and
+    /// read, and reading every touch with a `stat` each time would add up. Looked at
+    /// again when the touches of active nodes may have changed, and after
+    /// [`STALE_RECHECK`].
+    stale: Option<StaleLook>,
     /// Which nodes touch which file, rebuilt when the graph's touches change.
     touches: Option<Arc<crate::touch_index::TouchIndex>>,
     /// Items that arrived by sync and broke a write rule, kept in the graph's
@@ -340,6 +341,16 @@ struct GraphState {
 /// How long the stale touches found for a graph are trusted while the graph does not
 /// change: files come and go without the store hearing of it.
 const STALE_RECHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The stale touches found for a graph, when, and from which nodes and touches.
+#[derive(Debug)]
+struct StaleLook {
+    at: std::time::Instant,
+    /// The node map's stamp and the touches epoch (`model::touches_epoch`) then: while
+    /// both stay, the active nodes and their touches are those that were looked at.
+    built_from: (u64, u64),
+    found: Arc<Vec<StaleTouch>>,
+}
 
 /// A graph file that did not parse and was moved aside when it was loaded.
 #[derive(Debug, Clone, PartialEq)]
@@ -739,16 +750,22 @@ impl Store {
         if self.config.policy == Policy::Reference {
             return Arc::default();
         }
+        let built_from = (state.graph.nodes.stamp(), crate::model::touches_epoch());
         if !fresh
-            && let Some((at, known)) = &state.stale
-            && at.elapsed() < STALE_RECHECK
+            && let Some(look) = &state.stale
+            && look.built_from == built_from
+            && look.at.elapsed() < STALE_RECHECK
         {
-            return known.clone();
+            return look.found.clone();
         }
         let entries = crate::stale_touches::path_touches(&state.graph);
         let root = slot.project_root().map(Path::new);
         let found = Arc::new(crate::stale_touches::find_stale(&entries, &self.home, root));
-        state.stale = Some((std::time::Instant::now(), found.clone()));
+        state.stale = Some(StaleLook {
+            at: std::time::Instant::now(),
+            built_from,
+            found: found.clone(),
+        });
         found
     }
 

@@ -96,6 +96,8 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
     // Said once, when this call starts a session whose folder could belong to more
     // than one project.
     let mut project_note = None;
+    // Said once, when a Codex session starts here with no hook behind it.
+    let mut no_hooks = false;
     let sid = match (reusable, args.cwd.as_deref()) {
         (Some(sid), _) => {
             if let Err(e) = store.count_op(sid, now) {
@@ -113,6 +115,9 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
             None => match store.project_of(cwd) {
                 Ok(choice) => {
                     project_note = choice.note();
+                    no_hooks = args.client == pages::Client::Codex
+                        && store.config().policy == Policy::Ours
+                        && !hooks_preloaded_lately(store, &choice.root, now);
                     store.register_in(Some(choice.root), None, now)
                 }
                 Err(e) => return ToolText::error(&e),
@@ -142,7 +147,24 @@ pub fn kg_read(store: &Store, args: &ReadArgs, now: f64) -> ToolText {
         reply.text.push_str("\n\n");
         reply.text.push_str(&note);
     }
+    if no_hooks && !reply.is_error {
+        reply.text.push_str("\n\n");
+        reply.text.push_str(wording::CODEX_NO_HOOKS);
+    }
     reply
+}
+
+/// Some session of the project at `root` was preloaded by a session-start hook within
+/// the hour: the agent's hooks run.
+fn hooks_preloaded_lately(store: &Store, root: &str, now: f64) -> bool {
+    store.with_sessions(|sessions| {
+        sessions.iter().any(|(_, r)| {
+            r.project_path.as_deref() == Some(root)
+                && r.claude_sid.is_some()
+                && r.preloaded_ids.is_some()
+                && now - r.last_activity <= PRELOAD_FRESH_SECS
+        })
+    })
 }
 
 /// What a full read tells the session, applied as its parts are delivered.

@@ -789,6 +789,15 @@ pub fn reminder_pool(bytes: Option<u64>) -> &'static [Reminder] {
     }
 }
 
+/// Ends a Codex session's first `kg_read(cwd)` when no hook preloaded a session of its
+/// project lately: Codex skips hooks the person has not trusted, without a word.
+pub const CODEX_NO_HOOKS: &str = "Note for this Codex session: KG Memory's hooks did not run \
+     here (no preload reached this project lately). Codex runs a hook only after the person \
+     trusts it, so without that there is no preload, no recall at each prompt and no recall \
+     when a file is patched or read. If the person wants them, ask them to type /hooks in \
+     Codex, trust the three KG Memory hooks and start a new session. The kg_* tools work \
+     either way.";
+
 /// Ends the preload of a session whose folder is outside the allowed ones: there is no
 /// project memory, and how to have one.
 pub fn no_project_memory(folder: &str) -> String {

@@ -167,7 +167,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     report.section("Claude Desktop", desktop(settings));
     // Only where Codex is: a machine without it needs no line about it.
     if codex.dir.is_dir() {
-        report.section("Codex CLI", codex_findings(&codex, settings));
+        report.section("Codex CLI", codex_findings(&codex, settings, true));
     }
     // Likewise Gemini CLI.
     if gemini_wired != crate::install::gemini::GeminiWiring::Absent {
@@ -556,8 +556,14 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
 }
 
 /// Codex's wiring against this server: its MCP entry, our hooks in its `hooks.json`,
-/// the programs they run. `kg-memory status` prints the same findings.
-pub fn codex_findings(codex: &crate::install::CodexHome, settings: &Settings) -> Vec<Finding> {
+/// the programs they run, and (with `ask_codex`, for `doctor`: it starts Codex's
+/// app-server) whether Codex trusts the hooks. `kg-memory status` prints the same
+/// findings, without asking Codex.
+pub fn codex_findings(
+    codex: &crate::install::CodexHome,
+    settings: &Settings,
+    ask_codex: bool,
+) -> Vec<Finding> {
     use crate::install::{Courier, codex_wiring};
     let w = codex_wiring(codex);
     let again = format!("`kg-memory{} install codex`", flags(settings));
@@ -629,12 +635,38 @@ pub fn codex_findings(codex: &crate::install::CodexHome, settings: &Settings) ->
             events.join(", "),
             codex.hooks().display()
         )));
-        found.push(Finding::Note(
-            "Codex runs a hook only once you trust it: /hooks in a Codex session lists them"
-                .to_string(),
-        ));
+        found.push(codex_trust(settings, ask_codex));
     }
     found
+}
+
+/// Whether Codex runs our hooks: asked of Codex itself when it is on `PATH`.
+fn codex_trust(settings: &Settings, ask_codex: bool) -> Finding {
+    let program = crate::setup_cli::on_path("codex").filter(|_| ask_codex);
+    let asked = program.and_then(|codex| {
+        crate::install::codex_hook_trust(&codex, &settings.home, std::time::Duration::from_secs(8))
+    });
+    let Some(hooks) = asked.filter(|h| !h.is_empty()) else {
+        return Finding::Note(
+            "Codex runs a hook only once you trust it: /hooks in a Codex session lists them"
+                .to_string(),
+        );
+    };
+    let waiting = hooks
+        .iter()
+        .filter(|(_, status)| status != "trusted")
+        .count();
+    if waiting == 0 {
+        Finding::Ok("Codex trusts the KG Memory hooks".to_string())
+    } else {
+        Finding::Problem(
+            format!(
+                "Codex does not run {waiting} of the {} KG Memory hooks: it has not trusted them (or they changed since), so its sessions get no preload or recall",
+                hooks.len()
+            ),
+            "type /hooks in a Codex session and trust the KG Memory hooks".to_string(),
+        )
+    }
 }
 
 /// The newest session a Claude Code hook bound, from the root's `sessions.json`.

@@ -8,8 +8,8 @@
 //! the person was deciding is left alone.
 
 use crate::install::{
-    Client, FileChange, Setup, apply, describe, desktop_config_path, place_program, plan_install,
-    program_in_place,
+    Client, FileChange, Setup, apply, describe, describe_changes, desktop_config_path,
+    place_program, plan_install, program_in_place,
 };
 use std::path::{Path, PathBuf};
 
@@ -131,7 +131,7 @@ pub fn run(
                     program: program.into_iter().collect(),
                 };
                 if step.changes_anything() {
-                    say(&indent(&describe(&step.plan, request.dry_run)));
+                    say(&indent(&describe_changes(&step.plan, request.dry_run)));
                     for line in &step.program {
                         say(&format!("  {line}\n"));
                     }
@@ -147,7 +147,7 @@ pub fn run(
         }
     }
     if request.dry_run {
-        say("Dry run: nothing was changed.\n");
+        say(crate::install::DRY_RUN_FOOTER);
         return Ok(());
     }
     if steps.is_empty() {

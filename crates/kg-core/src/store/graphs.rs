@@ -310,8 +310,6 @@ impl Store {
             Some(&validate),
         )?;
         state.dirty = false;
-        // What it touches may have changed.
-        state.stale = None;
         if first_file && slot.level == Level::Project {
             // Folders inside this project may now belong to it.
             self.recent_choices.forget();

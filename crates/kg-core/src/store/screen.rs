@@ -226,10 +226,10 @@ pub fn screen_incoming(graph: &mut Graph, fallback: Option<&Graph>) -> Vec<HeldB
             .filter(|n| node_refusal(&id, n).is_none())
             .cloned();
         match good {
+            // A whole node replaced: through the map, so what is derived from the
+            // graph (its structure, the touch index) sees a change.
             Some(node) => {
-                if let Some(slot) = graph.node_mut(&id) {
-                    *slot = node;
-                }
+                graph.nodes.insert(id, node);
             }
             None => {
                 // Its edges go with it only where they would break a rule themselves;

@@ -1363,3 +1363,52 @@ fn a_codex_session_gets_a_preload_sized_in_bytes_for_codex() {
     assert!(utf16(&claude) <= 10_000, "{} units", utf16(&claude));
     assert!(claude.len() > 9_000, "Claude Code counts units, not bytes");
 }
+
+#[test]
+fn a_codex_session_without_hooks_is_told_how_to_get_them_once() {
+    use kg_core::tools::ReadArgs;
+    let w = World::new();
+    let read = |client: kg_core::Client| {
+        kg_core::kg_read(
+            &w.store,
+            &ReadArgs {
+                cwd: Some(w.project.clone()),
+                client,
+                ..ReadArgs::default()
+            },
+            T,
+        )
+    };
+    let hint = kg_core::wording::CODEX_NO_HOOKS;
+    let claude = read(kg_core::Client::ClaudeCode);
+    assert!(
+        !claude.is_error && !claude.text.contains(hint),
+        "{}",
+        claude.text
+    );
+    let codex = read(kg_core::Client::Codex);
+    assert!(codex.text.ends_with(hint), "{}", codex.text);
+    // Once its hooks preload a session here, a Codex read starts without the note.
+    kg_core::session_bootstrap(
+        &w.store,
+        &kg_core::BootstrapRequest {
+            project_path: w.project.clone(),
+            claude_session_id: Some("019a0000-0000-7000-8000-0000000000c1".into()),
+            source: Some("startup".into()),
+            transcript_path: None,
+        },
+        kg_core::PreloadHeader::Standard,
+        T,
+    )
+    .expect("a preload");
+    let text = kg_core::kg_read(
+        &w.store,
+        &ReadArgs {
+            cwd: Some(w.project.clone()),
+            client: kg_core::Client::Codex,
+            ..ReadArgs::default()
+        },
+        T + 1.0,
+    );
+    assert!(!text.text.contains(hint), "{}", text.text);
+}

@@ -16,6 +16,7 @@ mod push;
 mod rename;
 mod secrets;
 mod snapshots;
+mod stale_debt;
 mod steps;
 mod storage;
 mod trust;

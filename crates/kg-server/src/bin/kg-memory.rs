@@ -539,7 +539,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     let codex = kg_server::install::CodexHome::from_env(&settings.home);
     if codex.dir.is_dir() {
         say("Codex CLI:\n");
-        show(kg_server::doctor::codex_findings(&codex, &settings));
+        show(kg_server::doctor::codex_findings(&codex, &settings, false));
     }
     // Gemini CLI, where it has been set up.
     use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};

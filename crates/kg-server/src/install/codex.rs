@@ -162,6 +162,60 @@ pub(super) fn remove_codex_server(doc: &mut DocumentMut, summary: &mut Vec<Strin
     }
 }
 
+/// Where Codex keeps its trust in our hooks: `[hooks.state."<hooks.json>:<event>:<group>:<handler>"]`
+/// in `config.toml`, written when the person trusts a hook in `/hooks`. The keys of
+/// the courier hooks in `hooks` (the parsed `hooks.json` at `path`).
+pub(super) fn trust_keys(
+    path: &Path,
+    hooks: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<String> {
+    let mut keys = Vec::new();
+    let Some(serde_json::Value::Object(events)) = hooks.get("hooks") else {
+        return keys;
+    };
+    for (event, groups) in events {
+        // `SessionStart` → `session_start`, as Codex names the event in the key.
+        let mut snake = String::new();
+        for (i, c) in event.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                snake.push('_');
+            }
+            snake.push(c.to_ascii_lowercase());
+        }
+        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+            for (h, hook) in group["hooks"].as_array().into_iter().flatten().enumerate() {
+                if super::courier::courier_command(hook).is_some() {
+                    keys.push(format!("{}:{snake}:{g}:{h}", path.display()));
+                }
+            }
+        }
+    }
+    keys
+}
+
+/// Take Codex's trust records of our hooks out of `config.toml` (a `hooks.state` or
+/// `hooks` table left empty goes too): with the hooks gone they name nothing.
+pub(super) fn remove_hook_trust(doc: &mut DocumentMut, keys: &[String], summary: &mut Vec<String>) {
+    let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
+        return;
+    };
+    if let Some(state) = hooks.get_mut("state").and_then(Item::as_table_like_mut) {
+        let before = state.len();
+        for key in keys {
+            state.remove(key);
+        }
+        if state.len() < before {
+            summary.push("forget Codex's trust in the KG Memory hooks".to_string());
+        }
+        if state.is_empty() {
+            hooks.remove("state");
+        }
+    }
+    if hooks.is_empty() {
+        doc.remove("hooks");
+    }
+}
+
 /// The same text but for blank lines and trailing spaces: what tells an untouched
 /// file from one the person changed, after our entry is taken out again.
 pub(super) fn same_but_blank_lines(a: &str, b: &str) -> bool {
@@ -291,6 +345,75 @@ pub fn codex_wiring(codex: &CodexHome) -> CodexWiring {
     w
 }
 
+/// Whether Codex trusts each of our hooks, as Codex itself says (`codex app-server`'s
+/// `hooks/list`, the list its `/hooks` screen shows): `(command, trustStatus)` per
+/// courier hook, `trusted` or not. `None` when Codex could not be asked in time.
+pub fn codex_hook_trust(
+    codex_program: &Path,
+    cwd: &Path,
+    wait: std::time::Duration,
+) -> Option<Vec<(String, String)>> {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(codex_program)
+        .arg("app-server")
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let requests = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"clientInfo": {"name": "kg-memory-doctor", "version": env!("CARGO_PKG_VERSION")}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+            "params": {"cwds": [cwd.to_string_lossy()]}}),
+    ];
+    let mut stdin = child.stdin.take()?;
+    let stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    // The reader is left behind if Codex never answers; killing Codex ends it.
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if v["id"] == 2 {
+                let _ = tx.send(v);
+                return;
+            }
+        }
+    });
+    let sent = requests
+        .iter()
+        .try_for_each(|r| writeln!(stdin, "{r}"))
+        .is_ok();
+    let answer = if sent {
+        rx.recv_timeout(wait).ok()
+    } else {
+        None
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut found = Vec::new();
+    for entry in answer?["result"]["data"].as_array()? {
+        for hook in entry["hooks"].as_array().into_iter().flatten() {
+            let Some(command) = hook["command"].as_str() else {
+                continue;
+            };
+            if super::Courier::parse(command).is_some() {
+                let status = hook["trustStatus"].as_str().unwrap_or("unknown");
+                found.push((command.to_string(), status.to_string()));
+            }
+        }
+    }
+    Some(found)
+}
+
 /// Where our hooks in Codex's `hooks.json` point, when they name a port or storage
 /// root of their own (plain `status` asks that server when Claude Code names none).
 pub fn codex_installed_target(codex: &CodexHome) -> Option<super::InstalledTarget> {
@@ -406,6 +529,34 @@ mod tests {
             fs::read_to_string(codex.join("config.toml")).expect("read"),
             "model = [unclosed\n"
         );
+    }
+
+    #[test]
+    fn codexs_trust_in_our_hooks_is_found_by_their_place_and_forgotten() {
+        let hooks: serde_json::Value = serde_json::json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": "say hi"},
+                {"type": "command", "command": "kg-memory hook session-start --via codex"}]}],
+            "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "kg-memory hook post-tool"}]}]
+        }});
+        let path = Path::new("/h/.codex/hooks.json");
+        let keys = trust_keys(path, hooks.as_object().expect("object"));
+        assert_eq!(
+            keys,
+            [
+                "/h/.codex/hooks.json:session_start:0:1",
+                "/h/.codex/hooks.json:post_tool_use:0:0"
+            ]
+        );
+        let text = "model = \"o3\"\n\n[hooks.state.\"/h/.codex/hooks.json:session_start:0:0\"]\ntrusted_hash = \"sha256:1\"\n\n[hooks.state.\"/h/.codex/hooks.json:session_start:0:1\"]\ntrusted_hash = \"sha256:2\"\n";
+        let mut doc: DocumentMut = text.parse().expect("toml");
+        let mut summary = Vec::new();
+        remove_hook_trust(&mut doc, &keys, &mut summary);
+        let left = doc.to_string();
+        assert!(
+            left.contains("session_start:0:0") && !left.contains("session_start:0:1"),
+            "{left}"
+        );
+        assert_eq!(summary.len(), 1);
     }
 
     #[test]

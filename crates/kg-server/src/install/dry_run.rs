@@ -8,6 +8,20 @@ use serde_json::Value;
 /// A human-readable account of the planned changes; a dry run adds a diff of each
 /// file, secret-looking values redacted.
 pub fn describe(changes: &[FileChange], dry_run: bool) -> String {
+    let mut out = describe_changes(changes, dry_run);
+    if dry_run {
+        out.push_str(DRY_RUN_FOOTER);
+    }
+    out
+}
+
+/// What a dry run adds once, after every file's diff.
+pub const DRY_RUN_FOOTER: &str =
+    "(dry run: nothing was written; values that look secret are shown as <redacted>)\n";
+
+/// Each file's change in words, and its diff (secrets redacted) with `diffs`; no footer
+/// (`kg-memory setup` says it once for every agent).
+pub fn describe_changes(changes: &[FileChange], diffs: bool) -> String {
     let mut out = String::new();
     for c in changes {
         if c.summary.is_empty() {
@@ -15,14 +29,9 @@ pub fn describe(changes: &[FileChange], dry_run: bool) -> String {
             continue;
         }
         out.push_str(&format!("{}: {}\n", c.path.display(), c.summary.join(", ")));
-        if dry_run {
+        if diffs {
             out.push_str(&diff(c));
         }
-    }
-    if dry_run {
-        out.push_str(
-            "(dry run: nothing was written; values that look secret are shown as <redacted>)\n",
-        );
     }
     out
 }

@@ -38,10 +38,11 @@ mod wiring;
 pub use auto_memory::AUTO_MEMORY;
 pub use claude_config::{CLAUDE_CONFIG_DIR, ClaudeConfig};
 pub use codex::{
-    CODEX_HOME, CodexHome, CodexWiring, codex_installed_target, codex_server_url, codex_wiring,
+    CODEX_HOME, CodexHome, CodexWiring, codex_hook_trust, codex_installed_target, codex_server_url,
+    codex_wiring,
 };
 pub use courier::{Courier, claude_event};
-pub use dry_run::{describe, redact};
+pub use dry_run::{DRY_RUN_FOOTER, describe, describe_changes, redact};
 pub use files::apply;
 
 /// The name of Claude Desktop's entry for KG Memory.
@@ -411,24 +412,31 @@ pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileC
             })?;
         }
         Client::Codex => {
+            // Codex's trust in our hooks is keyed by where they sit: read before they go.
+            let trusted = codex::trust_keys(
+                &setup.codex.hooks(),
+                &files::read_lenient(&setup.codex.hooks()),
+            );
             edit(setup.codex.hooks(), &|m, s| remove_hooks(m, s))?;
             let record_path = setup.codex_record_path();
             let (record_text, record) = read_object(&record_path)?;
+            let path = setup.codex.config();
+            let (before, mut doc) = read_toml(&path)?;
+            let mut summary = Vec::new();
+            codex::remove_hook_trust(&mut doc, &trusted, &mut summary);
+            // An entry the person added by hand stays theirs.
             if !recorded_as_hand_added(&record) {
-                let path = setup.codex.config();
-                let (before, mut doc) = read_toml(&path)?;
-                let mut summary = Vec::new();
                 remove_codex_server(&mut doc, &mut summary);
-                if let (Some(before), false) = (before, summary.is_empty()) {
-                    let after = doc.to_string();
-                    changes.push(FileChange {
-                        after: restored(&path, &after),
-                        path,
-                        before: Some(before),
-                        summary,
-                        ours: false,
-                    });
-                }
+            }
+            if let (Some(before), false) = (before, summary.is_empty()) {
+                let after = doc.to_string();
+                changes.push(FileChange {
+                    after: restored(&path, &after),
+                    path,
+                    before: Some(before),
+                    summary,
+                    ours: false,
+                });
             }
             let path = setup.codex.agents();
             if let Ok(before) = std::fs::read_to_string(&path)

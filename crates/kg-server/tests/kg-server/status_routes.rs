@@ -232,7 +232,11 @@ fn status_and_doctor_report_the_codex_route() {
     let home = server.home.clone();
     let port = server.port.to_string();
     let storage = path(&server.storage);
-    let state = [("XDG_STATE_HOME", path(&home.join(".state")))];
+    // No `codex` on PATH: doctor does not ask Codex about its trust (the e2e tests do).
+    let state = [
+        ("XDG_STATE_HOME", path(&home.join(".state"))),
+        ("PATH", path(&home.join("no-programs"))),
+    ];
     let state: Vec<(&str, &str)> = state.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (out, err, code) = run(
         kg(
