@@ -611,10 +611,10 @@ async fn look_at_sync(app: &AppHandle, s: &Shell) {
     let info = if on {
         let url = format!("{}/api/sync", s.settings.base_url());
         match kg_client::get(&url, Duration::from_secs(10)).await {
-            Ok(body) => match serde_json::from_str(&body) {
-                Ok(value) => Some(SyncInfo::from_json(&value)),
+            Ok(body) => match serde_json::from_str(&body).and_then(|v| SyncInfo::from_json(&v)) {
+                Ok(info) => Some(info),
                 Err(e) => {
-                    log::warn!("the sync state from {url} does not read as JSON: {e}");
+                    log::warn!("the sync state from {url} does not read: {e}");
                     return;
                 }
             },

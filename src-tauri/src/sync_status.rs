@@ -3,6 +3,7 @@
 //! failed for a day. Everything here is text made from what `GET /api/sync` and
 //! `POST /api/sync/now` answer; nothing here talks to the server.
 
+use kg_server::payload::{SyncAnswer, SyncRepo};
 use serde_json::Value;
 
 /// How long sync may keep failing before the tray says so in a notification.
@@ -12,46 +13,17 @@ pub const STALE_AFTER_SECS: f64 = 86_400.0;
 /// tests pass a UTC one).
 pub type Minute = fn(f64) -> String;
 
-/// One repository that syncs: the storage root, or a project with a remote of its own.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Repo {
-    /// The project's storage folder; `None` for the storage root.
-    pub project: Option<String>,
-    pub on: bool,
-    pub last_success: Option<f64>,
-    pub last_attempt: Option<f64>,
-    pub last_error: Option<String>,
-    pub offline_since: Option<f64>,
-    pub conflicts: usize,
-}
+/// One repository that syncs: the storage root, or a project with a remote of its own,
+/// in the server's own type for `GET /api/sync` (one shape for the server, the tray
+/// and the view).
+pub type Repo = SyncRepo;
 
-impl Repo {
-    fn from_json(v: &Value) -> Repo {
-        let number = |key: &str| v[key].as_f64();
-        Repo {
-            project: v["project"].as_str().map(str::to_string),
-            on: v["on"].as_bool().unwrap_or(false),
-            last_success: number("last_success"),
-            last_attempt: number("last_attempt"),
-            last_error: v["last_error"]
-                .as_str()
-                .filter(|e| !e.trim().is_empty())
-                .map(str::to_string),
-            offline_since: number("offline_since"),
-            conflicts: v["conflicts"]
-                .as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(0),
-        }
-    }
-
-    /// "" for the storage root, " of project shop" for a project's own repository.
-    fn of_what(&self) -> String {
-        self.project
-            .as_deref()
-            .map(|p| format!(" of project {p}"))
-            .unwrap_or_default()
-    }
+/// "" for the storage root, " of project shop" for a project's own repository.
+fn of_what(repo: &Repo) -> String {
+    repo.project
+        .as_deref()
+        .map(|p| format!(" of project {p}"))
+        .unwrap_or_default()
 }
 
 /// The sync state of everything in the storage root, as `GET /api/sync` answers it:
@@ -78,13 +50,16 @@ pub enum Overall<'a> {
 }
 
 impl SyncInfo {
-    /// Read `GET /api/sync`'s answer.
-    pub fn from_json(v: &Value) -> SyncInfo {
-        let mut repos = vec![Repo::from_json(v)];
-        if let Some(projects) = v["projects"].as_array() {
-            repos.extend(projects.iter().map(Repo::from_json));
+    /// Read `GET /api/sync`'s answer; a key it lacks reads as its default (sync off).
+    pub fn from_json(v: &Value) -> Result<SyncInfo, serde_json::Error> {
+        let answer: SyncAnswer = serde_json::from_value(v.clone())?;
+        let mut repos = vec![answer.root];
+        repos.extend(answer.projects);
+        for repo in &mut repos {
+            // A blank error is no error.
+            repo.last_error = repo.last_error.take().filter(|e| !e.trim().is_empty());
         }
-        SyncInfo { repos }
+        Ok(SyncInfo { repos })
     }
 
     fn synced(&self) -> impl Iterator<Item = &Repo> {
@@ -199,12 +174,12 @@ pub fn tooltip_line(info: &SyncInfo, now: f64, minute: Minute) -> Option<String>
         Overall::Synced { at } => format!("Sync: {}, up to date", when(at)),
         Overall::Offline { since, repo } => format!(
             "Sync{}: offline since {} (retrying)",
-            repo.of_what(),
+            of_what(repo),
             when(since)
         ),
         Overall::Failed { at, repo } => format!(
             "Sync{}: failed{} — {}",
-            repo.of_what(),
+            of_what(repo),
             at.map(|at| format!(" at {}", when(at))).unwrap_or_default(),
             short_cause(repo.last_error.as_deref().unwrap_or_default())
         ),
@@ -227,12 +202,12 @@ pub fn menu_lines(info: &SyncInfo, now: f64, minute: Minute) -> Vec<String> {
     match info.overall() {
         Overall::Offline { since, repo } => lines.push(format!(
             "Remote{} unreachable since {}; retrying",
-            repo.of_what(),
+            of_what(repo),
             when(since)
         )),
         Overall::Failed { repo, .. } => lines.push(format!(
             "Failed{}: {}",
-            repo.of_what(),
+            of_what(repo),
             short_cause(repo.last_error.as_deref().unwrap_or_default())
         )),
         _ => {}
@@ -346,10 +321,10 @@ pub fn stale_notice(
             Some((
                 key,
                 Notice {
-                    summary: format!("KG Memory could not sync{} for a day", repo.of_what()),
+                    summary: format!("KG Memory could not sync{} for a day", of_what(repo)),
                     body: format!(
                         "KG Memory could not sync{} for a day: {cause}. Nothing is lost; this machine's changes are kept and go out with the next sync that works. {last} Open the tray menu to try \"Sync now\".",
-                        repo.of_what()
+                        of_what(repo)
                     ),
                 },
             ))
@@ -370,7 +345,7 @@ mod tests {
     }
 
     fn info(root: Value) -> SyncInfo {
-        SyncInfo::from_json(&root)
+        SyncInfo::from_json(&root).expect("a sync answer")
     }
 
     fn on(extra: Value) -> Value {

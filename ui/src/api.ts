@@ -10,9 +10,16 @@ import type {
   NeighbourhoodAnswer,
   RecallAnswer,
   SearchAnswer,
+  StepAction,
   StepAnswer,
+  SyncAnswer,
+  SyncNowAnswer,
   UndoAnswer,
 } from './types';
+
+// Bodies the page sends and sync's answers, generated from the server's types like
+// every other payload; re-exported for the modules that import them from here.
+export type { StepAction, SyncAnswer, SyncNowAnswer, SyncRepo } from './types';
 
 /** A refused request, with the server's own message (and its whole answer: a
  * refused stale write carries the node as it stands). */
@@ -72,14 +79,6 @@ const q = (params: Record<string, string | null | undefined>): string => {
   return text ? `?${text}` : '';
 };
 
-/** One action of a step (`POST /api/view/step`). */
-export type StepAction =
-  | { kind: 'promote' | 'archive' | 'delete_node'; id: string }
-  | { kind: 'put_node'; id: string; gist: string; notes?: string[]; touches?: string[]; written_ts?: number }
-  | { kind: 'lock'; id: string; locked: boolean }
-  | { kind: 'rename'; id: string; new_id: string }
-  | { kind: 'retouch'; id: string; from: string; to: string };
-
 /** Where a write goes: the level, the project on screen, the view's live session. */
 export interface Address {
   level: LevelName;
@@ -91,36 +90,6 @@ const addressing = (a: Address) => ({
   project_path: a.level === 'project' ? (a.projectPath ?? undefined) : undefined,
   session_id: a.session ?? undefined,
 });
-
-/** One repository's git sync (`GET /api/sync`): the storage root, or a project that
- * syncs with a remote of its own. */
-export interface SyncRepo {
-  /** The project's storage folder; absent or null for the storage root. */
-  project?: string | null;
-  on: boolean;
-  remote: string | null;
-  last_success: number | null;
-  last_attempt: number | null;
-  last_error: string | null;
-  offline_since: number | null;
-  conflicts: number;
-  /** `kg-memory sync status`, in words. */
-  summary: string;
-}
-
-/** `GET /api/sync`: the storage root's sync, with each project that syncs on its own. */
-export interface SyncAnswer extends SyncRepo {
-  projects?: SyncRepo[];
-}
-
-/** `POST /api/sync/now` when it worked. */
-export interface SyncNowAnswer {
-  synced: boolean;
-  received: number;
-  sent: number;
-  conflicts: number;
-  message: string;
-}
 
 export const api = {
   health: () => request<{ status: string; version: string }>('GET', '/api/health'),

@@ -8,8 +8,18 @@ use kg_core::model::Level;
 use kg_core::relevance::{self, Query};
 use kg_core::render::{LevelSource, READ_BUDGET, ReadKind, ReadOptions, render_read};
 use kg_core::search::{SearchGraph, query_terms, search, search_ours};
-use kg_test_support::graphs::{NOW, compacted, graph};
+use kg_test_support::graphs::{NOW, graph};
 use std::hint::black_box;
+
+/// A graph after maintenance: the shape a full read renders every session.
+fn compacted(n: usize, seed: u64) -> Graph {
+    let mut g = graph(n, seed);
+    let mut stall = false;
+    for _ in 0..3 {
+        kg_core::compact::compact_graph(&mut g, &mut stall, "bench", 5.0, NOW, None);
+    }
+    g
+}
 
 fn render(c: &mut Criterion) {
     let user = compacted(400, 7);

@@ -34,21 +34,40 @@ use crate::session::recover_from_transcript;
 use crate::store::{Store, StoreError};
 use crate::tools::render_session;
 use crate::wording;
-use serde_json::{Value, json};
 
-/// `hookEventName` of the prompt hook.
-pub const USER_PROMPT_SUBMIT: &str = "UserPromptSubmit";
-/// `hookEventName` of the tool hook.
-pub const POST_TOOL_USE: &str = "PostToolUse";
-
-/// The hook output that adds `text` to the model's context.
-pub fn hook_output(event: &str, text: String) -> Value {
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+/// A prompt as the prompt hook reports it (Claude Code's UserPromptSubmit); the
+/// server reads it from the hook's JSON. A field the hook left out, or sent as
+/// something other than text, is `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PromptEvent<'a> {
+    /// The folder the agent runs in (`cwd`).
+    pub cwd: Option<&'a str>,
+    /// The agent's own session id (`session_id`), through which the KG session is found.
+    pub harness_session: Option<&'a str>,
+    /// What the person typed (`prompt`).
+    pub prompt: Option<&'a str>,
+    /// The agent's transcript file (`transcript_path`), where a reminder looks for
+    /// what the session already said.
+    pub transcript_path: Option<&'a str>,
 }
 
-/// The whole answer to a hook: its output, or `{}` when there is nothing to say.
-pub fn hook_response(event: &str, text: Option<String>) -> Value {
-    text.map_or_else(|| json!({}), |text| hook_output(event, text))
+/// A finished tool call as the tool hook reports it (Claude Code's PostToolUse); the
+/// server reads it from the hook's JSON. A field the hook left out, or sent as
+/// something other than text, is `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolUse<'a> {
+    /// The folder the agent runs in (`cwd`).
+    pub cwd: Option<&'a str>,
+    /// The tool's name (`tool_name`): `Read`, `WebFetch`, `WebSearch`, ….
+    pub tool_name: Option<&'a str>,
+    /// The agent's own session id (`session_id`).
+    pub harness_session: Option<&'a str>,
+    /// The file a `Read` read (`tool_input.file_path`).
+    pub file_path: Option<&'a str>,
+    /// The page a `WebFetch` fetched (`tool_input.url`).
+    pub url: Option<&'a str>,
+    /// What a `WebSearch` searched for (`tool_input.query`).
+    pub query: Option<&'a str>,
 }
 
 /// What other sessions wrote that bears on the work of the session a hook speaks
@@ -263,7 +282,7 @@ pub fn session_bootstrap(
         }
         complete = rendered.left_out.is_nothing();
     }
-    store.with_sessions(|sessions| {
+    store.with_sessions_mut(|sessions| {
         if let Some(r) = sessions.lookup_mut(&sid) {
             // Everything is in context: no full read is owed.
             r.preload_complete = complete;

@@ -88,11 +88,16 @@ pub use store::{
 pub use stranger::{open_regular, read_regular, read_regular_tail, read_regular_text};
 pub use tracked::Tracked;
 
+// What a session id and a touch entry look like, for front ends that read them out of
+// text (an answer's `Session:` footer, a node's touches).
+pub use session::is_session_id;
+pub use touch_path::{PathPart, TouchPath, path_part};
+
 // The MCP tools' answers, and the hooks'.
 pub use ambient::{
-    Bootstrap, BootstrapRequest, FileRecall, FileTouch, POST_TOOL_USE, PreloadHeader, PreloadStats,
-    PromptReply, USER_PROMPT_SUBMIT, file_recall, hook_news, hook_response, prompt_context,
-    prompt_reply, session_bootstrap, tool_event,
+    Bootstrap, BootstrapRequest, FileRecall, FileTouch, PreloadHeader, PreloadStats, PromptEvent,
+    PromptReply, ToolUse, file_recall, hook_news, prompt_context, prompt_reply, session_bootstrap,
+    tool_event,
 };
 pub use push::session_news;
 pub use stale_touches::{Renames, renamed_path};
@@ -117,8 +122,10 @@ pub use inspect::{
 };
 pub use limits::{
     MAX_GIST_CHARS, MAX_GRAPH_BYTES, MAX_NOTE_CHARS, MAX_NOTES, MAX_PATH_BYTES, MAX_QUERY_CHARS,
-    MAX_TOUCHES, query as check_query, stored_chars,
+    MAX_TASK_ID_CHARS, MAX_TOUCHES, query as check_query, stored_chars,
 };
+// The bounds on what the memory keeps (SECURITY.md): sessions, loaded projects, counted
+// tool-event targets.
 pub use neighbourhood::{
     NEIGHBOURHOOD_HOPS, Neighbour, NeighbourArtifact, Neighbourhood, NeighbourhoodError,
     hops_message, neighbourhood,
@@ -130,6 +137,9 @@ pub use recall_log::{
 };
 pub use score::{CLOCK_SKEW_SECS, NodeScore};
 pub use search::{Connector, Hit, SearchGraph, SearchResult, query_terms, search};
+pub use session::MAX_SESSIONS;
+pub use store::MAX_LOADED_PROJECTS;
+pub use tool_events::MAX_EVENT_KEYS;
 
 // Python-compatible text, so our files and answers match the reference byte for byte.
 pub use persist::{FileStamp, WriteMode, atomic_write};

@@ -57,7 +57,7 @@ pub fn session_news(store: &Store, sid: &str, now: f64) -> Option<String> {
         return None;
     }
     let until = store.event_ts(now);
-    let (record, since) = store.with_sessions(|s| {
+    let (record, since) = store.with_sessions_mut(|s| {
         let record = s.lookup_mut(sid)?;
         let since = record.take_push_window(until);
         Some((record.clone(), since))

@@ -226,7 +226,7 @@ fn deliver(
         built.push(page);
     }
     let first = built.first().cloned().unwrap_or_default();
-    store.with_sessions(|sessions| {
+    store.with_sessions_mut(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
             apply_page(r, &first, viewed_at, now);
             r.pages = (total > 1).then_some(Pages {
@@ -258,7 +258,7 @@ fn next_part(store: &Store, sid: &str, now: f64) -> ToolText {
     if sid.is_empty() {
         return ToolText::error(&StoreError::SessionRequired);
     }
-    let part = store.with_sessions(|sessions| {
+    let part = store.with_sessions_mut(|sessions| {
         let r = sessions.lookup_mut(sid)?;
         let pages = r.pages.as_mut()?;
         let page = pages.parts.get(pages.next)?.clone();

@@ -2,40 +2,43 @@
 //! API, a WebSocket of live changes and background maintenance. The `kg-memory`
 //! binary runs it headless; the tray app runs it in-process.
 
-pub mod activity;
-pub mod agent_files;
+mod activity;
+mod agent_files;
 pub mod app;
 pub mod clock;
 pub mod config;
-pub mod connections;
+mod connections;
 pub mod doctor;
 pub mod hook;
+mod hook_json;
 pub mod import;
 pub mod install;
 pub mod launch;
 pub mod listener;
 pub mod logging;
-pub mod mcp;
+mod mcp;
 pub mod payload;
-pub mod permissions;
-pub mod renames;
-pub mod rest;
+mod permissions;
+mod renames;
+mod rest;
 pub mod root_lock;
 pub mod route_check;
 pub mod session_notice;
 pub mod setup_cli;
-pub mod state;
+mod state;
 pub mod stdio;
-pub mod steps;
+mod steps;
 pub mod sync;
 pub mod sync_cli;
-pub mod sync_routes;
-pub mod tasks;
+mod sync_routes;
+mod tasks;
 pub mod terminal;
 mod tools;
-pub mod view;
-pub mod ws;
+mod view;
+mod ws;
 
+// What the binary, the tray and the tests use is public; the routers, the shared
+// state's internals and the helpers behind them are not.
 pub use app::{ServeError, bind, serve};
 pub use config::Settings;
 pub use state::{AppState, OpenError, VERSION};

@@ -6,6 +6,7 @@
 //! was wrong ([`ApiError`]). Request bodies are serde structs of this file, checked
 //! here and converted to store calls.
 
+use crate::hook_json;
 use crate::payload::{self, EdgeDeleteAnswer, EdgePutAnswer, NodeDeleteAnswer, NodePutAnswer};
 use crate::state::{AppState, MAX_BODY_BYTES, VERSION};
 use axum::Router;
@@ -755,7 +756,8 @@ async fn maintenance_debt(State(state): Shared) -> Answer {
         .await
 }
 
-/// A hook's payload: Claude Code's hook input, read by kg-core as it comes.
+/// A hook's payload: Claude Code's hook input, read into kg-core's events in
+/// [`hook_json`].
 type HookBody = Result<JsonBody<Map<String, Value>>, ApiError>;
 
 async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
@@ -765,7 +767,9 @@ async fn prompt_context(State(state): Shared, body: HookBody) -> Answer {
     };
     state
         .blocking(move |state, now| {
-            Answer(kg_core::prompt_reply(&state.store, &Value::Object(payload), now).to_hook_json())
+            let reply =
+                kg_core::prompt_reply(&state.store, &hook_json::prompt_event(&payload), now);
+            Answer(hook_json::prompt_answer(reply))
         })
         .await
 }
@@ -781,13 +785,14 @@ async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
         .blocking(move |state, now| {
             let store = &state.store;
             let touched = crate::agent_files::touched(&payload, store.home());
-            let text_of = |key: &str| payload.get(key).and_then(Value::as_str);
+            let used = hook_json::tool_use(&payload);
+            let harness_session = used.harness_session.filter(|s| !s.is_empty());
             let recall = kg_core::file_recall(
                 store,
                 &kg_core::FileTouch {
-                    harness_session: text_of("session_id").filter(|s| !s.is_empty()),
-                    cwd: text_of("cwd").unwrap_or(""),
-                    tool: text_of("tool_name").unwrap_or(""),
+                    harness_session,
+                    cwd: used.cwd.unwrap_or(""),
+                    tool: used.tool_name.unwrap_or(""),
                     files: &touched.files,
                 },
                 now,
@@ -795,24 +800,19 @@ async fn tool_event(State(state): Shared, body: HookBody) -> Answer {
             // A reply carries recall or a nudge, never both; a file the memory knows
             // needs no nudge to capture it.
             // Other sessions' writes that bear on this one come last (ours only).
-            let news = kg_core::hook_news(
-                store,
-                text_of("session_id").filter(|s| !s.is_empty()),
-                text_of("cwd").unwrap_or(""),
-                now,
-            );
+            let news = kg_core::hook_news(store, harness_session, used.cwd.unwrap_or(""), now);
             let text = match recall {
                 kg_core::FileRecall {
                     text: Some(text), ..
                 } => Some(text),
                 kg_core::FileRecall { covered: true, .. } => None,
-                _ => kg_core::tool_event(store, &Value::Object(payload), now),
+                _ => kg_core::tool_event(store, &used, now),
             };
             let text = match (text, news) {
                 (Some(text), Some(news)) => Some(format!("{text}\n\n{news}")),
                 (text, news) => text.or(news),
             };
-            Answer(kg_core::hook_response(kg_core::POST_TOOL_USE, text))
+            Answer(hook_json::answer(hook_json::POST_TOOL_USE, text))
         })
         .await
 }

@@ -3,7 +3,7 @@
 //! `Store::preview` / `Store::perform`, one code path, and `POST /api/view/undo`
 //! takes the last step back, whatever the maintenance passes moved with it.
 
-use crate::payload::{self, StepAnswer, UndoAnswer};
+use crate::payload::{self, StepAction, StepAnswer, UndoAnswer};
 use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
 use crate::state::AppState;
 use crate::view::slot_of;
@@ -35,7 +35,7 @@ struct StepBody {
     /// Say what would happen, change nothing.
     #[serde(default)]
     dry_run: bool,
-    actions: Vec<Action>,
+    actions: Vec<StepAction>,
 }
 
 /// `{level, project_path?}`.
@@ -58,7 +58,7 @@ async fn step(State(state): Shared, JsonBody(body): JsonBody<StepBody>) -> ApiRe
             body.actions.len()
         )));
     }
-    let actions = body.actions;
+    let actions: Vec<Action> = body.actions.into_iter().map(Action::from).collect();
     let dry_run = body.dry_run;
     state
         .blocking(move |state, now| {

@@ -6,16 +6,14 @@
 //!   root's, with each project memory that syncs on its own under `projects`;
 //! - `POST /api/sync/now`: sync at once; answers what it did, or why it failed.
 
+use crate::payload::{self, SyncAnswer, SyncNowAnswer, SyncRepo};
 use crate::rest::{Answer, ApiError, ApiResult};
 use crate::state::AppState;
-use crate::sync::{
-    Scope, SyncError, SyncOptions, SyncReport, SyncStatus, status, sync_live, synced_scopes,
-};
+use crate::sync::{Scope, SyncError, SyncOptions, SyncReport, status, sync_live, synced_scopes};
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 type Shared = State<Arc<AppState>>;
@@ -91,13 +89,14 @@ async fn sync_status(State(state): Shared) -> ApiResult {
     state
         .blocking(|state, _| {
             let root = &state.settings.storage_root;
-            let mut answer = status_json(&status(&Scope::storage_root(root))?);
-            let projects = Scope::projects(root)
-                .iter()
-                .map(|scope| status(scope).map(|s| status_json(&s)))
-                .collect::<Result<Vec<_>, _>>()?;
-            answer["projects"] = Value::Array(projects);
-            Ok(Answer(answer))
+            let answer = SyncAnswer {
+                root: SyncRepo::from(&status(&Scope::storage_root(root))?),
+                projects: Scope::projects(root)
+                    .iter()
+                    .map(|scope| status(scope).map(|s| SyncRepo::from(&s)))
+                    .collect::<Result<_, _>>()?,
+            };
+            Ok(Answer(payload::value(&answer)))
         })
         .await
         .map_err(|e: SyncError| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
@@ -105,13 +104,10 @@ async fn sync_status(State(state): Shared) -> ApiResult {
 
 async fn sync_now_route(State(state): Shared) -> ApiResult {
     match sync_now(&state).await {
-        Ok(synced) => Ok(Answer(json!({
-            "synced": true,
-            "received": synced.total.received,
-            "sent": synced.total.sent,
-            "conflicts": synced.total.conflicts,
-            "message": synced.to_string(),
-        }))),
+        Ok(synced) => Ok(Answer(payload::value(&SyncNowAnswer::new(
+            &synced.total,
+            synced.to_string(),
+        )))),
         Err(e @ SyncError::NotSetUp { .. }) => {
             Err(ApiError::new(StatusCode::CONFLICT, e.to_string()))
         }
@@ -122,24 +118,4 @@ async fn sync_now_route(State(state): Shared) -> ApiResult {
             Err(ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()))
         }
     }
-}
-
-/// The status as the tray and the graph view read it.
-pub fn status_json(status: &SyncStatus) -> Value {
-    json!({
-        "project": status.scope.project,
-        "on": status.remote.is_some(),
-        "remote": status.remote,
-        "branch": status.branch,
-        "last_success": status.state.last_success,
-        "last_attempt": status.state.last_attempt,
-        "last_error": status.state.last_error,
-        "offline_since": status.state.offline_since,
-        "ahead": status.ahead_behind.map(|(ahead, _)| ahead),
-        "behind": status.ahead_behind.map(|(_, behind)| behind),
-        "uncommitted": status.uncommitted,
-        "conflicts": status.conflict_count(),
-        "held_back": status.held_back_count(),
-        "summary": status.to_string(),
-    })
 }

@@ -209,10 +209,7 @@ impl Span {
 
 /// The escaped form a span takes inside compact JSON (`ensure_ascii=False`).
 pub fn json_escaped(text: &str) -> String {
-    let quoted = kg_core::pyfmt::to_json(
-        &Value::String(text.to_string()),
-        kg_core::pyfmt::JsonStyle::WIRE,
-    );
+    let quoted = kg_core::to_json(&Value::String(text.to_string()), kg_core::JsonStyle::WIRE);
     quoted[1..quoted.len() - 1].to_string()
 }
 

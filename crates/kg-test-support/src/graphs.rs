@@ -1,7 +1,6 @@
 //! The graphs kg-core's memory benchmarks and its pass-instruction example share.
 
-use kg_core::graph::Graph;
-use kg_core::model::{Edge, EdgeKey, Node, field, float_value};
+use kg_core::{Edge, EdgeKey, Graph, Node, field, float_value};
 use serde_json::Value;
 
 /// The instant the graphs are built for: the fixtures' frozen clock, [`crate::T`].
@@ -57,16 +56,6 @@ pub fn graph(n: usize, seed: u64) -> Graph {
             );
             g.edges.insert(key.clone(), Edge::new(key));
         }
-    }
-    g
-}
-
-/// A graph after maintenance: the shape a full read renders every session.
-pub fn compacted(n: usize, seed: u64) -> Graph {
-    let mut g = graph(n, seed);
-    let mut stall = false;
-    for _ in 0..3 {
-        kg_core::compact::compact_graph(&mut g, &mut stall, "bench", 5.0, NOW, None);
     }
     g
 }

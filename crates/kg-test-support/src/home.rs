@@ -76,7 +76,7 @@ impl TempHome {
             let nodes = graph["nodes"].as_object().into_iter().flatten();
             for node in nodes.map(|(_, n)| n) {
                 for touch in node["touches"].as_array().into_iter().flatten() {
-                    let Some(part) = touch.as_str().and_then(kg_core::touch_path::path_part) else {
+                    let Some(part) = touch.as_str().and_then(kg_core::path_part) else {
                         continue;
                     };
                     let Some(file) = part.resolve(&self.path, Some(Path::new(root))) else {

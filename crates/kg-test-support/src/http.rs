@@ -318,7 +318,7 @@ pub fn session_of(text: &str) -> Option<String> {
     text.rsplit("Session: ")
         .next()
         .and_then(|t| t.get(..8))
-        .filter(|s| kg_core::session::is_session_id(s))
+        .filter(|s| kg_core::is_session_id(s))
         .map(str::to_string)
 }
 

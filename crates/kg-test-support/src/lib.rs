@@ -3,6 +3,7 @@
 //! - [`golden`]: the reference fixtures, the comparison with their golden outputs, and
 //!   [`reference_cases!`], one test per case;
 //! - [`home`]: temporary homes and storage roots, empty or copied from the fixtures;
+//! - [`hook`]: Claude Code's hook JSON, read and answered for in-process ambient tests;
 //! - [`graphs`]: realistic graphs for kg-core's benchmarks;
 //! - [`layering`]: the check that a crate's modules import each other without a circle;
 //! - with the `server` feature, for kg-server's tests and benches: [`serve`] (the
@@ -12,6 +13,7 @@
 pub mod golden;
 pub mod graphs;
 pub mod home;
+pub mod hook;
 #[cfg(feature = "server")]
 pub mod http;
 pub mod layering;

@@ -18,7 +18,6 @@ use crate::world::World;
 use anyhow::{Context, Result};
 use kg_core::{Level, Target, Tier};
 use serde::Serialize;
-use serde_json::json;
 use std::collections::HashMap;
 
 /// What one trial's push told A.
@@ -135,11 +134,13 @@ pub fn run_push(world: &World, prompts: &[Prompt], now: f64) -> Result<Vec<PushT
         let a = format!("push-eval-a-{}", p.id);
         let b = format!("push-eval-b-{}", p.id);
         let a_sid = fresh_session(world, &a, Protocol::Live, at)?;
-        let payload = json!({
-            "session_id": a, "transcript_path": "", "cwd": world.project,
-            "hook_event_name": "UserPromptSubmit", "prompt": p.prompt,
-        });
-        let _ = kg_core::prompt_reply(&world.store, &payload, at);
+        let event = kg_core::PromptEvent {
+            cwd: Some(&world.project),
+            harness_session: Some(&a),
+            prompt: Some(&p.prompt),
+            transcript_path: Some(""),
+        };
+        let _ = kg_core::prompt_reply(&world.store, &event, at);
         let b_sid = fresh_session(world, &b, Protocol::Clean, at)?;
         for (k, id) in [on_topic, elsewhere].into_iter().enumerate() {
             let gist = &gists.get(id).context("a labelled node")?.0;

@@ -4,9 +4,8 @@
 use crate::data::{Prompt, Query};
 use crate::world::World;
 use anyhow::{Result, bail};
-use kg_core::{PromptReply, ReadArgs};
+use kg_core::{PromptEvent, PromptReply, ReadArgs};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::time::Instant;
 
 /// First line of every recall block. kg-core keeps it private; the format is pinned by
@@ -183,19 +182,13 @@ pub(crate) fn fresh_session(
     protocol: Protocol,
     now: f64,
 ) -> Result<String> {
-    let head = world.store.change_head();
-    let root = world.root.clone();
-    let sid = world.store.with_sessions(|registry| {
-        let sid = registry.register(Some(root), Some(claude), now, head);
-        if protocol == Protocol::Clean
-            && let Some(record) = registry.lookup_mut(&sid)
-        {
-            // Set directly, as kg-core's own ambient tests do: the nudge no longer
-            // stands in for recall, and nothing has been shown.
-            record.full_read_ts = Some(now);
-        }
-        sid
-    });
+    let sid = world
+        .store
+        .register_unsaved(Some(world.root.clone()), Some(claude), now);
+    if protocol == Protocol::Clean {
+        // The nudge no longer stands in for recall, and nothing has been shown.
+        world.store.mark_full_read(&sid, now);
+    }
     if protocol == Protocol::Live {
         // The real full read, through the tool's own code: it marks every active gist
         // of both levels seen and stamps the full read, as a working session's has.
@@ -227,16 +220,14 @@ pub fn run_prompts(
         fresh_session(world, &claude, protocol, now)?;
         // What Claude Code's UserPromptSubmit hook sends. No transcript: the reminder
         // pool is then the mid-conversation one.
-        let payload = json!({
-            "session_id": claude,
-            "transcript_path": "",
-            "cwd": world.project,
-            "permission_mode": "default",
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": p.prompt,
-        });
+        let event = PromptEvent {
+            cwd: Some(&world.project),
+            harness_session: Some(&claude),
+            prompt: Some(&p.prompt),
+            transcript_path: Some(""),
+        };
         let start = Instant::now();
-        let reply = kg_core::prompt_reply(&world.store, &payload, now);
+        let reply = kg_core::prompt_reply(&world.store, &event, now);
         let micros = start.elapsed().as_secs_f64() * 1e6;
         let (said, nudged, hits, connectors) = read_reply(&reply)?;
         runs.push(PromptRun {

@@ -1,7 +1,5 @@
-// Generated from crates/kg-server/src/payload.rs by ts-rs: do not edit.
+// Generated from crates/kg-server/src/payload/ by ts-rs: do not edit.
 // Regenerate: KG_UPDATE_TS=1 cargo test -p kg-server --lib payload
-
-import type { StoredEdge, StoredNode } from '../stored';
 
 /**
  * `GET /api/view/activity`: the newest changes of the levels on screen, newest first.
@@ -695,6 +693,66 @@ export type SearchHit = {
 };
 
 /**
+ * One action of a `POST /api/view/step` body: `{"kind": "promote" | "archive" |
+ * "put_node" | "delete_node" | "lock" | "rename" | "retouch", "id": …}` and the
+ * kind's own fields. kg-core's [`kg_core::Action`] is what the store performs.
+ */
+export type StepAction =
+  | {
+    "kind": "promote",
+    id: string,
+  }
+  | {
+    "kind": "archive",
+    id: string,
+  }
+  | {
+    "kind": "put_node",
+    id: string,
+    gist: string,
+    /**
+     * New notes, or absent to keep them.
+     */
+    notes?: Array<string> | null,
+    /**
+     * New touches, or absent to keep them.
+     */
+    touches?: Array<string> | null,
+    /**
+     * The node's `_written.ts` when the person loaded it (`0` for none, or a new
+     * node): the step is refused when the node has been written since. Absent
+     * writes whatever stands.
+     */
+    written_ts?: number | null,
+  }
+  | {
+    "kind": "delete_node",
+    id: string,
+  }
+  | {
+    "kind": "lock",
+    id: string,
+    locked: boolean,
+  }
+  | {
+    "kind": "rename",
+    id: string,
+    new_id: string,
+  }
+  | {
+    "kind": "retouch",
+    id: string,
+    /**
+     * The touch entry as the node stores it.
+     */
+    from: string,
+    /**
+     * The new path.
+     */
+    to: string,
+  };
+
+/**
  * `POST /api/view/step`: what a step did or, for a dry run, would do. The dry run is
  * the same code as the commit, rolled back, so its lists are what the commit moves.
  */
@@ -773,6 +831,177 @@ export type StepRename = {
    * for a dry run).
    */
   edges_rewired: number,
+};
+
+/**
+ * A stored edge.
+ */
+export type StoredEdge = {
+  from: string,
+  to: string,
+  rel: string,
+  notes?: Array<unknown>,
+};
+
+/**
+ * A stored node, internal fields included (`kg_core::field` names them).
+ */
+export type StoredNode = {
+  id: string,
+  gist?: string,
+  notes?: Array<unknown>,
+  touches?: Array<unknown>,
+  _created_ts?: number,
+  _last_read_ts?: number,
+  _useful_ts?: Array<number>,
+  _archived?: boolean,
+  _orphaned_ts?: number,
+  /**
+   * Who wrote the current content and when.
+   */
+  _written?: StoredWritten,
+  /**
+   * A person locked it: agents may not rewrite, rename or delete it.
+   */
+  locked?: boolean,
+};
+
+/**
+ * A node's `_written`: when its content was written, and by which KG session
+ * (`null`: a person).
+ */
+export type StoredWritten = {
+  ts: number,
+  by: string | null,
+};
+
+/**
+ * `GET /api/sync`: the storage root's sync, with each project that syncs on its own.
+ */
+export type SyncAnswer = {
+  projects: Array<SyncRepo>,
+  /**
+   * The project's storage folder; `null` for the storage root.
+   */
+  project: string | null,
+  /**
+   * A remote is set up.
+   */
+  on: boolean,
+  /**
+   * `origin (url)`; `null` when sync is off.
+   */
+  remote: string | null,
+  branch: string | null,
+  /**
+   * Seconds since the Unix epoch.
+   */
+  last_success: number | null,
+  last_attempt: number | null,
+  /**
+   * Why the last attempt failed; `null` when it worked.
+   */
+  last_error: string | null,
+  /**
+   * Since when the remote cannot be reached (the server retries on its own).
+   */
+  offline_since: number | null,
+  /**
+   * Commits here and not on the remote, and there and not here, as of the last
+   * fetch; `null` before the first.
+   */
+  ahead: number | null,
+  behind: number | null,
+  /**
+   * Files changed here since the last commit.
+   */
+  uncommitted: number,
+  /**
+   * Unresolved merge conflicts in the graph files.
+   */
+  conflicts: number,
+  /**
+   * Items held back from the remote for breaking a write rule.
+   */
+  held_back: number,
+  /**
+   * `kg-memory sync status`, in words.
+   */
+  summary: string,
+};
+
+/**
+ * `POST /api/sync/now` when it worked (a failure is an error answer with its
+ * reason).
+ */
+export type SyncNowAnswer = {
+  synced: boolean,
+  /**
+   * Changes taken in from the remotes, sent to them, and merge conflicts left in
+   * node notes, over every repository that synced.
+   */
+  received: number,
+  sent: number,
+  conflicts: number,
+  /**
+   * What happened, in words: one line per repository when several synced.
+   */
+  message: string,
+};
+
+/**
+ * One repository's git sync: the storage root, or a project that syncs with a remote
+ * of its own. A key a reader does not find reads as its default (sync off).
+ */
+export type SyncRepo = {
+  /**
+   * The project's storage folder; `null` for the storage root.
+   */
+  project: string | null,
+  /**
+   * A remote is set up.
+   */
+  on: boolean,
+  /**
+   * `origin (url)`; `null` when sync is off.
+   */
+  remote: string | null,
+  branch: string | null,
+  /**
+   * Seconds since the Unix epoch.
+   */
+  last_success: number | null,
+  last_attempt: number | null,
+  /**
+   * Why the last attempt failed; `null` when it worked.
+   */
+  last_error: string | null,
+  /**
+   * Since when the remote cannot be reached (the server retries on its own).
+   */
+  offline_since: number | null,
+  /**
+   * Commits here and not on the remote, and there and not here, as of the last
+   * fetch; `null` before the first.
+   */
+  ahead: number | null,
+  behind: number | null,
+  /**
+   * Files changed here since the last commit.
+   */
+  uncommitted: number,
+  /**
+   * Unresolved merge conflicts in the graph files.
+   */
+  conflicts: number,
+  /**
+   * Items held back from the remote for breaking a write rule.
+   */
+  held_back: number,
+  /**
+   * `kg-memory sync status`, in words.
+   */
+  summary: string,
 };
 
 /**

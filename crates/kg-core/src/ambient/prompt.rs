@@ -5,6 +5,7 @@
 //! generic vocabulary, two score gates drop weak matches, and a gist is injected at
 //! most once per session. Ranking is the shared core in [`crate::search`].
 
+use super::PromptEvent;
 use crate::model::{EdgeKey, Level};
 use crate::recall_log::{Decision, Weighed};
 use crate::relevance::{self, Query};
@@ -13,7 +14,6 @@ use crate::store::Policy;
 use crate::store::Store;
 use crate::tools::search_slots;
 use crate::wording::{self, ReminderFits};
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
@@ -355,22 +355,11 @@ pub enum PromptReply {
     Nothing,
 }
 
-impl PromptReply {
-    /// The answer of `/api/prompt_context`: the hook output, `{"quiet": true}`, or `{}`.
-    pub fn to_hook_json(&self) -> Value {
-        match self {
-            PromptReply::Say(text) => super::hook_output(super::USER_PROMPT_SUBMIT, text.clone()),
-            PromptReply::Quiet => serde_json::json!({"quiet": true}),
-            PromptReply::Nothing => serde_json::json!({}),
-        }
-    }
-}
-
 /// The recall (or the full-read nudge) for a UserPromptSubmit hook payload
 /// (interfaces.md §7.3), or `None` when memory has nothing new to say; reminders are
 /// [`prompt_reply`]'s. Marks the injected gists seen in the resolved session.
-pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String> {
-    match respond(store, payload, now, false) {
+pub fn prompt_context(store: &Store, event: &PromptEvent<'_>, now: f64) -> Option<String> {
+    match respond(store, event, now, false) {
         PromptReply::Say(text) => Some(text),
         PromptReply::Quiet | PromptReply::Nothing => None,
     }
@@ -384,18 +373,17 @@ pub fn prompt_context(store: &Store, payload: &Value, now: f64) -> Option<String
 /// their recall along with the full-read nudge (the opening question is often the one
 /// that matters most), and a reminder is chosen here, by the session's state and the
 /// prompt's topic, instead of at random by the hook.
-pub fn prompt_reply(store: &Store, payload: &Value, now: f64) -> PromptReply {
-    respond(store, payload, now, true)
+pub fn prompt_reply(store: &Store, event: &PromptEvent<'_>, now: f64) -> PromptReply {
+    respond(store, event, now, true)
 }
 
-fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptReply {
-    let field = |key: &str| payload.get(key).and_then(Value::as_str);
+fn respond(store: &Store, event: &PromptEvent<'_>, now: f64, remind: bool) -> PromptReply {
     let mut decision = Decision::prompt(
-        field("cwd").unwrap_or(""),
-        field("session_id").filter(|s| !s.is_empty()),
+        event.cwd.unwrap_or(""),
+        event.harness_session.filter(|s| !s.is_empty()),
         now,
     );
-    let reply = respond_logged(store, payload, now, remind, &mut decision);
+    let reply = respond_logged(store, event, now, remind, &mut decision);
     let sid = decision.kg_session.clone();
     store.log_recall(decision);
     // Other sessions' writes that bear on this one come after the recall (ours only).
@@ -410,7 +398,7 @@ fn respond(store: &Store, payload: &Value, now: f64, remind: bool) -> PromptRepl
 
 fn respond_logged(
     store: &Store,
-    payload: &Value,
+    event: &PromptEvent<'_>,
     now: f64,
     remind: bool,
     decision: &mut Decision,
@@ -421,9 +409,8 @@ fn respond_logged(
     } else {
         PromptReply::Nothing
     };
-    let field = |key: &str| payload.get(key).and_then(Value::as_str);
     decision.outcome("unresolved_session");
-    let Some(sid) = store.hook_session(field("session_id"), field("cwd")) else {
+    let Some(sid) = store.hook_session(event.harness_session, event.cwd) else {
         return silence;
     };
     decision.kg_session = Some(sid.clone());
@@ -434,7 +421,7 @@ fn respond_logged(
         return silence;
     };
     decision.project_root = root;
-    let prompt = field("prompt").unwrap_or("");
+    let prompt = event.prompt.unwrap_or("");
     if !full_read {
         if !ours {
             return PromptReply::Say(wording::FULL_READ_NUDGE.to_string());
@@ -450,7 +437,7 @@ fn respond_logged(
         Recalled::Nothing { on_topic: false } => PromptReply::Quiet,
         Recalled::Nothing { .. } if !remind => PromptReply::Quiet,
         Recalled::Nothing { on_topic: true } => {
-            let transcript = field("transcript_path").filter(|p| !p.is_empty());
+            let transcript = event.transcript_path.filter(|p| !p.is_empty());
             reminder(store, &sid, prompt, transcript, now).map_or(PromptReply::Quiet, |text| {
                 PromptReply::Say(text.to_string())
             })

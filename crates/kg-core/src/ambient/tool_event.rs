@@ -2,12 +2,12 @@
 //! query keeps coming back and no memory node mentions it, suggest recording the
 //! conclusion once instead of re-deriving it.
 
+use super::ToolUse;
 use super::prompt::is_py_space;
 use crate::namespace::resolve_path;
 use crate::store::{GraphSlot, Policy, Store};
 use crate::tool_events::ToolEvents;
 use crate::wording;
-use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -151,35 +151,31 @@ fn covered(store: &Store, slot: &GraphSlot, needle: &str) -> bool {
 /// Counts the event in the counter file of the cwd's project (the folder the store
 /// files that project's graph in); a cwd outside home, or whose graph cannot be
 /// filed, is neither counted nor nudged.
-pub fn tool_event(store: &Store, payload: &Value, now: f64) -> Option<String> {
-    let field = |key: &str| payload.get(key).and_then(Value::as_str);
-    let cwd = field("cwd").filter(|c| !c.is_empty())?;
-    let tool = field("tool_name").filter(|t| !t.is_empty())?;
-    let claude = field("session_id")
+pub fn tool_event(store: &Store, used: &ToolUse<'_>, now: f64) -> Option<String> {
+    let cwd = used.cwd.filter(|c| !c.is_empty())?;
+    let tool = used.tool_name.filter(|t| !t.is_empty())?;
+    let claude = used
+        .harness_session
         .filter(|c| !c.is_empty())
         .unwrap_or("unknown");
-    let input = |key: &str| {
-        payload
-            .get("tool_input")
-            .and_then(|i| i.get(key))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
+    fn input(value: Option<&str>) -> Option<&str> {
+        value.filter(|s| !s.is_empty())
+    }
     let policy = store.config().policy;
     // Where the event is counted, and what "inside the project" means for a read.
     let root = store.project_root_of(cwd).ok()?;
     let (kind, needle) = match tool {
         // Gemini CLI's `read_file` and `google_web_search` are counted as Claude Code's.
         "Read" | "read_file" if policy == Policy::Reference => {
-            (Kind::Read, file_needle(input("file_path")?, cwd)?)
+            (Kind::Read, file_needle(input(used.file_path)?, cwd)?)
         }
         "Read" | "read_file" => (
             Kind::Read,
-            project_file_needle(store, input("file_path")?, cwd, &root)?,
+            project_file_needle(store, input(used.file_path)?, cwd, &root)?,
         ),
-        "WebFetch" => (Kind::Web, input("url")?.to_string()),
+        "WebFetch" => (Kind::Web, input(used.url)?.to_string()),
         "WebSearch" | "google_web_search" => {
-            let query = input("query")?.trim_matches(is_py_space).to_lowercase();
+            let query = input(used.query)?.trim_matches(is_py_space).to_lowercase();
             // A blank query is no target (the reference counted it under `search:`).
             if query.is_empty() {
                 return None;

@@ -18,12 +18,9 @@ use crate::touch_path::path_part;
 /// Steps kept for undo per graph; the oldest goes first.
 pub const UNDO_STEPS: usize = 20;
 
-/// One change a person asks for in the graph view. Its JSON (the server's step
-/// route reads it as is) is `{"kind": "promote" | "archive" | "put_node" |
-/// "delete_node" | "retouch", "id": …}`, plus `gist` and optional `notes` and
-/// `touches` for `put_node`, `from` and `to` for `retouch`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+/// One change a person asks for in the graph view (the server's step route reads
+/// its JSON).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Bring an archived or orphaned node back to the active tier, as a full read
     /// does (its orphaned neighbours come back to the archive with it).
@@ -49,7 +46,6 @@ pub enum Action {
         /// The node's `_written.ts` when the person loaded it (`0` for none, or a
         /// new node): the step is refused when the node has been written since.
         /// `None` writes whatever stands.
-        #[serde(default)]
         written_ts: Option<f64>,
     },
     /// Delete a node and its edges.

@@ -7,8 +7,14 @@ impl Store {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Run `f` on the session registry (a leaf lock: `f` must not call the store).
-    pub fn with_sessions<R>(&self, f: impl FnOnce(&mut SessionRegistry) -> R) -> R {
+    /// Read the session registry in `f` (a leaf lock: `f` must not call the store).
+    /// Sessions change only through the store's own operations.
+    pub fn with_sessions<R>(&self, f: impl FnOnce(&SessionRegistry) -> R) -> R {
+        f(&self.lock_sessions())
+    }
+
+    /// Change the session registry in `f` (a leaf lock: `f` must not call the store).
+    pub(crate) fn with_sessions_mut<R>(&self, f: impl FnOnce(&mut SessionRegistry) -> R) -> R {
         f(&mut self.lock_sessions())
     }
 
@@ -42,10 +48,33 @@ impl Store {
         claude_sid: Option<&str>,
         now: f64,
     ) -> String {
-        let head = self.change_head();
-        let sid = self.lock_sessions().register(root, claude_sid, now, head);
+        let sid = self.register_unsaved(root, claude_sid, now);
         self.save_sessions();
         sid
+    }
+
+    /// Register a session for a project root already chosen, in memory only: the
+    /// next save of the registry writes it. For a harness that runs hundreds of
+    /// short sessions (recall-eval), where a rewrite of the whole registry file for
+    /// each would cost more than the sessions themselves.
+    pub fn register_unsaved(
+        &self,
+        root: Option<String>,
+        claude_sid: Option<&str>,
+        now: f64,
+    ) -> String {
+        let head = self.change_head();
+        self.lock_sessions().register(root, claude_sid, now, head)
+    }
+
+    /// Count session `sid` as having made its full read at `now` without showing it
+    /// anything (no-op for an unknown session): the full-read nudge no longer stands
+    /// in for recall. For tests and evaluations that start from a session past its
+    /// full read; a real one comes from `kg_read`.
+    pub fn mark_full_read(&self, sid: &str, now: f64) {
+        if let Some(r) = self.lock_sessions().lookup_mut(sid) {
+            r.full_read_ts = Some(now);
+        }
     }
 
     /// An id in the shape of a session id that no session holds, for a connection

@@ -3,14 +3,12 @@
 //! §12.10–§12.11 (interfaces.md §13 E–G, I).
 
 use crate::golden::replay;
-use kg_core::ambient::{
-    POST_TOOL_USE, RECALL_BUDGET, RECALL_HEADER, USER_PROMPT_SUBMIT, hook_output, hook_response,
-    prompt_context, tool_event,
-};
+use kg_core::ambient::{RECALL_BUDGET, RECALL_HEADER, prompt_context, tool_event};
 use kg_core::search::{SearchGraph, search};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs};
 use kg_core::{Level, Policy, Store};
 use kg_test_support::golden::{case_files, read_case};
+use kg_test_support::hook::{prompt_event, tool_use};
 use kg_test_support::{T, TempHome, open_store, open_store_with};
 use serde_json::{Value, json};
 use std::fs;
@@ -79,11 +77,7 @@ impl World {
             .expect("register");
         if full_read {
             // Set directly: a real full read would also mark every active gist seen.
-            self.store.with_sessions(|s| {
-                if let Some(r) = s.lookup_mut(&sid) {
-                    r.full_read_ts = Some(T);
-                }
-            });
+            self.store.mark_full_read(&sid, T);
         }
         sid
     }
@@ -146,7 +140,7 @@ impl World {
             "hook_event_name": "UserPromptSubmit",
             "prompt": prompt,
         });
-        prompt_context(&self.store, &payload, now)
+        prompt_context(&self.store, &prompt_event(&payload), now)
     }
 
     fn seen(&self, sid: &str) -> Vec<String> {
@@ -176,7 +170,7 @@ impl World {
             "tool_input": input,
             "tool_response": {},
         });
-        tool_event(&self.store, &payload, now)
+        tool_event(&self.store, &tool_use(&payload), now)
     }
 
     fn counter_path(&self) -> std::path::PathBuf {
@@ -463,7 +457,8 @@ fn recall_loads_the_project_graph_of_a_session_from_before_a_restart() {
     assert_eq!(again.loaded_projects().len(), 0);
     let payload =
         json!({"session_id": "cc-1", "cwd": w.project, "prompt": "quokka shard rebalance stalls"});
-    let text = prompt_context(&again, &payload, T + 10.0).expect("injects after loading");
+    let text =
+        prompt_context(&again, &prompt_event(&payload), T + 10.0).expect("injects after loading");
     assert!(text.contains("quokka-shards: Quokka shard rebalance runs nightly"));
     // Resolving the project refreshed activity but counted no op.
     let record = again.session(&sid).expect("session");
@@ -757,8 +752,11 @@ fn other_tools_and_malformed_payloads_are_ignored() {
     );
     let no_cwd =
         json!({"session_id": "cc-1", "tool_name": "Read", "tool_input": {"file_path": "/x"}});
-    assert_eq!(tool_event(&w.store, &no_cwd, T), None);
-    assert_eq!(tool_event(&w.store, &json!("not an object"), T), None);
+    assert_eq!(tool_event(&w.store, &tool_use(&no_cwd), T), None);
+    assert_eq!(
+        tool_event(&w.store, &tool_use(&json!("not an object")), T),
+        None
+    );
     assert_eq!(w.counters(), Value::Null, "nothing was counted");
     // A cwd outside home is neither counted nor nudged.
     for now in [T, T + 1.0] {
@@ -912,20 +910,6 @@ fn concurrent_events_lose_no_count_and_the_file_stays_bounded() {
     assert!(events.get("read:src/f509.rs").is_some());
 }
 
-#[test]
-fn hook_outputs_have_the_claude_code_shape() {
-    assert_eq!(hook_response(USER_PROMPT_SUBMIT, None), json!({}));
-    let out = hook_output(POST_TOOL_USE, "KG capture: 'x'".to_string());
-    assert_eq!(
-        kg_core::pyfmt::to_json(&out, kg_core::pyfmt::JsonStyle::WIRE),
-        r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"KG capture: 'x'"}}"#
-    );
-    assert_eq!(
-        hook_response(USER_PROMPT_SUBMIT, Some("t".into()))["hookSpecificOutput"]["hookEventName"],
-        "UserPromptSubmit"
-    );
-}
-
 // ----- our policy: recall on the first prompts, reminders that fit -------------------
 
 impl World {
@@ -937,7 +921,7 @@ impl World {
             "hook_event_name": "UserPromptSubmit",
             "prompt": prompt,
         });
-        kg_core::prompt_reply(&self.store, &payload, now)
+        kg_core::prompt_reply(&self.store, &prompt_event(&payload), now)
     }
 }
 

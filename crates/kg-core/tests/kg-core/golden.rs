@@ -5,14 +5,12 @@
 //! ones left out, and kg-server's `golden_wire` replays them over the wire. These run
 //! under `KG_POLICY=reference`; `ours_golden` replays the same cases under our policy.
 
-use kg_core::ambient::{
-    BootstrapRequest, POST_TOOL_USE, USER_PROMPT_SUBMIT, hook_response, prompt_context,
-    session_bootstrap, tool_event,
-};
+use kg_core::ambient::{BootstrapRequest, prompt_context, session_bootstrap, tool_event};
 use kg_core::pyfmt::{JsonStyle, to_json};
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, ReadArgs};
 use kg_core::{EdgeKey, Level, Store};
 use kg_test_support::golden::{Placeholders, Span, matches_with_prose, read_case};
+use kg_test_support::hook::{POST_TOOL_USE, USER_PROMPT_SUBMIT, answer, prompt_event, tool_use};
 use kg_test_support::{T, TempHome};
 use serde_json::{Value, json};
 use std::fs;
@@ -332,12 +330,15 @@ impl Replay {
                 // The hook payload travels as the POST body.
                 let payload = self.ph.fill_value(step.get("body").unwrap_or(&Value::Null));
                 let response = if path == "/api/prompt_context" {
-                    hook_response(
+                    answer(
                         USER_PROMPT_SUBMIT,
-                        prompt_context(&self.store, &payload, now),
+                        prompt_context(&self.store, &prompt_event(&payload), now),
                     )
                 } else {
-                    hook_response(POST_TOOL_USE, tool_event(&self.store, &payload, now))
+                    answer(
+                        POST_TOOL_USE,
+                        tool_event(&self.store, &tool_use(&payload), now),
+                    )
                 };
                 let raw = to_json(&response, JsonStyle::WIRE);
                 self.learn(&raw);

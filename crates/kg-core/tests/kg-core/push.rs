@@ -5,6 +5,7 @@
 
 use kg_core::tools::{self, PutEdgeArgs, PutNodeArgs, kg_search};
 use kg_core::{Level, Policy, Store, prompt_reply, session_news};
+use kg_test_support::hook::prompt_event;
 use kg_test_support::{T, TempHome, open_store_with};
 use serde_json::json;
 use std::fs;
@@ -78,7 +79,7 @@ impl World {
             "session_id": claude, "cwd": self.project, "hook_event_name": "UserPromptSubmit",
             "prompt": prompt,
         });
-        match prompt_reply(&self.store, &payload, now) {
+        match prompt_reply(&self.store, &prompt_event(&payload), now) {
             kg_core::PromptReply::Say(text) => Some(text),
             _ => None,
         }

@@ -12,6 +12,7 @@ use kg_core::model::{Edge, field, float_value};
 use kg_core::render::{LevelSource, ReadKind, ReadOptions, render_read};
 use kg_core::tools::{self, ReadArgs};
 use kg_core::{EdgeKey, Graph, Level, Node, Store, Target};
+use kg_test_support::hook::{prompt_event, tool_use};
 use kg_test_support::{T, TempHome, open_store_with};
 use serde_json::{Value, json};
 use std::fs;
@@ -891,11 +892,7 @@ fn prompt_recall_injection() {
         .store
         .register_session(Some(&w.project), Some("claude-recall"), t0)
         .expect("session");
-    w.store.with_sessions(|s| {
-        if let Some(r) = s.lookup_mut(&sid) {
-            r.full_read_ts = Some(t0);
-        }
-    });
+    w.store.mark_full_read(&sid, t0);
     let p = Level::Project;
     w.node(
         &sid,
@@ -952,8 +949,8 @@ fn prompt_recall_injection() {
         "session_id": "claude-recall",
         "prompt": "why do ledger rounding, the ledger export and the audit rows disagree?",
     });
-    let first = prompt_context(&w.store, &payload, T).expect("an injection");
-    let again = prompt_context(&w.store, &payload, T + 60.0);
+    let first = prompt_context(&w.store, &prompt_event(&payload), T).expect("an injection");
+    let again = prompt_context(&w.store, &prompt_event(&payload), T + 60.0);
     assert_eq!(again, None, "a repeat is silent");
     insta::assert_snapshot!("prompt_recall_injection", first);
 }
@@ -970,12 +967,12 @@ fn capture_nudge() {
     let read = |claude: &str, now: f64| {
         tool_event(
             &w.store,
-            &json!({
+            &tool_use(&json!({
                 "cwd": w.project,
                 "tool_name": "Read",
                 "session_id": claude,
                 "tool_input": {"file_path": format!("{}/src/engine.rs", w.project)},
-            }),
+            })),
             now,
         )
     };

@@ -5,6 +5,7 @@ use kg_core::ambient::prompt_context;
 use kg_core::store::{MAX_LOADED_PROJECTS, StoreError};
 use kg_core::tools::{kg_search, search_slots};
 use kg_core::{Level, Store, Target};
+use kg_test_support::hook::prompt_event;
 use kg_test_support::{T, TempHome, open_store};
 use serde_json::json;
 use std::sync::Arc;
@@ -57,11 +58,7 @@ fn multi_graph_paths_finish_with_duplicated_and_reversed_lists() {
     let sid = store
         .register_session(Some(&projects[0]), Some("cc-lock"), T)
         .expect("session");
-    store.with_sessions(|s| {
-        if let Some(r) = s.lookup_mut(&sid) {
-            r.full_read_ts = Some(T);
-        }
-    });
+    store.mark_full_read(&sid, T);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let mut workers = Vec::new();
     for worker in 0..8usize {
@@ -91,7 +88,7 @@ fn multi_graph_paths_finish_with_duplicated_and_reversed_lists() {
                     }
                     1 => {
                         let payload = json!({"session_id": "cc-lock", "prompt": "ledger retries seed", "cwd": projects[0]});
-                        prompt_context(&store, &payload, T);
+                        prompt_context(&store, &prompt_event(&payload), T);
                     }
                     2 => {
                         let p = &projects[(worker + round) % projects.len()];

@@ -245,7 +245,12 @@ fn every_route_that_shows_a_node_records_when() {
         "hook_event_name": "UserPromptSubmit",
         "prompt": "the quokka shard rebalance keeps stalling",
     });
-    let said = kg_core::prompt_context(&store, &payload, T + 60.0).unwrap_or_default();
+    let said = kg_core::prompt_context(
+        &store,
+        &kg_test_support::hook::prompt_event(&payload),
+        T + 60.0,
+    )
+    .unwrap_or_default();
     assert!(said.contains("quokka-shard-rebalance"), "{said}");
     let (seen, read) = views(&store, &recaller, "quokka-shard-rebalance");
     assert!(seen.is_some_and(|at| at >= T + 60.0), "{seen:?}");

@@ -771,7 +771,7 @@ fn twenty_one_clients_at_once_keep_every_invariant() {
     assert!(server.stop().success(), "graceful shutdown");
     let read = |path: std::path::PathBuf| -> kg_core::Graph {
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        kg_core::persist::parse_graph(&bytes)
+        kg_core::parse_graph(&bytes)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .graph
     };

@@ -14,7 +14,7 @@
 
 use crate::server::serve;
 use crate::wire::{self, Rng};
-use kg_core::persist::parse_graph;
+use kg_core::parse_graph;
 use kg_core::{EdgeKey, Graph};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -849,7 +849,7 @@ fn concurrent_registrations_survive_a_sigkill() {
     );
     // Each round starts empty and stays well under the session cap, so every
     // acknowledged registration must still be there (none is evicted).
-    let most = kg_core::session::MAX_SESSIONS / 2;
+    let most = kg_core::MAX_SESSIONS / 2;
     let mut total = 0;
     for round in 0..wire::env_usize("KG_CRASH_SESSION_ROUNDS", 6) {
         let storage = home.join(format!("storage-{round}"));

@@ -372,7 +372,7 @@ fn writes_recover(agent: &Agent, project: &str, server: &mut ServerProcess, stor
     assert_eq!(status, 200, "{v}");
     assert!(server.stop().success(), "graceful stop");
     let graph = |path: PathBuf| {
-        kg_core::persist::parse_graph(&std::fs::read(&path).expect("graph"))
+        kg_core::parse_graph(&std::fs::read(&path).expect("graph"))
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .graph
     };
@@ -503,7 +503,7 @@ fn graph_files_deleted_or_replaced_under_the_server() {
     let user = storage.join("user.json");
     let prev = storage.join("user.prev");
     let parse = |path: &Path| {
-        kg_core::persist::parse_graph(&std::fs::read(path).expect("file"))
+        kg_core::parse_graph(&std::fs::read(path).expect("file"))
             .expect("parses")
             .graph
     };

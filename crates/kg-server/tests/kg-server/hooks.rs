@@ -116,7 +116,7 @@ fn couriers_print_the_servers_answer() {
     let (out, _, _) = run(&["hook", "prompt-submit"], &prompt.to_string(), &env);
     let reminder = context_of(&out);
     assert!(
-        kg_core::wording::REMINDERS_MID
+        kg_core::reminder_pool(None)
             .iter()
             .any(|r| r.text == reminder && r.fits == kg_core::ReminderFits::Always),
         "{reminder}"
@@ -354,7 +354,7 @@ fn under_the_reference_policy_the_hook_adds_a_reminder_at_random() {
     let (out, _, _) = run(&["hook", "prompt-submit"], &haiku.to_string(), &env);
     let reminder = context_of(&out);
     assert!(
-        kg_core::wording::REMINDERS_MID
+        kg_core::reminder_pool(None)
             .iter()
             .any(|r| r.text == reminder),
         "{reminder}"

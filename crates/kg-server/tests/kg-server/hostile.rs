@@ -684,7 +684,7 @@ fn control_characters_and_bidi_text_are_stored_and_charged_exactly() {
         None,
     );
     assert_eq!(status, 200);
-    let graph = kg_core::persist::parse_graph(
+    let graph = kg_core::parse_graph(
         &std::fs::read(f.storage.join("projects/proj/graph.json")).expect("file"),
     )
     .expect("parses");
@@ -832,7 +832,7 @@ fn paths_ids_and_task_ids_never_escape_home_or_storage() {
     );
     // Task ids are keys inside the graph file, never paths: any text of bounded
     // length is fine.
-    let long = "t".repeat(kg_core::limits::MAX_TASK_ID_CHARS);
+    let long = "t".repeat(kg_core::MAX_TASK_ID_CHARS);
     let (text, err) = f.call(
         "kg_progress",
         json!({"session_id": f.sid, "task_id": format!("{long}t"), "state": {"v": 1}}),
@@ -1078,7 +1078,7 @@ fn oversized_websocket_messages_close_only_their_connection() {
 fn session_floods_stay_bounded() {
     let f = Fixture::new();
     let before = f.graph_files();
-    let cap = kg_core::session::MAX_SESSIONS;
+    let cap = kg_core::MAX_SESSIONS;
     let started = Instant::now();
     // Registrations past the cap, then ids the server has never seen (refused).
     let mut last = String::new();
@@ -1154,7 +1154,7 @@ fn session_floods_stay_bounded() {
 fn tool_event_targets_stay_capped() {
     let f = Fixture::new();
     let before = f.graph_files();
-    let cap = kg_core::tool_events::MAX_EVENT_KEYS;
+    let cap = kg_core::MAX_EVENT_KEYS;
     let event = |tool: &str, input: Value| {
         let (status, v) = f.json(
             "POST",
@@ -1364,9 +1364,8 @@ fn timestamps_from_the_future_do_not_break_maintenance() {
         std::thread::sleep(Duration::from_millis(300));
     }
     assert!(server.stop().success());
-    let saved =
-        kg_core::persist::parse_graph(&std::fs::read(storage.join("user.json")).expect("file"))
-            .expect("the graph still parses");
+    let saved = kg_core::parse_graph(&std::fs::read(storage.join("user.json")).expect("file"))
+        .expect("the graph still parses");
     assert!(
         saved.graph.nodes.contains_key("orphan-2099"),
         "the orphan's grace is not cut short"
@@ -1450,7 +1449,7 @@ fn made_up_and_many_projects_keep_memory_and_logs_bounded() {
         "{logged} bytes of log for 450 requests"
     );
     // Real projects: memory follows the working set, not the history.
-    let cap = kg_core::store::MAX_LOADED_PROJECTS as u64;
+    let cap = kg_core::MAX_LOADED_PROJECTS as u64;
     for k in 0..cap + 10 {
         let dir = f.home.join(format!("real-{k}"));
         std::fs::create_dir_all(&dir).expect("project folder");

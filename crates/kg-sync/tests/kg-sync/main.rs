@@ -3,6 +3,7 @@
 
 mod driver;
 mod git;
+mod layering;
 mod properties;
 mod rules;
 
