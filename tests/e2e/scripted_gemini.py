@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def _tool_names(body: dict) -> set[str]:
+def tool_names(body: dict) -> set[str]:
     names = set()
     for tool in body.get("tools") or []:
         for decl in tool.get("functionDeclarations") or []:
@@ -27,9 +27,11 @@ def _tool_names(body: dict) -> set[str]:
 
 
 class ScriptedGemini:
-    def __init__(self, turns: list[list[dict]]):
+    def __init__(self, turns: list):
         """`turns`: for each model turn, the function calls it makes, as
-        `{"name": "read_file", "args": {...}}`."""
+        `{"name": "read_file", "args": {...}}`, or a function of the request body that
+        returns them (to name a tool from the list Gemini CLI sent, or to use what the
+        hooks told the model)."""
         self.turns = turns
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -77,7 +79,7 @@ class ScriptedGemini:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def _answer(self, body: dict) -> list[dict]:
-        if "read_file" not in _tool_names(body):
+        if "read_file" not in tool_names(body):
             # A side request: Gemini CLI's checks ask for JSON, and an empty object or a
             # plain word is an answer each of them takes without acting on it.
             config = body.get("generationConfig") or {}
@@ -87,7 +89,10 @@ class ScriptedGemini:
             turn = self._answers
             self._answers += 1
         if turn < len(self.turns):
-            return [{"functionCall": call} for call in self.turns[turn]]
+            calls = self.turns[turn]
+            if callable(calls):
+                calls = calls(body)
+            return [{"functionCall": call} for call in calls]
         return [{"text": "Done."}]
 
     @property
@@ -96,7 +101,7 @@ class ScriptedGemini:
 
     def main_requests(self) -> list[dict]:
         """The main conversation's requests, in order."""
-        return [r["body"] for r in self.requests if "read_file" in _tool_names(r["body"])]
+        return [r["body"] for r in self.requests if "read_file" in tool_names(r["body"])]
 
     def shown(self) -> str:
         """Everything the main conversation's last request showed the model, as text."""

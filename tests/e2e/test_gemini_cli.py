@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 from kg_wiring import kg_memory, stop_holder, wait_for_holder
-from scripted_gemini import ScriptedGemini
+from scripted_gemini import ScriptedGemini, tool_names
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 GEMINI = TESTS_DIR / "node_modules" / ".bin" / "gemini"
@@ -177,12 +177,14 @@ def post(server, path: str, body: dict) -> dict:
 
 def test_hooks_bring_the_preload_prompt_recall_and_file_recall_to_the_model(kg_server, gemini):
     """A Gemini CLI session: the session-start hook's preload and the prompt hook's answer
-    reach the model with the prompt, and reading a file the memory knows brings its
-    node back with the file's content. The session is bound to the memory's session."""
+    reach the model with the prompt, and reading a file the memory knows (with read_file,
+    or `cat` in a shell) brings its node back with the file's content. The session is
+    bound to the memory's session."""
     project = kg_server.make_project("radio")
     (project / "src").mkdir()
     source = project / "src" / "radio.c"
     source.write_text("void radio_init(void) {}\n")
+    (project / "src" / "antenna.h").write_text("#define ANTENNA_GAIN 3\n")
     for node in (
         {"id": "radio-release-steps", "gist": "Releases go out by tagging vX.Y.Z; CI builds the firmware images"},
         {
@@ -190,39 +192,56 @@ def test_hooks_bring_the_preload_prompt_recall_and_file_recall_to_the_model(kg_s
             "gist": "radio_init must run after the clock tree is up, or the PLL never locks",
             "touches": ["src/radio.c"],
         },
+        {
+            "id": "antenna-gain-units",
+            "gist": "ANTENNA_GAIN is in dBi, not dB; the regulator's limit is 6 dBi",
+            "touches": ["src/antenna.h"],
+        },
     ):
         post(kg_server, "/api/nodes", {"level": "project", "project_path": str(project), **node})
     # Archived: the preload leaves it out, so only file recall can bring it.
     post(
         kg_server,
         "/api/view/step",
-        {"level": "project", "project_path": str(project), "actions": [{"kind": "archive", "id": "radio-init-order"}]},
+        {
+            "level": "project",
+            "project_path": str(project),
+            "actions": [{"kind": "archive", "id": i} for i in ("radio-init-order", "antenna-gain-units")],
+        },
     )
     # The person's choice of an API key (any key: the scripted model takes it).
     gemini.settings.parent.mkdir(parents=True, exist_ok=True)
     gemini.settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     install(kg_server, gemini)
     gemini.trust(project)
-    script = [[{"name": "read_file", "args": {"file_path": str(source)}}]]
+    script = [
+        [{"name": "read_file", "args": {"file_path": str(source)}}],
+        [{"name": "run_shell_command", "args": {"command": "cat antenna.h", "dir_path": "src"}}],
+    ]
     with ScriptedGemini(script) as model:
         env = {**gemini.env, "GEMINI_API_KEY": "not-a-real-key", "GOOGLE_GEMINI_BASE_URL": model.base_url}
         done = gemini.run("-p", "How do releases work here?", "--yolo", cwd=project, env=env, timeout=120)
         info = f"{done.stdout}\n{done.stderr}\n" + json.dumps([r["path"] for r in model.requests])
         requests = model.main_requests()
-        assert len(requests) >= 2, info
+        assert len(requests) >= 3, info
         first = json.dumps(requests[0]["contents"])
         assert "KG MEMORY PRELOADED" in first, first[:3000] + info
         assert "radio-release-steps" in first, first[:3000]
         assert "PLL never locks" not in first, first[:3000]
-        # The file's node comes back inside the tool's result, and only there.
+        # Each file's node comes back inside that tool's result, and only there.
         results = [
             json.dumps(part["functionResponse"])
-            for content in requests[1]["contents"]
+            for content in requests[2]["contents"]
             for part in content.get("parts", [])
             if "functionResponse" in part
         ]
-        assert len(results) == 1 and "radio_init(void)" in results[0], results
+        assert len(results) == 2, results
+        assert "radio_init(void)" in results[0], results
         assert "radio-init-order" in results[0] and "PLL never locks" in results[0], results
+        assert "antenna-gain" not in results[0], results
+        assert "ANTENNA_GAIN 3" in results[1], results
+        assert "antenna-gain-units" in results[1] and "6 dBi" in results[1], results
+        assert "PLL never locks" not in results[1], results
         # The prompt hook's answer arrives as a part of its own beside the prompt.
         parts = [p.get("text", "") for c in requests[0]["contents"] for p in c.get("parts", [])]
         prompt_context = [p for p in parts if p.startswith("<hook_context>") and "PRELOADED" not in p]
@@ -255,3 +274,45 @@ def test_a_session_that_starts_without_its_server_tells_the_person(shm_dir, gemi
         assert wait_for_holder(storage)["port"] == port
     finally:
         stop_holder(storage)
+
+
+def test_a_lesson_written_through_gemini_clis_tools_lands_in_the_shared_memory(kg_server, gemini):
+    """The model calls the memory's MCP tool through Gemini CLI's own MCP client (the
+    session id taken from the preload, as the preload asks): the node is in the project
+    graph every other agent reads."""
+    project = kg_server.make_project("shared")
+    gemini.settings.parent.mkdir(parents=True, exist_ok=True)
+    gemini.settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    install(kg_server, gemini)
+    gemini.trust(project)
+    seen_tools: list[str] = []
+
+    def write_lesson(body: dict) -> list[dict]:
+        names = sorted(tool_names(body))
+        seen_tools.extend(names)
+        put = next((n for n in names if n.endswith("kg_put_node")), None)
+        shown = json.dumps(body["contents"])
+        sid = re.search(r"session_id: (\w+)", shown)
+        if not (put and sid):
+            return []
+        return [
+            {
+                "name": put,
+                "args": {
+                    "session_id": sid.group(1),
+                    "level": "project",
+                    "id": "flash-erase-before-write",
+                    "gist": "Flash pages must be erased before each write; a second write corrupts the page",
+                },
+            }
+        ]
+
+    with ScriptedGemini([write_lesson]) as model:
+        env = {**gemini.env, "GEMINI_API_KEY": "not-a-real-key", "GOOGLE_GEMINI_BASE_URL": model.base_url}
+        done = gemini.run("-p", "Remember how flash writes work.", "--yolo", cwd=project, env=env, timeout=120)
+        info = f"{done.stdout}\n{done.stderr}\ntools: {seen_tools}"
+    with urllib.request.urlopen(
+        f"{kg_server.base_url}/api/nodes/project/flash-erase-before-write?project_path={project}", timeout=5
+    ) as r:
+        node = json.loads(r.read())
+    assert "erased before each write" in json.dumps(node), f"{node}\n{info}"

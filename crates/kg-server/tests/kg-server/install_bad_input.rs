@@ -181,20 +181,61 @@ fn effective_uid() -> u32 {
 /// the tests run as root (whom read-only modes would not stop).
 const NOBODY: u32 = 65_534;
 
-/// `kg-memory <args>` as a user that read-only modes stop.
-fn kg_unprivileged(args: &[&str], home: &Path) -> Command {
+/// `kg-memory <args>` as a user that read-only modes stop; `_bin` keeps alive a copy of
+/// the program that user can run, when it cannot reach the build's (a checkout under
+/// a private `/root`).
+fn kg_unprivileged(args: &[&str], home: &Path, bin: &mut Option<tempfile::TempDir>) -> Command {
     let plain = kg(args, home, &[("XDG_STATE_HOME", &state(home))]);
     if effective_uid() != 0 {
         return plain;
     }
-    let mut cmd = Command::new("setpriv");
-    cmd.args([
-        format!("--reuid={NOBODY}"),
-        format!("--regid={NOBODY}"),
-        "--clear-groups".to_string(),
-    ])
-    .arg(plain.get_program())
-    .args(plain.get_args());
+    let as_nobody = |program: &Path| {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            format!("--reuid={NOBODY}"),
+            format!("--regid={NOBODY}"),
+            "--clear-groups".to_string(),
+        ])
+        .arg(program);
+        cmd
+    };
+    let mut program = PathBuf::from(plain.get_program());
+    // Readable, not only runnable: install copies a build's program to ~/.local/bin.
+    let reachable = as_nobody(Path::new("test"))
+        .arg("-r")
+        .arg(&program)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !reachable {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = bin.get_or_insert_with(|| {
+            let dir = tempfile::Builder::new()
+                .prefix("kg-runner-")
+                .tempdir_in("/dev/shm")
+                .expect("runner folder");
+            fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+            dir
+        });
+        let copy = dir.path().join("kg-memory");
+        if !copy.exists() {
+            fs::copy(&program, &copy).expect("copy the program");
+            // Another test thread's child may hold the new file open for writing a
+            // moment ("text file busy") until it runs its own program.
+            for _ in 0..100 {
+                let runs = as_nobody(&copy)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                if runs {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        program = copy;
+    }
+    let mut cmd = as_nobody(&program);
+    cmd.args(plain.get_args());
     for (k, v) in plain.get_envs() {
         match v {
             Some(v) => cmd.env(k, v),
@@ -224,6 +265,7 @@ fn read_only(dir: &Path) {
 /// and nothing changes.
 #[test]
 fn a_read_only_home_changes_nothing() {
+    let mut bin = None;
     use std::os::unix::fs::PermissionsExt;
     let (_dir, home) = temp_home();
     fs::create_dir_all(home.join(".claude")).expect("mkdir");
@@ -244,7 +286,7 @@ fn a_read_only_home_changes_nothing() {
     }
     let before = snapshot(&home);
     for agent in ["claude-code", "codex", "gemini"] {
-        let (out, err, code) = run(kg_unprivileged(&["install", agent], &home), "");
+        let (out, err, code) = run(kg_unprivileged(&["install", agent], &home, &mut bin), "");
         assert_eq!(code, 1, "{agent}: {out}{err}");
         assert!(
             err.contains(&home.display().to_string()) && err.contains("ermission denied"),
@@ -267,6 +309,7 @@ fn a_read_only_home_changes_nothing() {
 /// install puts the first back, and removes its backup and the program it copied.
 #[test]
 fn an_install_that_fails_on_its_second_file_leaves_the_first_as_it_was() {
+    let mut bin = None;
     use std::os::unix::fs::PermissionsExt;
     let (_dir, home) = temp_home();
     writable_by_runner(&home);
@@ -281,7 +324,10 @@ fn an_install_that_fails_on_its_second_file_leaves_the_first_as_it_was() {
     fs::write(home.join(".claude/settings.json"), "{\"theme\": \"dark\"}").expect("write");
     read_only(&home.join(".claude"));
     let before = snapshot(&home);
-    let (out, err, code) = run(kg_unprivileged(&["install", "claude-code"], &home), "");
+    let (out, err, code) = run(
+        kg_unprivileged(&["install", "claude-code"], &home, &mut bin),
+        "",
+    );
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(".claude/settings.json") && err.ends_with("; nothing was changed\n"),
@@ -299,6 +345,7 @@ fn an_install_that_fails_on_its_second_file_leaves_the_first_as_it_was() {
 /// link into a read-only folder): the first two get their bytes back.
 #[test]
 fn a_codex_install_that_fails_on_its_last_file_puts_back_the_others() {
+    let mut bin = None;
     use std::os::unix::fs::PermissionsExt;
     let (_dir, home) = temp_home();
     writable_by_runner(&home);
@@ -317,7 +364,7 @@ fn a_codex_install_that_fails_on_its_last_file_puts_back_the_others() {
     std::os::unix::fs::symlink(notes.join("AGENTS.md"), codex.join("AGENTS.md")).expect("link");
     read_only(&notes);
     let before = snapshot(&home);
-    let (out, err, code) = run(kg_unprivileged(&["install", "codex"], &home), "");
+    let (out, err, code) = run(kg_unprivileged(&["install", "codex"], &home, &mut bin), "");
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(".codex/AGENTS.md") && err.ends_with("; nothing was changed\n"),
