@@ -14,7 +14,7 @@
 
 run:
 	./scripts/setup.sh run
-	cargo build --release -p kg-server -p kg-memory-app
+	cargo build --release -p kg-cli -p kg-memory-app
 	@if [ -n "$${DISPLAY}$${WAYLAND_DISPLAY}" ]; then \
 	  exec ./target/release/kg-memory-app; \
 	else \
@@ -27,7 +27,7 @@ test:
 	./scripts/test.sh
 
 build:
-	cargo build --release -p kg-server -p kg-memory-app
+	cargo build --release -p kg-cli -p kg-memory-app
 
 # Release build: the latencies it prints are the product's, not a debug build's.
 EVAL_RUNS ?= tests/recall-eval/runs/kg-memory-0.17.0.json

@@ -47,10 +47,10 @@ step "the headless server and CLI (kg-memory), $profile"
 if [ "$profile" = release ]; then
   # With the app, as `make build` does: the shared dependencies then get the same
   # features as in the app's build, so both builds reuse one set of artifacts.
-  cargo build --release -p kg-server -p kg-memory-app
+  cargo build --release -p kg-cli -p kg-memory-app
 else
   # Exactly test.sh's build: with the same packages and targets, Cargo unifies the
-  # dependencies' features the same way and finds everything built. `-p kg-server`
+  # dependencies' features the same way and finds everything built. `-p kg-cli`
   # alone resolved other features for serde, tokio, hyper, axum and rmcp, and so
   # compiled them, kg-core and kg-server a second time (5.5 min of a cold run here).
   cargo build --workspace --bins --tests

@@ -18,7 +18,7 @@ git ls-files -z 'crates/kg-core/src/*.rs' | xargs -0 rustfmt --edition 2024 --ch
 cargo clippy --workspace --all-targets -- -D warnings
 # kg-core as the front ends see it (no `internals` feature): only lib.rs's
 # re-exports are public, each documented, nothing dead (CONTRIBUTING.md).
-cargo clippy -p kg-core -p kg-server -p kg-memory-app --lib --bins -- -D warnings
+cargo clippy -p kg-core -p kg-server -p kg-cli -p kg-memory-app --lib --bins -- -D warnings
 # The graph view's modules: no import circle, none over 800 lines of code (and the
 # check's own tests).
 node ui/scripts/structure.mjs

@@ -36,7 +36,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Start `kg-memory serve`; resolves once /health answers. */
 export async function startServer({ root, port, env = {} }) {
-  if (!fs.existsSync(BIN)) throw new Error(`kg-memory binary not found at ${BIN}: run cargo build -p kg-server`);
+  if (!fs.existsSync(BIN)) throw new Error(`kg-memory binary not found at ${BIN}: run cargo build -p kg-cli`);
   const home = path.join(root, 'home');
   const storage = path.join(root, 'storage');
   fs.mkdirSync(home, { recursive: true });

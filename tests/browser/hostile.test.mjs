@@ -12,7 +12,7 @@
 // archived node and evicted the agent's session; the framed view drew itself; the
 // injected inline script ran.
 //
-// Run: node --test tests/browser/hostile.test.mjs   (after `cargo build -p kg-server`)
+// Run: node --test tests/browser/hostile.test.mjs   (after `cargo build -p kg-cli`)
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

@@ -2,7 +2,7 @@
 // Debian's Chromium through playwright-core, real mouse drags, the files on disk, and
 // a raw MCP client writing while the page is open.
 //
-// Run: node --test tests/browser/   (after `cargo build -p kg-server` with ui/dist built)
+// Run: node --test tests/browser/   (after `cargo build -p kg-cli` with ui/dist built)
 // Screenshots land in artifacts/ (gitignored).
 
 import assert from 'node:assert/strict';

@@ -43,7 +43,7 @@ def server_binary() -> Path:
     if not path.is_file() or not os.access(path, os.X_OK):
         pytest.fail(
             f"kg-memory binary not found or not executable at {path}. "
-            "Build it with `cargo build -p kg-server` in the repository root, "
+            "Build it with `cargo build -p kg-cli` in the repository root, "
             "or point KG_MEMORY_BIN at a built binary.",
             pytrace=False,
         )

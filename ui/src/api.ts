@@ -12,9 +12,11 @@ import type {
   SearchAnswer,
   StepAction,
   StepAnswer,
+  StepBody,
   SyncAnswer,
   SyncNowAnswer,
   UndoAnswer,
+  UndoBody,
 } from './types';
 
 // Bodies the page sends and sync's answers, generated from the server's types like
@@ -117,9 +119,17 @@ export const api = {
     request<ActivityAnswer>('GET', `/api/view/activity${q({ levels: levels.join(','), project_path: projectPath })}`),
   /** A step: previewed (`dryRun`, nothing changes) or done, and then undoable. */
   step: (a: Address, actions: StepAction[], dryRun: boolean) =>
-    request<StepAnswer>('POST', '/api/view/step', { level: a.level, actions, dry_run: dryRun, ...addressing(a) }),
+    request<StepAnswer>('POST', '/api/view/step', {
+      level: a.level,
+      actions,
+      dry_run: dryRun,
+      ...addressing(a),
+    } satisfies StepBody),
   undo: (a: Address) =>
-    request<UndoAnswer>('POST', '/api/view/undo', { level: a.level, project_path: addressing(a).project_path }),
+    request<UndoAnswer>('POST', '/api/view/undo', {
+      level: a.level,
+      project_path: addressing(a).project_path,
+    } satisfies UndoBody),
   putEdge: (a: Address, from: string, to: string, rel: string, notes: string[] | undefined) =>
     request<EdgePutAnswer>('POST', '/api/edges', {
       level: a.level,

@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
+fn bin() -> &'static std::path::Path {
+    kg_test_support::kg_memory_bin()
+}
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -125,7 +127,7 @@ fn main() {
     if let Ok(before) = std::env::var("KG_BENCH_BEFORE") {
         binaries.push(("before", before));
     }
-    binaries.push(("this tree", BIN.to_string()));
+    binaries.push(("this tree", bin().display().to_string()));
     let text = memory_jsonl(entities, relations);
     println!(
         "kg-memory import of {entities} entities and {relations} relations ({} KB), {rounds} round(s), load average {} at the start",

@@ -35,7 +35,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
 /// Per-level budget of rendered characters (core.md §6).
 const LEVEL_MAX: usize = 17_500;
 /// Nodes seeded per level before the top-up to the budget.
@@ -59,7 +58,8 @@ fn spawn(home: &Path, storage: &Path, env: &[(&str, &str)], log: Option<&Path>) 
 
 /// The `kg-memory` measured: this tree's, or `KG_BENCH_BIN`.
 fn bin() -> String {
-    std::env::var("KG_BENCH_BIN").unwrap_or_else(|_| BIN.to_string())
+    std::env::var("KG_BENCH_BIN")
+        .unwrap_or_else(|_| kg_test_support::kg_memory_bin().display().to_string())
 }
 
 fn spawn_bin(

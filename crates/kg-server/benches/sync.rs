@@ -18,7 +18,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
-const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
+fn bin() -> &'static std::path::Path {
+    kg_test_support::kg_memory_bin()
+}
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -46,14 +48,14 @@ fn machine(base: &Path, name: &str, remote: &Path, seed: Option<usize>) -> Serve
         let text = serialize_graph(&graph(nodes, 7), Level::User, None);
         std::fs::write(root.join("user.json"), text).expect("seed");
     }
-    run(Command::new(BIN)
+    run(Command::new(bin())
         .args(["sync", "setup"])
         .arg(remote)
         .env("HOME", &home)
         .env("KG_STORAGE_ROOT", &root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("XDG_CONFIG_HOME", home.join(".config")));
-    Serve::new(BIN, &home, &root)
+    Serve::new(bin(), &home, &root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_STATE_HOME", home.join(".state"))

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 /// The server under test: this tree's, or another build's (`KG_BENCH_BIN`), so the
 /// code before a change can be measured in the same run.
 fn server_binary() -> String {
-    std::env::var("KG_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kg-memory").to_string())
+    std::env::var("KG_BENCH_BIN")
+        .unwrap_or_else(|_| kg_test_support::kg_memory_bin().display().to_string())
 }
 const TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -28,7 +28,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
+fn bin() -> &'static std::path::Path {
+    kg_test_support::kg_memory_bin()
+}
 /// Writes after which the first RSS sample is taken.
 const EARLY: usize = 100;
 
@@ -184,7 +186,7 @@ fn main() {
     if let Ok(before) = std::env::var("KG_BENCH_BEFORE") {
         binaries.push(("before", before));
     }
-    binaries.push(("this tree", BIN.to_string()));
+    binaries.push(("this tree", bin().display().to_string()));
     println!(
         "RSS under sustained writes: {writes} writes per round, {rounds} round(s), load average {} at the start",
         loadavg()

@@ -93,7 +93,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ws::router())
         .merge(crate::view::router())
         .merge(crate::steps::router())
-        .merge(crate::import::route::router())
+        .merge(crate::import::router())
         .merge(crate::activity::router())
         .merge(crate::sync_routes::router())
         .route_service(

@@ -1,6 +1,7 @@
 //! KG Memory's server: the memory store behind MCP (stateless streamable HTTP), a REST
-//! API, a WebSocket of live changes and background maintenance. The `kg-memory`
-//! binary runs it headless; the tray app runs it in-process.
+//! API, a WebSocket of live changes and background maintenance, and what the front
+//! ends share to reach and wire it (settings, the root lock, the installer). The
+//! `kg-memory` binary (crates/kg-cli) runs it headless; the tray app runs it in-process.
 
 mod activity;
 mod agent_files;
@@ -8,8 +9,6 @@ pub mod app;
 pub mod clock;
 pub mod config;
 mod connections;
-pub mod doctor;
-pub mod hook;
 mod hook_json;
 pub mod import;
 pub mod install;
@@ -22,14 +21,9 @@ mod permissions;
 mod renames;
 mod rest;
 pub mod root_lock;
-pub mod route_check;
-pub mod session_notice;
-pub mod setup_cli;
 mod state;
-pub mod stdio;
 mod steps;
 pub mod sync;
-pub mod sync_cli;
 mod sync_routes;
 mod tasks;
 pub mod terminal;

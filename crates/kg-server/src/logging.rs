@@ -23,7 +23,7 @@ pub const LEVEL_VAR: &str = "KG_LOG_LEVEL";
 /// call in a process takes effect.
 pub fn init() {
     let level = level(std::env::var(LEVEL_VAR).ok().as_deref());
-    // Targets match by prefix: kg_core, kg_server, kg_memory (the binary) and
+    // Targets match by prefix: kg_core, kg_server, kg_cli, kg_memory (the binary) and
     // kg_memory_app (the tray); the libraries underneath stay quiet.
     let ours = Targets::new()
         .with_target("kg_", level)

@@ -3,7 +3,7 @@
 //! `Store::preview` / `Store::perform`, one code path, and `POST /api/view/undo`
 //! takes the last step back, whatever the maintenance passes moved with it.
 
-use crate::payload::{self, StepAction, StepAnswer, UndoAnswer};
+use crate::payload::{self, StepAnswer, StepBody, UndoAnswer, UndoBody};
 use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
 use crate::state::AppState;
 use crate::view::slot_of;
@@ -11,7 +11,6 @@ use axum::Router;
 use axum::extract::State;
 use axum::routing::post;
 use kg_core::{Action, Target};
-use serde::Deserialize;
 use std::sync::Arc;
 
 /// Actions one step may hold: a bulk selection of a whole level stays well inside.
@@ -21,30 +20,6 @@ pub fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/view/step", post(step))
         .route("/api/view/undo", post(undo))
-}
-
-/// `{level, project_path?, session_id?, dry_run?, actions: [{kind, id, …}]}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StepBody {
-    level: String,
-    #[serde(default)]
-    project_path: Option<String>,
-    #[serde(default)]
-    session_id: Option<String>,
-    /// Say what would happen, change nothing.
-    #[serde(default)]
-    dry_run: bool,
-    actions: Vec<StepAction>,
-}
-
-/// `{level, project_path?}`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UndoBody {
-    level: String,
-    #[serde(default)]
-    project_path: Option<String>,
 }
 
 async fn step(State(state): Shared, JsonBody(body): JsonBody<StepBody>) -> ApiResult {

@@ -88,7 +88,7 @@ fn not_built() -> Response {
     (
         StatusCode::SERVICE_UNAVAILABLE,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "The graph view is not built into this server. Build it with `cd ui && npm ci && npm run build`, then rebuild the server (cargo build -p kg-server).\n",
+        "The graph view is not built into this server. Build it with `cd ui && npm ci && npm run build`, then rebuild the server (cargo build -p kg-cli).\n",
     )
         .into_response()
 }

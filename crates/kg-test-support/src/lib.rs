@@ -1,5 +1,6 @@
 //! What KG Memory's tests and benches share (a dev-dependency, never published):
 //!
+//! - [`kg_memory_bin`]: the `kg-memory` binary, built if need be;
 //! - [`golden`]: the reference fixtures, the comparison with their golden outputs, and
 //!   [`reference_cases!`], one test per case;
 //! - [`home`]: temporary homes and storage roots, empty or copied from the fixtures;
@@ -10,6 +11,7 @@
 //!   `kg-memory serve` child process), [`http`] (raw HTTP/1.1 and MCP over it) and
 //!   [`ws`] (WebSocket clients).
 
+mod binary;
 pub mod golden;
 pub mod graphs;
 pub mod home;
@@ -22,6 +24,7 @@ pub mod serve;
 #[cfg(feature = "server")]
 pub mod ws;
 
+pub use binary::kg_memory_bin;
 pub use home::{TempHome, open_store, open_store_with, temp_home};
 
 /// The frozen instant of the fixtures: 2026-11-20 12:00:00 UTC.

@@ -28,7 +28,7 @@ pub enum Said {
     /// A reminder the server chose (our policy): fixed wording, nothing from memory.
     Reminder,
     /// `{}` under the reference policy: the hook then adds a reminder picked at random
-    /// (crates/kg-server/src/hook.rs). Fixed wording, nothing from memory.
+    /// (crates/kg-cli/src/hook.rs). Fixed wording, nothing from memory.
     HookReminder,
     /// Nothing at all (`{"quiet": true}`, our policy).
     #[default]

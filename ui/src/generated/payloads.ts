@@ -803,6 +803,26 @@ export type StepAnswer = {
 };
 
 /**
+ * `POST /api/view/step`: a list of actions on one graph, previewed (`dry_run`) or done.
+ */
+export type StepBody = {
+  level: LevelName,
+  /**
+   * The project on screen (project level only).
+   */
+  project_path?: string | null,
+  /**
+   * The view's live session, so the step's changes are tagged with it.
+   */
+  session_id?: string | null,
+  /**
+   * Say what would happen, change nothing.
+   */
+  dry_run: boolean,
+  actions: Array<StepAction>,
+};
+
+/**
  * Nodes the maintenance passes moved between tiers.
  */
 export type StepMoves = {
@@ -878,56 +898,8 @@ export type StoredWritten = {
 /**
  * `GET /api/sync`: the storage root's sync, with each project that syncs on its own.
  */
-export type SyncAnswer = {
+export type SyncAnswer = SyncRepo & {
   projects: Array<SyncRepo>,
-  /**
-   * The project's storage folder; `null` for the storage root.
-   */
-  project: string | null,
-  /**
-   * A remote is set up.
-   */
-  on: boolean,
-  /**
-   * `origin (url)`; `null` when sync is off.
-   */
-  remote: string | null,
-  branch: string | null,
-  /**
-   * Seconds since the Unix epoch.
-   */
-  last_success: number | null,
-  last_attempt: number | null,
-  /**
-   * Why the last attempt failed; `null` when it worked.
-   */
-  last_error: string | null,
-  /**
-   * Since when the remote cannot be reached (the server retries on its own).
-   */
-  offline_since: number | null,
-  /**
-   * Commits here and not on the remote, and there and not here, as of the last
-   * fetch; `null` before the first.
-   */
-  ahead: number | null,
-  behind: number | null,
-  /**
-   * Files changed here since the last commit.
-   */
-  uncommitted: number,
-  /**
-   * Unresolved merge conflicts in the graph files.
-   */
-  conflicts: number,
-  /**
-   * Items held back from the remote for breaking a write rule.
-   */
-  held_back: number,
-  /**
-   * `kg-memory sync status`, in words.
-   */
-  summary: string,
 };
 
 /**
@@ -1048,4 +1020,12 @@ export type UndoAnswer = {
    * Steps still left to undo on this level.
    */
   undo_steps: number,
+};
+
+/**
+ * `POST /api/view/undo`: take back the level's last step.
+ */
+export type UndoBody = {
+  level: LevelName,
+  project_path?: string | null,
 };

@@ -1,6 +1,7 @@
 //! Claude Code's entries: the HTTP MCP server in `~/.claude.json` and the courier hooks
 //! in `~/.claude/settings.json` (or both in `$CLAUDE_CONFIG_DIR`; see `claude_config`).
 
+use super::InstallError;
 use super::Setup;
 use super::courier::{HOOK_EVENTS, courier_command, hook_command};
 use super::files::object;
@@ -66,7 +67,7 @@ pub(super) fn add_hooks(
     settings: &mut Map<String, Value>,
     setup: &Setup,
     summary: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let entries = HOOK_EVENTS
         .iter()
         .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, None)));
@@ -82,7 +83,7 @@ pub(super) fn add_hook_events(
     events: &[(&str, &str, Option<&str>)],
     via: Option<&str>,
     summary: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let entries = events
         .iter()
         .map(|(event, name, matcher)| (*event, hook_entry(setup, name, *matcher, via)));
@@ -95,12 +96,14 @@ pub(super) fn merge_hooks<'a>(
     settings: &mut Map<String, Value>,
     entries: impl IntoIterator<Item = (&'a str, Value)>,
     summary: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let hooks = object(settings, "hooks")?;
     for (event, entry) in entries {
         let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
         let list = list.as_array_mut().ok_or_else(|| {
-            anyhow::anyhow!("hooks.{event} is not a list; fix it by hand, nothing was changed")
+            InstallError::ByHand(format!(
+                "hooks.{event} is not a list; fix it by hand, nothing was changed"
+            ))
         })?;
         // An earlier install's hooks (another binary, port or storage root) are
         // replaced: two couriers would answer every event twice.

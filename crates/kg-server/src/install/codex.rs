@@ -12,7 +12,7 @@
 //! every project. `config.toml` is the person's own file, edited with `toml_edit` so
 //! its layout and comments stay.
 
-use anyhow::Context;
+use super::InstallError;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table, value};
 
@@ -75,20 +75,20 @@ impl CodexHome {
 
 /// A TOML file's text and document (empty when missing); a damaged file stops the
 /// install rather than being overwritten.
-pub(super) fn read_toml(path: &Path) -> anyhow::Result<(Option<String>, DocumentMut)> {
+pub(super) fn read_toml(path: &Path) -> Result<(Option<String>, DocumentMut), InstallError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok((None, DocumentMut::new()));
         }
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(e) => return Err(InstallError::io("cannot read", path, &e)),
     };
     let doc = text.parse::<DocumentMut>().map_err(|e| {
-        anyhow::anyhow!(
+        InstallError::ByHand(format!(
             "{} is not valid TOML ({}); fix it by hand, nothing was changed",
             path.display(),
             e.to_string().trim()
-        )
+        ))
     })?;
     Ok((Some(text), doc))
 }
@@ -114,7 +114,7 @@ pub(super) fn set_codex_server(
     doc: &mut DocumentMut,
     url: &str,
     summary: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let servers = doc
         .entry("mcp_servers")
         .or_insert_with(|| {
@@ -124,12 +124,20 @@ pub(super) fn set_codex_server(
             Item::Table(t)
         })
         .as_table_like_mut()
-        .context("\"mcp_servers\" in Codex's config.toml is not a table; fix it by hand, nothing was changed")?;
+        .ok_or_else(|| {
+            InstallError::ByHand(
+                "\"mcp_servers\" in Codex's config.toml is not a table; fix it by hand, nothing was changed"
+                    .to_string(),
+            )
+        })?;
     match servers.get_mut(CODEX_SERVER) {
         Some(entry) => {
-            let entry = entry.as_table_like_mut().context(
-                "\"mcp_servers.kg\" in Codex's config.toml is not a table; fix it by hand, nothing was changed",
-            )?;
+            let entry = entry.as_table_like_mut().ok_or_else(|| {
+                InstallError::ByHand(
+                    "\"mcp_servers.kg\" in Codex's config.toml is not a table; fix it by hand, nothing was changed"
+                        .to_string(),
+                )
+            })?;
             let old = entry.get("url").and_then(Item::as_str).map(str::to_string);
             if old.as_deref() != Some(url) {
                 entry.insert("url", value(url));

@@ -3,28 +3,30 @@
 //! atomically, keeping their mode and any symbolic link.
 
 use super::FileChange;
-use anyhow::Context;
+use super::InstallError;
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub(super) fn read_object(path: &Path) -> anyhow::Result<(Option<String>, Map<String, Value>)> {
+pub(super) fn read_object(
+    path: &Path,
+) -> Result<(Option<String>, Map<String, Value>), InstallError> {
     match fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok((Some(text), Map::new())),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => Ok((Some(text), map)),
-            Ok(_) => anyhow::bail!(
+            Ok(_) => Err(InstallError::ByHand(format!(
                 "{} is not a JSON object; fix it by hand, nothing was changed",
                 path.display()
-            ),
-            Err(e) => anyhow::bail!(
+            ))),
+            Err(e) => Err(InstallError::ByHand(format!(
                 "{} is not valid JSON ({e}); fix it by hand, nothing was changed",
                 path.display()
-            ),
+            ))),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, Map::new())),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(e) => Err(InstallError::io("cannot read", path, &e)),
     }
 }
 
@@ -35,8 +37,8 @@ pub(super) fn read_lenient(path: &Path) -> Map<String, Value> {
 }
 
 /// An error about the content of the file at `path`, said with its name first.
-pub(super) fn in_file(path: &Path) -> impl FnOnce(anyhow::Error) -> anyhow::Error + '_ {
-    move |e| anyhow::anyhow!("{}: {e:#}", path.display())
+pub(super) fn in_file(path: &Path) -> impl FnOnce(InstallError) -> InstallError + '_ {
+    move |e| e.reworded(|m| format!("{}: {m}", path.display()))
 }
 
 pub(super) fn pretty_value(value: &Value) -> String {
@@ -52,10 +54,12 @@ pub(super) fn pretty(map: &Map<String, Value>) -> String {
 pub(super) fn object<'a>(
     map: &'a mut Map<String, Value>,
     key: &str,
-) -> anyhow::Result<&'a mut Map<String, Value>> {
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     let slot = map.entry(key.to_string()).or_insert_with(|| json!({}));
     slot.as_object_mut().ok_or_else(|| {
-        anyhow::anyhow!("\"{key}\" is not an object; fix it by hand, nothing was changed")
+        InstallError::ByHand(format!(
+            "\"{key}\" is not an object; fix it by hand, nothing was changed"
+        ))
     })
 }
 
@@ -101,9 +105,9 @@ fn write_copy(target: &Path, text: &str, like: &fs::Permissions) -> std::io::Res
 
 /// Back `path` up next to itself, with its mode (a private `~/.claude.json` must not
 /// get a world-readable copy); returns the copy's path.
-fn back_up(path: &Path, text: &str, now: f64) -> anyhow::Result<PathBuf> {
+fn back_up(path: &Path, text: &str, now: f64) -> Result<PathBuf, InstallError> {
     let like = fs::metadata(path)
-        .with_context(|| format!("cannot read the permissions of {}", path.display()))?
+        .map_err(|e| InstallError::io("cannot read the permissions of", path, &e))?
         .permissions();
     let stamp = crate::clock::iso_utc(now).replace([':', '-'], "");
     let base = format!("{}{stamp}", backup_prefix(path));
@@ -118,29 +122,29 @@ fn back_up(path: &Path, text: &str, now: f64) -> anyhow::Result<PathBuf> {
         match write_copy(&copy, text, &like) {
             Ok(()) => return Ok(copy),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => anyhow::bail!("cannot back up {}: {e}", path.display()),
+            Err(e) => return Err(InstallError::io("cannot back up", path, &e)),
         }
     }
-    anyhow::bail!(
+    Err(InstallError::Io(format!(
         "cannot back up {}: too many backups from this second",
         path.display()
-    )
+    )))
 }
 
 /// Replace `path`'s content atomically, keeping its mode; through a symbolic link, the
 /// file it points at is replaced (a dotfiles link stays a link). A new file is private.
-fn write_in_place(path: &Path, text: &str) -> anyhow::Result<()> {
+fn write_in_place(path: &Path, text: &str) -> Result<(), InstallError> {
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    fs::create_dir_all(dir).map_err(|e| InstallError::io("cannot create", dir, &e))?;
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let failed = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", path.display());
+    let failed = |e: std::io::Error| InstallError::io("cannot write", path, &e);
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".kg-tmp")
@@ -166,7 +170,7 @@ fn write_in_place(path: &Path, text: &str) -> anyhow::Result<()> {
 /// when one cannot be written (a read-only folder, a full disk), the files already
 /// written get their earlier content back and this run's backups go, so no agent is
 /// left half wired; the error says so, or names what could not be put back.
-pub fn apply(changes: &[FileChange], now: f64, backup: bool) -> anyhow::Result<()> {
+pub fn apply(changes: &[FileChange], now: f64, backup: bool) -> Result<(), InstallError> {
     let mut done: Vec<(&FileChange, Option<PathBuf>)> = Vec::new();
     for c in changes {
         if c.after == c.before {
@@ -180,19 +184,21 @@ pub fn apply(changes: &[FileChange], now: f64, backup: bool) -> anyhow::Result<(
             match &c.after {
                 Some(text) => write_in_place(&c.path, text),
                 None => fs::remove_file(&c.path)
-                    .with_context(|| format!("cannot remove {}", c.path.display())),
+                    .map_err(|e| InstallError::io("cannot remove", &c.path, &e)),
             }
         })();
         if let Err(e) = written {
             done.push((c, copy));
             let left = roll_back(&done);
             if left.is_empty() {
-                anyhow::bail!("{e:#}; nothing was changed");
+                return Err(e.reworded(|m| format!("{m}; nothing was changed")));
             }
-            anyhow::bail!(
-                "{e:#}; and some files could not be put back as they were: {}",
-                left.join("; ")
-            );
+            return Err(e.reworded(|m| {
+                format!(
+                    "{m}; and some files could not be put back as they were: {}",
+                    left.join("; ")
+                )
+            }));
         }
         done.push((c, copy));
     }
@@ -212,12 +218,12 @@ fn roll_back(done: &[(&FileChange, Option<PathBuf>)]) -> Vec<String> {
             let undone = match &c.before {
                 Some(text) => write_in_place(&c.path, text),
                 None => fs::remove_file(&c.path)
-                    .with_context(|| format!("cannot remove {}", c.path.display())),
+                    .map_err(|e| InstallError::io("cannot remove", &c.path, &e)),
             };
             if let Err(e) = undone {
                 left.push(match copy {
-                    Some(copy) => format!("{e:#} (its earlier content is in {})", copy.display()),
-                    None => format!("{e:#}"),
+                    Some(copy) => format!("{e} (its earlier content is in {})", copy.display()),
+                    None => e.to_string(),
                 });
                 continue;
             }

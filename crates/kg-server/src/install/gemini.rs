@@ -12,6 +12,7 @@
 //! No GEMINI.md is written: Gemini CLI hands the MCP server's own instructions to the
 //! model, so the memory's guidance comes from one place for every agent.
 
+use super::InstallError;
 use super::claude_code::merge_hooks;
 use super::courier::{Courier, courier_command, hook_command};
 use super::files::{in_file, pretty, read_object};
@@ -88,17 +89,19 @@ fn hook_entry(setup: &Setup, event: &str, matcher: Option<&str>) -> Value {
 
 /// Gemini CLI's settings as a JSON object. Gemini CLI allows comments in the file;
 /// rewriting it would lose them, so such a file is refused with that said.
-fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Map<String, Value>)> {
+fn read_settings(
+    path: &Path,
+) -> Result<(Option<String>, serde_json::Map<String, Value>), InstallError> {
     read_object(path).map_err(|e| {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let commented = text
             .lines()
             .any(|l| l.trim_start().starts_with("//") || l.contains("/*"));
         if commented {
-            anyhow::anyhow!(
+            InstallError::ByHand(format!(
                 "{} has comments, which Gemini CLI allows but kg-memory would lose in rewriting it. Nothing was changed. Remove the comments and run this again.",
                 path.display()
-            )
+            ))
         } else {
             e
         }
@@ -114,7 +117,7 @@ fn record_path(setup: &Setup) -> PathBuf {
 /// mcp add`, the very shape install writes) is never taken over: one pointing at this
 /// install's server is kept as it is, and uninstall leaves it; one pointing elsewhere
 /// stops the install. An entry with our hooks beside it is an earlier install's.
-pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+pub fn install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
     let path = setup.gemini_settings.clone();
     let (before, mut map) = read_settings(&path)?;
     let record_path = record_path(setup);
@@ -136,12 +139,14 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
                 ));
             }
         }
-        Some(entry) if by_hand => anyhow::bail!(
-            "the MCP server \"{GEMINI_SERVER}\" in {} was added by hand (`gemini mcp add`) and points at {}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install gemini --port N` with its port), or remove your entry (`gemini mcp remove -s user {GEMINI_SERVER}`) and run this again so the installer manages it.",
-            path.display(),
-            entry["url"].as_str().unwrap_or("?"),
-            setup.url()
-        ),
+        Some(entry) if by_hand => {
+            return Err(InstallError::NotOurs(format!(
+                "the MCP server \"{GEMINI_SERVER}\" in {} was added by hand (`gemini mcp add`) and points at {}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install gemini --port N` with its port), or remove your entry (`gemini mcp remove -s user {GEMINI_SERVER}`) and run this again so the installer manages it.",
+                path.display(),
+                entry["url"].as_str().unwrap_or("?"),
+                setup.url()
+            )));
+        }
         _ => add_server(
             &mut map,
             GEMINI_SERVER,
@@ -170,7 +175,7 @@ pub fn install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
 }
 
 /// What `kg-memory uninstall gemini` would change.
-pub fn uninstall(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+pub fn uninstall(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
     // A file kg-memory cannot rewrite is said before anything else.
     read_settings(&setup.gemini_settings)?;
     let record_path = record_path(setup);

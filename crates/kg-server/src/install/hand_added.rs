@@ -5,6 +5,7 @@
 //! with the two ways on. An entry is taken for an earlier install's own when our hooks
 //! are wired beside it, which only the installer does.
 
+use super::InstallError;
 use super::Setup;
 use super::claude_code::{CODE_SERVER, code_entry, is_code_entry};
 use super::courier::courier_command;
@@ -48,7 +49,7 @@ pub(super) fn existing_entry(
     settings: &Map<String, Value>,
     record: &Map<String, Value>,
     setup: &Setup,
-) -> anyhow::Result<Existing> {
+) -> Result<Existing, InstallError> {
     let Some(entry) = claude_json
         .get("mcpServers")
         .and_then(|servers| servers.get(CODE_SERVER))
@@ -67,11 +68,11 @@ pub(super) fn existing_entry(
         return Ok(Existing::KeptAsAdded);
     }
     let theirs = entry["url"].as_str().unwrap_or("?");
-    anyhow::bail!(
+    Err(InstallError::NotOurs(format!(
         "the MCP server \"{CODE_SERVER}\" in {} was added by hand (`claude mcp add`) and points at {theirs}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install claude-code --port N` with its port), or remove your entry (`claude mcp remove -s user {CODE_SERVER}`) and run this again so the installer manages it.",
         setup.claude.json.display(),
         setup.url()
-    )
+    )))
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod codex;
 mod courier;
 mod desktop;
 mod dry_run;
+mod error;
 mod files;
 pub mod gemini;
 mod hand_added;
@@ -73,6 +74,7 @@ use codex::{
     without_instructions,
 };
 use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
+pub use error::InstallError;
 use files::{in_file, latest_backup, pretty, read_object};
 use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
 use serde_json::{Map, Value};
@@ -178,6 +180,19 @@ impl Setup {
     /// The setup for the program at `current` (this process's own path): it names
     /// itself when installed, and a copy in `~/.local/bin` when it runs from a build
     /// folder (`place_program` makes the copy).
+    /// This setup with the state folder and every agent's files inside `home`,
+    /// whatever `XDG_STATE_HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and
+    /// `GEMINI_CLI_HOME` say (tests in a temporary home).
+    pub fn inside(self, home: &Path) -> Setup {
+        Setup {
+            state_dir: home.join(".state"),
+            claude: ClaudeConfig::in_home(home),
+            codex: CodexHome::in_home(home),
+            gemini_settings: home.join(".gemini/settings.json"),
+            ..self
+        }
+    }
+
     pub fn for_program(settings: &Settings, current: &Path) -> Setup {
         let (exe, copy_from) = stable_path(current, &settings.home);
         Setup {
@@ -231,7 +246,7 @@ impl Setup {
 }
 
 /// What installing would change.
-pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+pub fn plan_install(client: Client, setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
     match client {
         Client::ClaudeCode => {
             refuse_beside_plugin(setup)?;
@@ -299,10 +314,10 @@ pub fn plan_install(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileCha
         Client::ClaudeDesktop => {
             let path = desktop_config(setup.home());
             if !path.parent().is_some_and(Path::is_dir) {
-                anyhow::bail!(
+                return Err(InstallError::NotOurs(format!(
                     "Claude Desktop's configuration folder {} does not exist; install and start Claude Desktop once, then run `kg-memory install claude-desktop` again",
                     path.parent().unwrap_or(&path).display()
-                );
+                )));
             }
             let (before, mut map) = read_object(&path)?;
             let mut summary = Vec::new();
@@ -348,7 +363,10 @@ pub(super) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) 
 /// The change that takes our entries out of the JSON file at `path` (`None` when it
 /// holds none): back to the bytes it had before install when nothing else changed
 /// since (from the backup), gone when install created it, else the rest kept.
-pub(super) fn take_out(path: PathBuf, remove: &Remover<'_>) -> anyhow::Result<Option<FileChange>> {
+pub(super) fn take_out(
+    path: PathBuf,
+    remove: &Remover<'_>,
+) -> Result<Option<FileChange>, InstallError> {
     let (before, mut map) = read_object(&path)?;
     let Some(before_text) = before else {
         return Ok(None);
@@ -376,9 +394,9 @@ pub(super) fn take_out(path: PathBuf, remove: &Remover<'_>) -> anyhow::Result<Op
 }
 
 /// What uninstalling would change.
-pub fn plan_uninstall(client: Client, setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+pub fn plan_uninstall(client: Client, setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
     let mut changes = Vec::new();
-    let mut edit = |path: PathBuf, remove: &Remover<'_>| -> anyhow::Result<()> {
+    let mut edit = |path: PathBuf, remove: &Remover<'_>| -> Result<(), InstallError> {
         changes.extend(take_out(path, remove)?);
         Ok(())
     };
@@ -479,7 +497,7 @@ fn restored(path: &Path, after: &str) -> Option<String> {
 /// What `install codex` would change: the MCP server in `config.toml` (a hand-added
 /// `kg` entry at this server's address is kept as it is, one elsewhere stops the
 /// install), the courier hooks in `hooks.json`, the instructions in `AGENTS.md`.
-fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
+fn plan_codex_install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
     let url = setup.url();
     let config_path = setup.codex.config();
     let (config_before, mut doc) = read_toml(&config_path)?;
@@ -507,11 +525,13 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
                 ));
             }
         }
-        theirs => anyhow::bail!(
-            "Codex already has an MCP server \"{CODEX_SERVER}\" in {} ({}), not added by this installer; nothing was changed. Either remove it (`codex mcp remove {CODEX_SERVER}`) and run `kg-memory install codex` again, or keep it and install with the --port and --storage of the server it reaches",
-            config_path.display(),
-            theirs.map_or("without a url".to_string(), |u| format!("at {u}"))
-        ),
+        theirs => {
+            return Err(InstallError::NotOurs(format!(
+                "Codex already has an MCP server \"{CODEX_SERVER}\" in {} ({}), not added by this installer; nothing was changed. Either remove it (`codex mcp remove {CODEX_SERVER}`) and run `kg-memory install codex` again, or keep it and install with the --port and --storage of the server it reaches",
+                config_path.display(),
+                theirs.map_or("without a url".to_string(), |u| format!("at {u}"))
+            )));
+        }
     }
     let config_after = if summary.is_empty() {
         config_before.clone()
@@ -541,7 +561,7 @@ fn plan_codex_install(setup: &Setup) -> anyhow::Result<Vec<FileChange>> {
     let agents_before = match std::fs::read_to_string(&agents_path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => anyhow::bail!("cannot read {}: {e}", agents_path.display()),
+        Err(e) => return Err(InstallError::io("cannot read", &agents_path, &e)),
     };
     let agents_after = with_instructions(agents_before.as_deref());
     let summary = if agents_before.as_deref() == Some(agents_after.as_str()) {
@@ -599,14 +619,7 @@ pub(crate) mod tests {
 
     /// A setup inside a temporary home: the tests beside each part of the installer share it.
     pub(crate) fn setup(home: &Path) -> Setup {
-        let mut s = Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory"));
-        // Whatever XDG_STATE_HOME and CLAUDE_CONFIG_DIR say, everything stays inside the
-        // test's home.
-        s.state_dir = home.join(".state");
-        s.claude = ClaudeConfig::in_home(home);
-        s.codex = CodexHome::in_home(home);
-        s.gemini_settings = home.join(".gemini/settings.json");
-        s
+        Setup::new(&settings(home), PathBuf::from("/opt/kg/bin/kg-memory")).inside(home)
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! is ours, refused when the name is someone else's, and removed only when its shape
 //! says it is ours.
 
+use super::InstallError;
 use super::dry_run::redact;
 use super::files::object;
 use serde_json::{Map, Value};
@@ -36,7 +37,7 @@ pub(super) fn add_server(
     ours: fn(&Value) -> bool,
     remove_hint: &str,
     summary: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let servers = object(map, "mcpServers")?;
     match servers.get(name) {
         Some(existing) if *existing == entry => {}
@@ -48,10 +49,12 @@ pub(super) fn add_server(
             ));
             servers.insert(name.to_string(), entry);
         }
-        Some(existing) => anyhow::bail!(
-            "an MCP server named \"{name}\" is already configured, and not by KG Memory ({}). Nothing was changed. Remove it ({remove_hint}), then run this again.",
-            describe_entry(existing)
-        ),
+        Some(existing) => {
+            return Err(InstallError::NotOurs(format!(
+                "an MCP server named \"{name}\" is already configured, and not by KG Memory ({}). Nothing was changed. Remove it ({remove_hint}), then run this again.",
+                describe_entry(existing)
+            )));
+        }
         None => {
             servers.insert(name.to_string(), entry);
             summary.push(format!("add MCP server \"{name}\""));

@@ -8,9 +8,9 @@
 //! it since (its size and modification time are noted in the state folder), and only
 //! once no client installed through it remains.
 
+use super::InstallError;
 use super::claude_config::ClaudeConfig;
 use super::{Client, Setup};
-use anyhow::Context;
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -120,24 +120,24 @@ fn record_path(setup: &Setup) -> PathBuf {
     setup.state_dir.join(RECORD)
 }
 
-fn read_record(setup: &Setup) -> anyhow::Result<Map<String, Value>> {
+fn read_record(setup: &Setup) -> Result<Map<String, Value>, InstallError> {
     Ok(super::files::read_object(&record_path(setup))?.1)
 }
 
-fn write_record(setup: &Setup, record: &Map<String, Value>) -> anyhow::Result<()> {
+fn write_record(setup: &Setup, record: &Map<String, Value>) -> Result<(), InstallError> {
     let path = record_path(setup);
     if record.is_empty() {
         return match fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+                Err(InstallError::io("cannot remove", &path, &e))
             }
             _ => Ok(()),
         };
     }
     fs::create_dir_all(&setup.state_dir)
-        .with_context(|| format!("cannot create {}", setup.state_dir.display()))?;
+        .map_err(|e| InstallError::io("cannot create", &setup.state_dir, &e))?;
     fs::write(&path, super::files::pretty(record))
-        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(|e| InstallError::io("cannot write", &path, &e))
 }
 
 /// The copy install made of `dest`, if the file there is still that copy.
@@ -152,7 +152,7 @@ pub fn place_program(
     setup: &Setup,
     user: impl Into<ProgramUser>,
     dry_run: bool,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, InstallError> {
     let user = user.into();
     let Some(source) = &setup.copy_from else {
         return Ok(None);
@@ -162,11 +162,11 @@ pub fn place_program(
     let key = dest.to_string_lossy().into_owned();
     let ours = is_our_copy(record.get(&key), dest);
     if dest.exists() && !ours {
-        anyhow::bail!(
+        return Err(InstallError::NotOurs(format!(
             "{} already exists and was not put there by KG Memory. Nothing was changed. {}",
             dest.display(),
             user.way_out(dest)
-        );
+        )));
     }
     let said = format!(
         "copy {} to {} (the entries name this copy, which stays when the build folder goes)",
@@ -187,7 +187,7 @@ pub fn place_program(
         clients.push(name);
     }
     let file = fingerprint(dest)
-        .with_context(|| format!("cannot read back the copy {}", dest.display()))?;
+        .ok_or_else(|| InstallError::Io(format!("cannot read back the copy {}", dest.display())))?;
     record.insert(key, json!({"file": file, "clients": clients}));
     write_record(setup, &record)?;
     Ok(Some(said))
@@ -213,25 +213,29 @@ pub fn program_in_place(setup: &Setup, user: impl Into<ProgramUser>) -> bool {
 
 /// Copy through a temporary file and a rename: a copy that is running (a hook, the
 /// stdio bridge) is replaced rather than written into ("text file busy").
-fn copy_program(source: &Path, dest: &Path) -> anyhow::Result<()> {
+fn copy_program(source: &Path, dest: &Path) -> Result<(), InstallError> {
     let dir = dest
         .parent()
-        .with_context(|| format!("{} has no folder", dest.display()))?;
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let failed = || format!("cannot copy {} to {}", source.display(), dest.display());
+        .ok_or_else(|| InstallError::Io(format!("{} has no folder", dest.display())))?;
+    fs::create_dir_all(dir).map_err(|e| InstallError::io("cannot create", dir, &e))?;
+    let failed = |e: std::io::Error| {
+        InstallError::Io(format!(
+            "cannot copy {} to {}: {e}",
+            source.display(),
+            dest.display()
+        ))
+    };
     let tmp = tempfile::Builder::new()
         .prefix(".kg-memory.")
         .tempfile_in(dir)
-        .with_context(failed)?;
-    fs::copy(source, tmp.path()).with_context(failed)?;
+        .map_err(failed)?;
+    fs::copy(source, tmp.path()).map_err(failed)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).with_context(failed)?;
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).map_err(failed)?;
     }
-    tmp.persist(dest)
-        .map_err(|e| e.error)
-        .with_context(failed)?;
+    tmp.persist(dest).map_err(|e| failed(e.error))?;
     Ok(())
 }
 
@@ -242,7 +246,7 @@ pub fn release_program(
     setup: &Setup,
     user: impl Into<ProgramUser>,
     dry_run: bool,
-) -> anyhow::Result<Vec<String>> {
+) -> Result<Vec<String>, InstallError> {
     let mut record = read_record(setup)?;
     let name = json!(user.into().record_name(setup));
     let mut said = Vec::new();
@@ -268,8 +272,7 @@ pub fn release_program(
                 dest.display()
             ));
             if !dry_run {
-                fs::remove_file(&dest)
-                    .with_context(|| format!("cannot remove {}", dest.display()))?;
+                fs::remove_file(&dest).map_err(|e| InstallError::io("cannot remove", &dest, &e))?;
             }
         } else if dest.exists() {
             said.push(format!(

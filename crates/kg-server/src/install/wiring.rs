@@ -1,6 +1,7 @@
 //! How Claude Code is wired, read back: for `kg-memory status` and the hooks, and to
 //! refuse installing a second route beside the plugin.
 
+use super::InstallError;
 use super::Setup;
 use super::claude_code::CODE_SERVER;
 use super::claude_config::{ClaudeConfig, home_relative};
@@ -122,7 +123,7 @@ pub fn enabled_plugin(claude: &ClaudeConfig, project: Option<&Path>) -> Option<S
 }
 
 /// `install claude-code` next to the plugin would load the memory twice.
-pub(super) fn refuse_beside_plugin(setup: &Setup) -> anyhow::Result<()> {
+pub(super) fn refuse_beside_plugin(setup: &Setup) -> Result<(), InstallError> {
     let installs = plugin_installs(&setup.claude);
     if installs.is_empty() {
         return Ok(());
@@ -132,12 +133,12 @@ pub(super) fn refuse_beside_plugin(setup: &Setup) -> anyhow::Result<()> {
         .iter()
         .map(|i| format!("`{}`", i.uninstall_command()))
         .collect();
-    anyhow::bail!(
+    Err(InstallError::NotOurs(format!(
         "the {PLUGIN} plugin is installed in Claude Code: {}. It already connects the MCP server and the hooks; with this installer too, every session would load the memory twice. Nothing was changed. Use one route: keep the plugin (nothing more to do), or remove it with {} and run `kg-memory install claude-code{}` again.",
         copies.join(", "),
         removes.join(" and "),
         install_flags(&setup.settings, setup.settings.port)
-    )
+    )))
 }
 
 /// A `kg-memory hook` command found in a settings file.

@@ -3,6 +3,37 @@
 
 use super::*;
 
+/// `POST /api/view/step`: a list of actions on one graph, previewed (`dry_run`) or done.
+#[derive(Debug, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct StepBody {
+    #[ts(type = "LevelName")]
+    pub level: String,
+    /// The project on screen (project level only).
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub project_path: Option<String>,
+    /// The view's live session, so the step's changes are tagged with it.
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub session_id: Option<String>,
+    /// Say what would happen, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    pub actions: Vec<StepAction>,
+}
+
+/// `POST /api/view/undo`: take back the level's last step.
+#[derive(Debug, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct UndoBody {
+    #[ts(type = "LevelName")]
+    pub level: String,
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub project_path: Option<String>,
+}
+
 /// One action of a `POST /api/view/step` body: `{"kind": "promote" | "archive" |
 /// "put_node" | "delete_node" | "lock" | "rename" | "retouch", "id": …}` and the
 /// kind's own fields. kg-core's [`kg_core::Action`] is what the store performs.

@@ -61,7 +61,9 @@ impl From<&SyncStatus> for SyncRepo {
 }
 
 /// `GET /api/sync`: the storage root's sync, with each project that syncs on its own.
+// Written as an intersection: ts-rs would repeat every field of the flattened root.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[ts(type = "SyncRepo & { projects: Array<SyncRepo> }")]
 pub struct SyncAnswer {
     #[serde(flatten)]
     pub root: SyncRepo,

@@ -21,8 +21,10 @@ fn roots(cfg: &ts_rs::Config, out: &mut Declarations) {
     out.add::<StoredNode>(cfg);
     out.add::<StoredEdge>(cfg);
     // What the page sends, and sync's answers.
-    out.add::<StepAction>(cfg);
+    out.add::<StepBody>(cfg);
+    out.add::<UndoBody>(cfg);
     out.add::<SyncAnswer>(cfg);
+    out.add::<SyncRepo>(cfg);
     out.add::<SyncNowAnswer>(cfg);
 }
 

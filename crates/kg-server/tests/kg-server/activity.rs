@@ -188,7 +188,7 @@ fn a_damaged_graph_file_marks_its_level_and_the_activity() {
     // The graph list marks it too, and `kg-memory status` says it in words.
     let (_, list) = server.json("GET", "/api/view/graphs", None);
     assert_eq!(list["graphs"][0]["damaged"]["moved_to"], moved_to, "{list}");
-    let said = Command::new(crate::server::BIN)
+    let said = Command::new(crate::server::bin())
         .arg("status")
         .env("HOME", &home)
         .env("KG_STORAGE_ROOT", &storage)

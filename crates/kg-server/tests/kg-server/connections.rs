@@ -317,7 +317,7 @@ fn websockets_outlive_the_idle_timeout_while_idle_connections_are_closed() {
 fn a_hook_whose_stdin_never_closes_ends_within_its_budget() {
     let (_dir, home) = temp_home();
     for event in ["prompt-submit", "post-tool"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kg-memory"))
+        let mut child = Command::new(kg_test_support::kg_memory_bin())
             .args(["hook", event])
             .env("HOME", &home)
             .env("KG_STORAGE_ROOT", home.join("storage"))

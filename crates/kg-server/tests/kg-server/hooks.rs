@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 /// Run `kg-memory <args>` with `stdin`, returning (stdout, exit code, duration).
 pub(crate) fn run(args: &[&str], stdin: &str, env: &[(&str, String)]) -> (String, i32, Duration) {
     let started = Instant::now();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
+    let mut cmd = Command::new(kg_test_support::kg_memory_bin());
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -258,7 +258,7 @@ fn hooks_for_another_storage_root_leave_the_server_on_their_port_alone() {
         "no server was started for the hooks' root"
     );
 
-    let mut status = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
+    let mut status = Command::new(kg_test_support::kg_memory_bin());
     status
         .arg("status")
         .env_remove("KG_HTTP_HOST")

@@ -3,7 +3,7 @@
 //! against the real binary and real git with bare remotes in temporary folders, and
 //! each failed on the main of its day (c107c01), as its comment says.
 
-use crate::server::{BIN, free_port, temp_home};
+use crate::server::{bin, free_port, temp_home};
 use crate::sync::git_in;
 use crate::sync_live::{Machine, machines, put};
 use kg_test_support::http::mcp_call;
@@ -120,7 +120,7 @@ fn a_remote_can_send_only_graph_files() {
         assert_ne!(here, *text, "{path} was taken from the remote");
     }
     // The root is still this server's: a second one refuses to start on it.
-    let second = Command::new(BIN)
+    let second = Command::new(bin())
         .args(["serve", "--port", &free_port().to_string()])
         .env("HOME", &a.home)
         .env("KG_STORAGE_ROOT", &a.root)

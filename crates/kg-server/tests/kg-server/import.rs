@@ -23,7 +23,7 @@ fn fixture(name: &str) -> PathBuf {
 /// server listens on: a server holding the root must be found through its lock.
 /// Standard input is no terminal, as in CI.
 fn import(args: &[&str], home: &Path, storage: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kg-memory"))
+    Command::new(kg_test_support::kg_memory_bin())
         .arg("import")
         .args(args)
         .env("HOME", home)
@@ -582,7 +582,7 @@ fn on_a_terminal_it_asks_and_only_yes_writes() {
     let server = Server::fresh();
     let command = format!(
         "{} import {}",
-        env!("CARGO_BIN_EXE_kg-memory"),
+        kg_test_support::kg_memory_bin().display(),
         fixture("memory.jsonl").display()
     );
     let answer = |typed: &str| {

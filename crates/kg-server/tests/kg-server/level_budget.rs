@@ -4,7 +4,7 @@
 //! DEBT `kg_read` and the view print counts the new nodes it archived. A budget that is
 //! not a whole number within bounds stops the server with the variable named.
 
-use crate::server::{BIN, Server, free_port, temp_home};
+use crate::server::{Server, bin, free_port, temp_home};
 use kg_test_support::http::session_of;
 use serde_json::{Value, json};
 use std::process::Command;
@@ -111,7 +111,7 @@ fn a_smaller_level_budget_archives_sooner_and_the_gauge_and_debt_follow_it() {
 fn a_level_budget_that_is_not_a_number_in_bounds_stops_the_server_and_says_why() {
     let (_dir, home) = temp_home();
     for bad in ["", "ten thousand", "-5000", "999", "1000001", "17500.5"] {
-        let out = Command::new(BIN)
+        let out = Command::new(bin())
             .args(["serve", "--port", &free_port().to_string()])
             .env("HOME", &home)
             .env("KG_STORAGE_ROOT", home.join("storage"))

@@ -19,7 +19,7 @@ const LOCK_FILE: &str = ".kg-memory.lock";
 /// `kg-memory <args>` as a courier (or a second server) configured with `port` and
 /// the same home and storage root as a running server.
 fn kg(args: &[&str], home: &Path, storage: &Path, port: u16) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kg-memory"));
+    let mut cmd = Command::new(kg_test_support::kg_memory_bin());
     cmd.args(args)
         .env("HOME", home)
         .env("KG_STORAGE_ROOT", storage)

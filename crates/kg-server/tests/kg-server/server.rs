@@ -13,8 +13,10 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_kg-memory");
+/// The binary under test (kg-cli's, built if need be).
+pub fn bin() -> &'static Path {
+    kg_test_support::kg_memory_bin()
+}
 
 /// A temporary home outside `/tmp` (tool-event logic treats `/tmp/` as noise).
 pub fn temp_home() -> (tempfile::TempDir, PathBuf) {
@@ -24,7 +26,7 @@ pub fn temp_home() -> (tempfile::TempDir, PathBuf) {
 /// `kg-memory serve` on `storage` under `home`, its log appended to
 /// `<home>/server.log` and its state in `<home>/.state`.
 pub fn logged(home: &Path, storage: &Path) -> Serve {
-    Serve::new(BIN, home, storage)
+    Serve::new(bin(), home, storage)
         .env("XDG_STATE_HOME", home.join(".state"))
         .log(&home.join("server.log"))
 }
@@ -68,7 +70,7 @@ impl Server {
         extra_env: &[(&str, &str)],
     ) -> Server {
         let clock = home.join(".kg-clock");
-        let mut serve = Serve::new(BIN, home, storage);
+        let mut serve = Serve::new(bin(), home, storage);
         if let Some(now) = now {
             fs::write(&clock, now.to_string()).expect("clock");
             serve = serve.env("KG_CLOCK_FILE", &clock);

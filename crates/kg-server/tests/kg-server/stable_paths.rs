@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The binary cargo built: it runs from `target/debug/`, a build folder.
-const BUILT: &str = env!("CARGO_BIN_EXE_kg-memory");
+fn built() -> &'static Path {
+    kg_test_support::kg_memory_bin()
+}
 
 /// Run `program <args>` with `home` as HOME (and its state folder inside it):
 /// (stdout, stderr, exit code).
@@ -57,11 +59,7 @@ fn copied(home: &Path) -> PathBuf {
 #[test]
 fn install_from_a_build_folder_names_a_copy_and_uninstall_removes_it() {
     let (_dir, home) = temp_home();
-    let (out, err, code) = run(
-        Path::new(BUILT),
-        &["install", "claude-code", "--dry-run"],
-        &home,
-    );
+    let (out, err, code) = run(built(), &["install", "claude-code", "--dry-run"], &home);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains(&format!("to {}", copied(&home).display())),
@@ -69,12 +67,12 @@ fn install_from_a_build_folder_names_a_copy_and_uninstall_removes_it() {
     );
     assert!(!copied(&home).exists(), "a dry run copies nothing");
 
-    let (out, err, code) = run(Path::new(BUILT), &["install", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["install", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     let copy = copied(&home);
     assert_eq!(
         std::fs::read(&copy).expect("the copy"),
-        std::fs::read(BUILT).expect("the build"),
+        std::fs::read(built()).expect("the build"),
         "the copy is the program that ran"
     );
     let programs = hook_programs(&home);
@@ -88,7 +86,7 @@ fn install_from_a_build_folder_names_a_copy_and_uninstall_removes_it() {
     assert_eq!(code, 0);
     assert!(version.starts_with("kg-memory "), "{version}");
 
-    let (out, err, code) = run(Path::new(BUILT), &["uninstall", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["uninstall", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("remove") && out.contains(".local/bin/kg-memory"),
@@ -112,7 +110,7 @@ fn install_from_an_installed_place_names_itself_and_copies_nothing() {
     let usr_bin = home.join("usr/bin");
     std::fs::create_dir_all(&usr_bin).expect("mkdir");
     let installed = usr_bin.join("kg-memory");
-    std::fs::copy(BUILT, &installed).expect("install the program");
+    std::fs::copy(built(), &installed).expect("install the program");
     let (out, err, code) = run(&installed, &["install", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     for program in hook_programs(&home) {
@@ -133,7 +131,7 @@ fn install_keeps_the_copy_while_another_client_uses_it_and_never_removes_a_repla
     let desktop_dir = home.join(".config/Claude");
     std::fs::create_dir_all(&desktop_dir).expect("Claude Desktop's folder");
     for client in ["claude-code", "claude-desktop"] {
-        let (out, err, code) = run(Path::new(BUILT), &["install", client], &home);
+        let (out, err, code) = run(built(), &["install", client], &home);
         assert_eq!(code, 0, "{out}{err}");
     }
     let copy = copied(&home);
@@ -142,13 +140,13 @@ fn install_keeps_the_copy_while_another_client_uses_it_and_never_removes_a_repla
         desktop["mcpServers"]["knowledge-graph"]["command"].as_str(),
         Some(copy.to_string_lossy().as_ref())
     );
-    let (out, err, code) = run(Path::new(BUILT), &["uninstall", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["uninstall", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     assert!(copy.exists(), "Claude Desktop still runs the copy");
 
     // Someone puts their own program there: uninstall leaves it.
     std::fs::write(&copy, "#!/bin/sh\necho mine\n").expect("replace the copy");
-    let (out, err, code) = run(Path::new(BUILT), &["uninstall", "claude-desktop"], &home);
+    let (out, err, code) = run(built(), &["uninstall", "claude-desktop"], &home);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("keep"), "{out}");
     assert_eq!(
@@ -165,7 +163,7 @@ fn the_copy_stays_while_claude_code_under_another_config_folder_uses_it() {
     let (_dir, home) = temp_home();
     let work_profile = home.join("profiles/work");
     let with_profile = |args: &[&str]| {
-        let out = Command::new(BUILT)
+        let out = Command::new(built())
             .args(args)
             .env("HOME", &home)
             .env("XDG_STATE_HOME", home.join(".state"))
@@ -182,11 +180,11 @@ fn the_copy_stays_while_claude_code_under_another_config_folder_uses_it() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let (out, err, code) = run(Path::new(BUILT), &["install", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["install", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     with_profile(&["install", "claude-code"]);
     let copy = copied(&home);
-    let (out, err, code) = run(Path::new(BUILT), &["uninstall", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["uninstall", "claude-code"], &home);
     assert_eq!(code, 0, "{out}{err}");
     assert!(copy.exists(), "the work profile's hooks still run the copy");
     with_profile(&["uninstall", "claude-code"]);
@@ -199,7 +197,7 @@ fn install_refuses_to_replace_a_program_it_did_not_copy() {
     let copy = copied(&home);
     std::fs::create_dir_all(copy.parent().expect("folder")).expect("mkdir");
     std::fs::write(&copy, "#!/bin/sh\necho mine\n").expect("someone's program");
-    let (out, err, code) = run(Path::new(BUILT), &["install", "claude-code"], &home);
+    let (out, err, code) = run(built(), &["install", "claude-code"], &home);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("was not put there by KG Memory") && err.contains("Nothing was changed"),
@@ -217,7 +215,7 @@ fn install_refuses_to_replace_a_program_it_did_not_copy() {
 fn uninstall_with_nothing_installed_says_so() {
     let (_dir, home) = temp_home();
     for client in ["claude-code", "claude-desktop"] {
-        let (out, err, code) = run(Path::new(BUILT), &["uninstall", client], &home);
+        let (out, err, code) = run(built(), &["uninstall", client], &home);
         assert_eq!(code, 0, "{out}{err}");
         assert!(
             out.contains("Nothing to remove: KG Memory was not set up for Claude"),

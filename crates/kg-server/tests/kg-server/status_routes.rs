@@ -216,7 +216,7 @@ fn status_reads_the_plugins_port_from_claude_codes_settings() {
     assert!(!out.contains(" ! "), "no warning: {out}");
     insta::assert_snapshot!("status_plugin_with_port_in_settings", out);
     // The plugin's hooks run `kg-memory` from PATH: this build's.
-    let bin_dir = Path::new(crate::server::BIN).parent().expect("bin dir");
+    let bin_dir = crate::server::bin().parent().expect("bin dir");
     let search = format!("{}:/usr/bin:/bin", bin_dir.display());
     let (out, code) = status(&["doctor"], &home, &[("PATH", &search)], &names);
     assert_eq!(code, 0, "{out}");

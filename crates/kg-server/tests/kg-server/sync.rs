@@ -107,7 +107,7 @@ const USER: Target<'static> = Target {
 /// `kg-memory` as a machine with this home and storage root runs it: git sees only the
 /// machine's own config, and no clock or repository of the test's environment.
 pub(crate) fn kg_memory_on(home: &Path, root: &Path) -> Command {
-    let mut command = Command::new(crate::server::BIN);
+    let mut command = Command::new(crate::server::bin());
     command
         .env("HOME", home)
         .env("KG_STORAGE_ROOT", root)

@@ -2,7 +2,7 @@
 //! server, one answer when the plugin and the installer are both wired, unknown flags
 //! refused, output into a closed pipe, and the stdio bridge when its server is gone.
 
-use crate::server::{BIN, Server, free_port, temp_home};
+use crate::server::{Server, bin, free_port, temp_home};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// `kg-memory <args>` with a clean environment: `HOME`, and whatever `env` adds.
 pub(crate) fn kg(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     cmd.args(args)
         .env("HOME", home)
         .env("KG_AUTOCOMMIT_INTERVAL", "0");

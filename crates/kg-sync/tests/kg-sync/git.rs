@@ -7,27 +7,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The `kg-memory` binary git runs: `KG_MEMORY_BIN`, else the one beside this test's
-/// own build (`target/debug/kg-memory`).
-fn kg_memory_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("KG_MEMORY_BIN") {
-        return bin.into();
-    }
-    let exe = std::env::current_exe().expect("this test's path");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/debug")
-        .join(format!("kg-memory{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "git runs the merge driver as the kg-memory binary, which is not built: run \
-         `cargo build -p kg-server --bin kg-memory` first (or set KG_MEMORY_BIN); \
-         `cargo test --workspace` builds it"
-    );
-    bin
-}
-
 /// A git command in `repo`, isolated from the user's and the system's git settings.
 fn git(repo: &Path, args: &[&str]) -> Output {
     Command::new("git")
@@ -60,7 +39,10 @@ fn repository(home: &Path) -> PathBuf {
     fs::create_dir_all(&root).expect("mkdir");
     git_ok(&root, &["init", "-q", "-b", "main"]);
     fs::write(root.join(".gitattributes"), "*.json merge=kg\n").expect("attributes");
-    let driver = format!("{} merge-driver %O %A %B %P", kg_memory_bin().display());
+    let driver = format!(
+        "{} merge-driver %O %A %B %P",
+        kg_test_support::kg_memory_bin().display()
+    );
     git_ok(&root, &["config", "merge.kg.name", "KG Memory graph merge"]);
     git_ok(&root, &["config", "merge.kg.driver", &driver]);
     root

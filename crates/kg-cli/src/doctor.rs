@@ -10,10 +10,10 @@
 //! session bound to a Claude Code session); sync; and suspected credentials in the
 //! memory.
 
-use crate::config::Settings;
-use crate::install::{ClaudeConfig, Wiring, wiring, wiring_report};
-use crate::launch::{serve_command, server_flags, shell_line};
 use crate::route_check::{Answerer, mcp_warnings, who_answers};
+use kg_server::config::Settings;
+use kg_server::install::{ClaudeConfig, Wiring, wiring, wiring_report};
+use kg_server::launch::{serve_command, server_flags, shell_line};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -98,15 +98,15 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     let mut report = Report::default();
     let settings = p.settings;
     // The holder of the storage root, whatever port it chose; else the configured one.
-    let (base, _) = crate::root_lock::server_of(settings);
+    let (base, _) = kg_server::root_lock::server_of(settings);
     let w = wiring(p.claude, p.project, settings.port);
-    let codex = crate::install::CodexHome::from_env(&settings.home);
-    let codex_wired = crate::install::codex_wiring(&codex);
+    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    let codex_wired = kg_server::install::codex_wiring(&codex);
 
-    let gemini_path = crate::install::gemini::settings_path(&settings.home);
-    let gemini_wired = crate::install::gemini::gemini_wiring(&gemini_path);
+    let gemini_path = kg_server::install::gemini::settings_path(&settings.home);
+    let gemini_wired = kg_server::install::gemini::gemini_wiring(&gemini_path);
     let gemini_hooks = match &gemini_wired {
-        crate::install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
+        kg_server::install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
         _ => Vec::new(),
     };
     let mut programs = programs(&w);
@@ -117,7 +117,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
         codex_wired
             .hooks
             .iter()
-            .filter_map(|(_, command)| crate::install::Courier::parse(command))
+            .filter_map(|(_, command)| kg_server::install::Courier::parse(command))
             .map(|c| c.program),
     );
     hook_programs(
@@ -170,7 +170,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
         report.section("Codex CLI", codex_findings(&codex, settings, true));
     }
     // Likewise Gemini CLI.
-    if gemini_wired != crate::install::gemini::GeminiWiring::Absent {
+    if gemini_wired != kg_server::install::gemini::GeminiWiring::Absent {
         report.section("Gemini CLI", gemini(settings, &base, p.project).await);
     }
     report.section(
@@ -400,7 +400,7 @@ fn quarantined(root: &Path) -> Vec<PathBuf> {
 }
 
 fn desktop(settings: &Settings) -> Vec<Finding> {
-    let path = crate::install::desktop_config_path(&settings.home);
+    let path = kg_server::install::desktop_config_path(&settings.home);
     let config = std::fs::read_to_string(&path);
     let Ok(text) = config else {
         return vec![Finding::Note(
@@ -412,7 +412,7 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
             format!("{} is not valid JSON ({e}); Claude Desktop ignores it", path.display()),
             "repair the file by hand (its .bak-kg-* copies hold earlier versions)".to_string(),
         )],
-        Ok(v) => match v["mcpServers"][crate::install::DESKTOP_SERVER_NAME]["command"].as_str() {
+        Ok(v) => match v["mcpServers"][kg_server::install::DESKTOP_SERVER_NAME]["command"].as_str() {
             Some(program) => match program_problem(program) {
                 None => vec![Finding::Ok(format!("Claude Desktop runs {program} stdio"))],
                 Some(problem) => vec![Finding::Problem(
@@ -431,7 +431,9 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
 /// Gemini CLI's wiring: its `kg` entry reaches this memory's server (at `base`), its
 /// hooks name this server and a program that runs. `kg-memory status` shows the same.
 pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> Vec<Finding> {
-    use crate::install::gemini::{GeminiWiring, gemini_hook_events, gemini_wiring, settings_path};
+    use kg_server::install::gemini::{
+        GeminiWiring, gemini_hook_events, gemini_wiring, settings_path,
+    };
     let path = settings_path(&settings.home);
     let install = format!("`kg-memory{} install gemini`", flags(settings));
     let (url, hooks) = match gemini_wiring(&path) {
@@ -485,12 +487,12 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
             }
         }
     }
-    let default_storage = crate::config::default_storage_root(&settings.home);
+    let default_storage = kg_server::config::default_storage_root(&settings.home);
     let events: Vec<&str> = hooks.iter().map(|(e, _)| e.as_str()).collect();
     // One line per server the hooks reach, naming its events.
     let mut elsewhere: Vec<((u16, PathBuf), Vec<&str>)> = Vec::new();
     for (event, courier) in &hooks {
-        let port = courier.port.unwrap_or(crate::config::DEFAULT_PORT);
+        let port = courier.port.unwrap_or(kg_server::config::DEFAULT_PORT);
         let storage = courier
             .storage
             .clone()
@@ -538,7 +540,7 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
     }
     // Gemini CLI runs no MCP server and no hook in a folder it does not trust.
     if let Some(folder) = project {
-        found.push(match crate::install::gemini::trusts(&path, folder) {
+        found.push(match kg_server::install::gemini::trusts(&path, folder) {
             Some(true) => Finding::Ok(format!(
                 "Gemini CLI trusts {}: kg and the hooks run there",
                 folder.display()
@@ -560,11 +562,11 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
 /// app-server) whether Codex trusts the hooks. `kg-memory status` prints the same
 /// findings, without asking Codex.
 pub fn codex_findings(
-    codex: &crate::install::CodexHome,
+    codex: &kg_server::install::CodexHome,
     settings: &Settings,
     ask_codex: bool,
 ) -> Vec<Finding> {
-    use crate::install::{Courier, codex_wiring};
+    use kg_server::install::{Courier, codex_wiring};
     let w = codex_wiring(codex);
     let again = format!("`kg-memory{} install codex`", flags(settings));
     let mut found = Vec::new();
@@ -603,11 +605,11 @@ pub fn codex_findings(
             continue;
         };
         events.push(event);
-        let port = c.port.unwrap_or(crate::config::DEFAULT_PORT);
+        let port = c.port.unwrap_or(kg_server::config::DEFAULT_PORT);
         let storage = c
             .storage
             .clone()
-            .unwrap_or_else(|| crate::config::default_storage_root(&settings.home));
+            .unwrap_or_else(|| kg_server::config::default_storage_root(&settings.home));
         if let Some(problem) = program_problem(&c.program) {
             found.push(Finding::Problem(
                 format!("Codex's {event} hook runs {}, but {problem}", c.program),
@@ -644,7 +646,11 @@ pub fn codex_findings(
 fn codex_trust(settings: &Settings, ask_codex: bool) -> Finding {
     let program = crate::setup_cli::on_path("codex").filter(|_| ask_codex);
     let asked = program.and_then(|codex| {
-        crate::install::codex_hook_trust(&codex, &settings.home, std::time::Duration::from_secs(8))
+        kg_server::install::codex_hook_trust(
+            &codex,
+            &settings.home,
+            std::time::Duration::from_secs(8),
+        )
     });
     let Some(hooks) = asked.filter(|h| !h.is_empty()) else {
         return Finding::Note(
@@ -703,7 +709,7 @@ fn hooks_seen(settings: &Settings, w: &Wiring, codex_hooks: bool, now: f64) -> V
 }
 
 fn sync(settings: &Settings) -> Vec<Finding> {
-    let scopes = crate::sync::synced_scopes(&settings.storage_root);
+    let scopes = kg_server::sync::synced_scopes(&settings.storage_root);
     if scopes.is_empty() {
         return vec![Finding::Note("sync is off".to_string())];
     }
@@ -713,7 +719,7 @@ fn sync(settings: &Settings) -> Vec<Finding> {
             .project
             .clone()
             .unwrap_or_else(|| "storage root".to_string());
-        match crate::sync::status(&scope) {
+        match kg_server::sync::status(&scope) {
             Err(e) => out.push(Finding::Problem(
                 format!("sync of {name}: {e}"),
                 "`kg-memory sync status` says more".to_string(),

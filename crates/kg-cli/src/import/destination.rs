@@ -5,18 +5,68 @@
 //! maintenance pass that keeps the level in budget, one save.
 
 use super::{GraphFacts, NewEdge, NewNode, TargetGraph};
-use crate::clock::Clock;
-use crate::config::Settings;
-use crate::root_lock::{self, RootLock};
-use anyhow::Context;
 use kg_client::{self as client, ClientError};
 use kg_core::{BatchEdge, BatchNode, BatchOutcome, Level, Store, Target, Tier};
+use kg_server::clock::Clock;
+use kg_server::config::Settings;
+use kg_server::root_lock::{self, RootLock};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
 
 /// How long one request to the server may take (a write saves the graph first).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why the import could not reach, read or write its graph. A cause is a `source`
+/// (said after the message by the binary), except the store's refusals, which are
+/// said in the message.
+#[derive(Debug, thiserror::Error)]
+pub enum DestinationError {
+    /// The storage root could not be opened here.
+    #[error("cannot open the storage root {root}: {error}")]
+    Open { root: String, error: String },
+    /// The root's server left no address in its lock file.
+    #[error(
+        "the storage root {root} is held by a KG Memory server whose address cannot be read from its lock file; stop it, or run the import where it can be reached"
+    )]
+    NoAddress { root: String },
+    /// The root's server does not answer.
+    #[error("the KG Memory server holding {root} (pid {pid}) does not answer at {base}")]
+    NotAnswering {
+        root: String,
+        pid: u32,
+        base: String,
+        #[source]
+        error: ClientError,
+    },
+    /// The server refused the request, in its own words.
+    #[error("the server refused it ({status}): {detail}")]
+    Refused { status: u16, detail: String },
+    /// The request failed on the way.
+    #[error(transparent)]
+    Client(ClientError),
+    /// The server's answer is not what its route sends.
+    #[error("{0}")]
+    Answer(String),
+    /// The server's answer is not JSON.
+    #[error("the server's answer {about} is not JSON")]
+    NotJson {
+        about: &'static str,
+        #[source]
+        error: serde_json::Error,
+    },
+    /// The store refused (its words).
+    #[error("{0}")]
+    Store(String),
+    /// The target graph could not be read or opened.
+    #[error("cannot {doing} the {graph}")]
+    Graph {
+        doing: &'static str,
+        graph: String,
+        #[source]
+        error: Box<DestinationError>,
+    },
+}
 
 /// The way to the graphs.
 pub enum Destination {
@@ -39,7 +89,7 @@ impl std::fmt::Debug for Destination {
 impl Destination {
     /// The server holding `settings`' storage root, or, when none holds it, the
     /// store opened directly under the root's lock.
-    pub async fn open(settings: &Settings) -> anyhow::Result<Destination> {
+    pub async fn open(settings: &Settings) -> Result<Destination, DestinationError> {
         if let Some(held) = root_lock::held(&settings.storage_root) {
             return Destination::server(settings, held).await;
         }
@@ -47,10 +97,10 @@ impl Destination {
             Ok(lock) => {
                 let clock = settings.clock();
                 let store = Store::open(settings.store_config(), clock.now()).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot open the storage root {}: {e}",
-                        settings.storage_root.display()
-                    )
+                    DestinationError::Open {
+                        root: settings.storage_root.display().to_string(),
+                        error: e.to_string(),
+                    }
                 })?;
                 Ok(Destination::Store {
                     store: Box::new(store),
@@ -63,23 +113,23 @@ impl Destination {
         }
     }
 
-    async fn server(settings: &Settings, held: root_lock::RootHeld) -> anyhow::Result<Destination> {
+    async fn server(
+        settings: &Settings,
+        held: root_lock::RootHeld,
+    ) -> Result<Destination, DestinationError> {
+        let root = settings.storage_root.display().to_string();
         let Some(holder) = held.holder else {
-            anyhow::bail!(
-                "the storage root {} is held by a KG Memory server whose address cannot be read from its lock file; stop it, or run the import where it can be reached",
-                settings.storage_root.display()
-            );
+            return Err(DestinationError::NoAddress { root });
         };
         let base = holder.base_url();
-        client::get(&format!("{base}/health"), Duration::from_secs(5))
-            .await
-            .with_context(|| {
-                format!(
-                    "the KG Memory server holding {} (pid {}) does not answer at {base}",
-                    settings.storage_root.display(),
-                    holder.pid
-                )
-            })?;
+        if let Err(error) = client::get(&format!("{base}/health"), Duration::from_secs(5)).await {
+            return Err(DestinationError::NotAnswering {
+                root,
+                pid: holder.pid,
+                base,
+                error,
+            });
+        }
         Ok(Destination::Server { base })
     }
 
@@ -95,19 +145,25 @@ impl Destination {
     }
 
     /// What the target graph holds now.
-    pub async fn facts(&self, target: &TargetGraph) -> anyhow::Result<GraphFacts> {
+    pub async fn facts(&self, target: &TargetGraph) -> Result<GraphFacts, DestinationError> {
         match self {
             Destination::Server { base } => {
                 let mut url = format!("{base}/api/view/level?level={}", target.level.as_str());
                 if let Some(path) = &target.project {
                     url.push_str(&format!("&project_path={}", client::encode(path)));
                 }
-                let body = client::get(&url, REQUEST_TIMEOUT)
-                    .await
-                    .map_err(refusal)
-                    .with_context(|| format!("cannot read the {}", target.name()))?;
-                let level: Value = serde_json::from_str(&body)
-                    .context("the server's answer about the graph is not JSON")?;
+                let body = client::get(&url, REQUEST_TIMEOUT).await.map_err(|e| {
+                    DestinationError::Graph {
+                        doing: "read",
+                        graph: target.name(),
+                        error: Box::new(refusal(e)),
+                    }
+                })?;
+                let level: Value =
+                    serde_json::from_str(&body).map_err(|error| DestinationError::NotJson {
+                        about: "about the graph",
+                        error,
+                    })?;
                 Ok(facts_of_view(&level))
             }
             Destination::Store { store, clock, .. } => {
@@ -115,8 +171,11 @@ impl Destination {
                     None => store.user_slot().clone(),
                     Some(path) => store
                         .existing_project_slot(path, clock.now())
-                        .map_err(|e| anyhow::anyhow!("{e}"))
-                        .with_context(|| format!("cannot open the {}", target.name()))?,
+                        .map_err(|e| DestinationError::Graph {
+                            doing: "open",
+                            graph: target.name(),
+                            error: Box::new(DestinationError::Store(e.to_string())),
+                        })?,
                 };
                 let level_budget = store.config().budgets.level;
                 Ok(store.with_graph(&slot, |graph| {
@@ -154,7 +213,7 @@ impl Destination {
         nodes: &[NewNode],
         edges: &[NewEdge],
         dry_run: bool,
-    ) -> anyhow::Result<BatchOutcome> {
+    ) -> Result<BatchOutcome, DestinationError> {
         match self {
             Destination::Server { base } => {
                 let mut body = json!({
@@ -179,9 +238,12 @@ impl Destination {
                 )
                 .await
                 .map_err(refusal)?;
-                let answer: Value = serde_json::from_str(&answer)
-                    .context("the server's answer to the import is not JSON")?;
-                super::route::outcome_of(&answer)
+                let answer: Value =
+                    serde_json::from_str(&answer).map_err(|error| DestinationError::NotJson {
+                        about: "to the import",
+                        error,
+                    })?;
+                outcome_of(&answer)
             }
             Destination::Store { store, clock, .. } => {
                 let nodes: Vec<BatchNode> = nodes
@@ -202,7 +264,7 @@ impl Destination {
                     .collect();
                 store
                     .import(store_target(target), &nodes, &edges, dry_run, clock.now())
-                    .map_err(|e| anyhow::anyhow!("{e}"))
+                    .map_err(|e| DestinationError::Store(e.to_string()))
             }
         }
     }
@@ -228,14 +290,17 @@ fn store_target(target: &TargetGraph) -> Target<'_> {
 }
 
 /// A refused request in the server's own words (`{"detail": …}`), else as it came.
-fn refusal(e: ClientError) -> anyhow::Error {
+fn refusal(e: ClientError) -> DestinationError {
     if let ClientError::Status { status, body, .. } = &e
         && let Ok(answer) = serde_json::from_str::<Value>(body)
         && let Some(detail) = answer["detail"].as_str()
     {
-        return anyhow::anyhow!("the server refused it ({status}): {detail}");
+        return DestinationError::Refused {
+            status: *status,
+            detail: detail.to_string(),
+        };
     }
-    anyhow::Error::new(e)
+    DestinationError::Client(e)
 }
 
 /// The facts in a `GET /api/view/level` answer.
@@ -269,4 +334,49 @@ fn facts_of_view(level: &Value) -> GraphFacts {
             count(&counts["orphaned"]),
         ),
     }
+}
+
+/// The outcome in a `POST /api/import` answer.
+pub fn outcome_of(answer: &Value) -> Result<BatchOutcome, DestinationError> {
+    let ids = |key: &str| -> Result<Vec<String>, DestinationError> {
+        answer[key]
+            .as_array()
+            .ok_or_else(|| {
+                DestinationError::Answer(format!("the server's import answer has no list `{key}`"))
+            })?
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    DestinationError::Answer(format!("`{key}` holds something other than ids"))
+                })
+            })
+            .collect()
+    };
+    let count = |v: &Value| -> Result<usize, DestinationError> {
+        v.as_u64().map(|n| n as usize).ok_or_else(|| {
+            DestinationError::Answer(format!("the server's import answer lacks a count: {v}"))
+        })
+    };
+    let counts = &answer["counts"];
+    Ok(BatchOutcome {
+        created: ids("created")?,
+        kept: ids("kept")?,
+        edges_created: count(&answer["edges_created"])?,
+        edges_kept: count(&answer["edges_kept"])?,
+        rebalanced: kg_core::TierMoves {
+            archived: ids("archived")?,
+            restored: ids("restored")?,
+            orphaned: ids("orphaned")?,
+            ..kg_core::TierMoves::default()
+        },
+        archived_existing: ids("archived_existing")?,
+        chars_before: count(&answer["chars_before"])?,
+        chars_after: count(&answer["chars_after"])?,
+        budget: count(&answer["budget"])?,
+        counts: (
+            count(&counts["active"])?,
+            count(&counts["archived"])?,
+            count(&counts["orphaned"])?,
+        ),
+    })
 }

@@ -7,7 +7,7 @@
 //! go on; an agent's files are planned again after the answer, and a file changed while
 //! the person was deciding is left alone.
 
-use crate::install::{
+use kg_server::install::{
     Client, FileChange, Setup, apply, describe, describe_changes, desktop_config_path,
     place_program, plan_install, program_in_place,
 };
@@ -63,6 +63,29 @@ pub fn presence(client: Client, setup: &Setup) -> Option<String> {
     }
 }
 
+/// Why `kg-memory setup` did not connect everything it was to.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// Neither `--yes` nor a terminal to ask on: nothing was changed.
+    #[error(
+        "nothing was changed: there is no terminal to ask on. Run `kg-memory setup --yes` to make the changes above, or add `--only {agents}` to choose"
+    )]
+    NoTerminal { agents: String },
+    /// The answer to a question could not be read.
+    #[error("cannot read the answer")]
+    Answer(#[source] std::io::Error),
+    /// This many agents were refused (each said above); the others were connected.
+    #[error("{}", not_connected(*.0))]
+    NotConnected(usize),
+}
+
+fn not_connected(refused: usize) -> String {
+    match refused {
+        1 => "one agent was not connected (see above)".to_string(),
+        n => format!("{n} agents were not connected (see above)"),
+    }
+}
+
 /// One agent's part of the run.
 struct Step {
     client: Client,
@@ -87,9 +110,9 @@ pub fn run(
     setup: &Setup,
     now: f64,
     say: fn(&str),
-    ask: &mut dyn FnMut(&str) -> anyhow::Result<bool>,
+    ask: &mut dyn FnMut(&str) -> std::io::Result<bool>,
     can_ask: bool,
-) -> anyhow::Result<()> {
+) -> Result<(), SetupError> {
     let chosen: Vec<(Client, String)> = if request.only.is_empty() {
         Client::ALL
             .into_iter()
@@ -142,12 +165,12 @@ pub fn run(
             }
             Err(e) => {
                 refused += 1;
-                say(&format!("  cannot connect it: {e:#}\n"));
+                say(&format!("  cannot connect it: {e}\n"));
             }
         }
     }
     if request.dry_run {
-        say(crate::install::DRY_RUN_FOOTER);
+        say(kg_server::install::DRY_RUN_FOOTER);
         return Ok(());
     }
     if steps.is_empty() {
@@ -155,19 +178,18 @@ pub fn run(
         return finish(refused);
     }
     if !request.yes && !can_ask {
-        anyhow::bail!(
-            "nothing was changed: there is no terminal to ask on. Run `kg-memory setup --yes` to make the changes above, or add `--only {}` to choose",
-            steps
+        return Err(SetupError::NoTerminal {
+            agents: steps
                 .iter()
                 .map(|s| s.client.name())
                 .collect::<Vec<_>>()
-                .join(",")
-        );
+                .join(","),
+        });
     }
     let mut done = Vec::new();
     for step in steps {
         let title = step.client.title();
-        if !request.yes && !ask(&format!("Connect {title}? [y/N] "))? {
+        if !request.yes && !ask(&format!("Connect {title}? [y/N] ")).map_err(SetupError::Answer)? {
             say(&format!("{title}: left as it is.\n"));
             continue;
         }
@@ -183,7 +205,7 @@ pub fn run(
             }
             Err(e) => {
                 refused += 1;
-                say(&format!("{title}: cannot connect it: {e:#}\n"));
+                say(&format!("{title}: cannot connect it: {e}\n"));
                 continue;
             }
         };
@@ -203,30 +225,40 @@ pub fn run(
             }
             Err(e) => {
                 refused += 1;
-                say(&format!("{title}: {e:#}\n"));
+                say(&format!("{title}: {e}\n"));
             }
         }
     }
     if !done.is_empty() {
-        let serve = crate::launch::serve_command(&setup.settings);
+        let serve = kg_server::launch::serve_command(&setup.settings);
         say(&crate::session_notice::setup_closing_words(&serve, &done));
     }
     finish(refused)
 }
 
-fn finish(refused: usize) -> anyhow::Result<()> {
+fn finish(refused: usize) -> Result<(), SetupError> {
     match refused {
         0 => Ok(()),
-        1 => anyhow::bail!("one agent was not connected (see above)"),
-        n => anyhow::bail!("{n} agents were not connected (see above)"),
+        n => Err(SetupError::NotConnected(n)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
+    use kg_server::Settings;
+    use kg_server::config::{DEFAULT_HOST, DEFAULT_PORT, default_storage_root};
     use std::fs;
+
+    /// A setup whose every file is inside `home`.
+    fn setup(home: &Path) -> Setup {
+        let mut settings = Settings::from_env().expect("settings");
+        settings.home = home.to_path_buf();
+        settings.host = DEFAULT_HOST.into();
+        settings.port = DEFAULT_PORT;
+        settings.storage_root = default_storage_root(home);
+        Setup::new(&settings, "/opt/kg/bin/kg-memory".into()).inside(home)
+    }
 
     fn quiet(_: &str) {}
 
@@ -269,7 +301,7 @@ mod tests {
             only: vec![Client::ClaudeCode, Client::Codex],
             ..SetupRequest::default()
         };
-        let mut never = |_: &str| -> anyhow::Result<bool> { panic!("no terminal to ask on") };
+        let mut never = |_: &str| -> std::io::Result<bool> { panic!("no terminal to ask on") };
         let err = run(&request, &s, 1.0, quiet, &mut never, false).expect_err("no terminal");
         assert!(err.to_string().contains("--yes"), "{err}");
         assert!(

@@ -3,7 +3,6 @@
 //! (`Store::import`): checked as a whole, applied under the graph's lock, one
 //! maintenance pass, one save. `dry_run` answers what it would do, from the same code.
 
-use super::{MAX_IMPORT_BYTES, MAX_IMPORT_EDGES, MAX_IMPORT_NODES};
 use crate::rest::{Answer, ApiError, ApiResult, JsonBody, Shared, parse_level};
 use crate::state::AppState;
 use crate::view::slot_of;
@@ -16,6 +15,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+/// Largest file read: a memory file this big is a dump, not a memory, and every node
+/// of it would be saved one by one.
+pub const MAX_IMPORT_BYTES: u64 = 4 * 1024 * 1024;
+/// Most nodes one import creates. The active part of a level holds a few hundred
+/// gists; beyond this, most of an import would only ever sit in the archive.
+pub const MAX_IMPORT_NODES: usize = 2_000;
+/// Most edges one import creates.
+pub const MAX_IMPORT_EDGES: usize = 5_000;
 /// The largest request body: an import file of [`MAX_IMPORT_BYTES`], with room for
 /// JSON's escapes. Every other route keeps the server's 1 MiB limit.
 pub const IMPORT_BODY_BYTES: usize = 4 * MAX_IMPORT_BYTES as usize;
@@ -128,48 +135,5 @@ fn answer(level: &str, dry_run: bool, o: &BatchOutcome) -> Value {
         "chars_after": o.chars_after,
         "budget": o.budget,
         "counts": {"active": o.counts.0, "archived": o.counts.1, "orphaned": o.counts.2},
-    })
-}
-
-/// The outcome in a `POST /api/import` answer.
-pub fn outcome_of(answer: &Value) -> anyhow::Result<BatchOutcome> {
-    let ids = |key: &str| -> anyhow::Result<Vec<String>> {
-        answer[key]
-            .as_array()
-            .ok_or_else(|| anyhow::anyhow!("the server's import answer has no list `{key}`"))?
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| anyhow::anyhow!("`{key}` holds something other than ids"))
-            })
-            .collect()
-    };
-    let count = |v: &Value| -> anyhow::Result<usize> {
-        v.as_u64()
-            .map(|n| n as usize)
-            .ok_or_else(|| anyhow::anyhow!("the server's import answer lacks a count: {v}"))
-    };
-    let counts = &answer["counts"];
-    Ok(BatchOutcome {
-        created: ids("created")?,
-        kept: ids("kept")?,
-        edges_created: count(&answer["edges_created"])?,
-        edges_kept: count(&answer["edges_kept"])?,
-        rebalanced: kg_core::TierMoves {
-            archived: ids("archived")?,
-            restored: ids("restored")?,
-            orphaned: ids("orphaned")?,
-            ..kg_core::TierMoves::default()
-        },
-        archived_existing: ids("archived_existing")?,
-        chars_before: count(&answer["chars_before"])?,
-        chars_after: count(&answer["chars_after"])?,
-        budget: count(&answer["budget"])?,
-        counts: (
-            count(&counts["active"])?,
-            count(&counts["archived"])?,
-            count(&counts["orphaned"])?,
-        ),
     })
 }

@@ -76,7 +76,7 @@ enum Command {
     /// Checks the whole file first (a bad line stops it, nothing written), shows what
     /// it would create, and asks before writing. Goes through the running server when
     /// there is one.
-    Import(kg_server::import::ImportArgs),
+    Import(kg_cli::import::ImportArgs),
     /// Print a completion script for a shell
     Completions {
         #[arg(value_enum)]
@@ -95,7 +95,7 @@ enum Command {
     /// Graph files are merged node by node; sessions, tool events, backups and
     /// quarantined files stay on this machine. `setup` refuses while a server holds the
     /// storage root; `now` asks that server to sync.
-    Sync(kg_server::sync_cli::SyncArgs),
+    Sync(kg_cli::sync_cli::SyncArgs),
     /// Print the version (as --version does)
     #[command(hide = true)]
     Version,
@@ -339,13 +339,13 @@ async fn doctor(flags: Where) -> anyhow::Result<()> {
     let settings = asked_settings(flags)?;
     let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
-    let patient = kg_server::doctor::Patient {
+    let patient = kg_cli::doctor::Patient {
         settings: &settings,
         claude: &claude,
         project: project.as_deref(),
         now: kg_server::clock::Clock::System.now(),
     };
-    let report = kg_server::doctor::examine(&patient).await;
+    let report = kg_cli::doctor::examine(&patient).await;
     say(&report.render());
     if report.problems() > 0 {
         std::process::exit(1);
@@ -412,7 +412,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
             elsewhere.is_none()
         }
         Err(e) => {
-            use kg_server::route_check::{Answerer, port_taken_words, who_answers};
+            use kg_cli::route_check::{Answerer, port_taken_words, who_answers};
             match who_answers(&base, &settings).await {
                 // Nothing can start there: no "start one" advice.
                 Answerer::OtherProgram => say(&format!(
@@ -517,7 +517,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     // How Claude Code reaches this server, from this folder.
     let wiring = kg_server::install::wiring(&claude, project.as_deref(), port);
     let (lines, mut warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
-    warnings.extend(kg_server::route_check::mcp_warnings(&wiring, &settings).await);
+    warnings.extend(kg_cli::route_check::mcp_warnings(&wiring, &settings).await);
     say("Claude Code:\n");
     for line in lines {
         say(&format!("  {line}\n"));
@@ -525,7 +525,7 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     for warning in warnings {
         say(&format!("  ! {warning}\n"));
     }
-    use kg_server::doctor::Finding;
+    use kg_cli::doctor::Finding;
     let show = |findings: Vec<Finding>| {
         for finding in findings {
             match finding {
@@ -539,13 +539,13 @@ async fn status(flags: Where) -> anyhow::Result<()> {
     let codex = kg_server::install::CodexHome::from_env(&settings.home);
     if codex.dir.is_dir() {
         say("Codex CLI:\n");
-        show(kg_server::doctor::codex_findings(&codex, &settings, false));
+        show(kg_cli::doctor::codex_findings(&codex, &settings, false));
     }
     // Gemini CLI, where it has been set up.
     use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
     if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
         say("Gemini CLI:\n");
-        show(kg_server::doctor::gemini(&settings, &base, project.as_deref()).await);
+        show(kg_cli::doctor::gemini(&settings, &base, project.as_deref()).await);
     }
     if !up {
         std::process::exit(1);
@@ -605,9 +605,9 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 }
 
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
-    use kg_server::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
+    use kg_cli::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
+    use kg_cli::session_notice::Agent;
     use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
-    use kg_server::session_notice::Agent;
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -713,7 +713,7 @@ fn install(
             if !copy_was_there && !placed.is_empty() {
                 let _ = release_program(&setup, client, false);
             }
-            return Err(e);
+            return Err(e.into());
         }
         (describe(&changes, false), placed)
     };
@@ -730,12 +730,12 @@ fn install(
     }
     let serve = kg_server::launch::serve_command(&settings);
     say(match (client, remove) {
-        (Client::ClaudeCode, false) => kg_server::session_notice::install_closing_words(&serve),
+        (Client::ClaudeCode, false) => kg_cli::session_notice::install_closing_words(&serve),
         (Client::ClaudeDesktop, false) => {
             "Done. Restart Claude Desktop; it starts the server when none answers.\n".to_string()
         }
-        (Client::Codex, false) => kg_server::session_notice::codex_closing_words(&serve),
-        (Client::Gemini, false) => kg_server::session_notice::gemini_closing_words(&serve),
+        (Client::Codex, false) => kg_cli::session_notice::codex_closing_words(&serve),
+        (Client::Gemini, false) => kg_cli::session_notice::gemini_closing_words(&serve),
         (Client::Codex, true) => "Done. Start a new Codex session.\n".to_string(),
         (_, true) => format!("Done. Restart {}.\n", client.title()),
     }
@@ -750,20 +750,20 @@ fn setup(args: SetupArgs, flags: Where) -> anyhow::Result<()> {
         &settings,
         &std::env::current_exe().context("cannot find this program's own path")?,
     );
-    let request = kg_server::setup_cli::SetupRequest {
+    let request = kg_cli::setup_cli::SetupRequest {
         yes: args.yes,
         only: args.only.into_iter().map(Into::into).collect(),
         dry_run: args.dry_run,
     };
-    let mut ask = |question: &str| kg_server::import::confirm(question, say);
-    kg_server::setup_cli::run(
+    let mut ask = |question: &str| kg_cli::import::confirm(question, say);
+    Ok(kg_cli::setup_cli::run(
         &request,
         &setup,
         kg_server::clock::Clock::System.now(),
         say,
         &mut ask,
         std::io::stdin().is_terminal(),
-    )
+    )?)
 }
 
 /// Print to standard output. A reader that went away (`kg-memory … | head`) is no
@@ -839,7 +839,7 @@ fn main() {
             Command::Doctor => doctor(server).await,
             Command::Hook(args) => hook(args, server).await,
             Command::Stdio => match settings(server) {
-                Ok(settings) => kg_server::stdio::run(&settings).await,
+                Ok(settings) => Ok(kg_cli::stdio::run(&settings).await?),
                 Err(e) => Err(e),
             },
             Command::Install(a) => {
@@ -848,13 +848,13 @@ fn main() {
             Command::Uninstall(a) => install(a.client, a.dry_run, false, true, server),
             Command::Setup(a) => setup(a, server),
             Command::Import(args) => match settings(server) {
-                Ok(settings) => kg_server::import::run(args, &settings, say).await,
+                Ok(settings) => Ok(kg_cli::import::run(args, &settings, say).await?),
                 Err(e) => Err(e),
             },
             Command::Sync(args) => match settings(server) {
                 Ok(settings) => {
                     let now = settings.clock().now();
-                    kg_server::sync_cli::run(args, &settings, now, say).await
+                    Ok(kg_cli::sync_cli::run(args, &settings, now, say).await?)
                 }
                 Err(e) => Err(e),
             },

@@ -15,25 +15,17 @@
 mod destination;
 mod jsonl;
 mod markdown;
-pub mod route;
 mod text;
 
-use anyhow::Context;
 use destination::Destination;
+pub use destination::DestinationError;
 use kg_core::{BatchOutcome, Level};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// Largest file read: a memory file this big is a dump, not a memory, and every node
-/// of it would be saved one by one.
-pub const MAX_IMPORT_BYTES: u64 = 4 * 1024 * 1024;
-/// Most nodes one import creates. The active part of a level holds a few hundred
-/// gists; beyond this, most of an import would only ever sit in the archive.
-pub const MAX_IMPORT_NODES: usize = 2_000;
-/// Most edges one import creates.
-pub const MAX_IMPORT_EDGES: usize = 5_000;
+pub use kg_server::import::{MAX_IMPORT_BYTES, MAX_IMPORT_EDGES, MAX_IMPORT_NODES};
 /// Problems listed when an input is refused; the rest are counted.
 const PROBLEMS_SHOWN: usize = 20;
 
@@ -165,6 +157,42 @@ pub enum InputError {
         path: String,
         problems: Vec<Problem>,
     },
+}
+
+/// Why `kg-memory import` stopped. A cause is a `source`, said after the message by
+/// the binary.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file is refused (nothing was written).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// Where the import would go cannot be told or used.
+    #[error("{0}")]
+    Target(String),
+    /// A project folder cannot be opened or resolved.
+    #[error("{what}")]
+    Folder {
+        what: String,
+        #[source]
+        error: std::io::Error,
+    },
+    /// The graph could not be reached or read.
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
+    /// The store's dry run failed.
+    #[error("the store's dry run of the import failed; nothing was written")]
+    DryRun(#[source] DestinationError),
+    /// No `--yes` and no terminal to ask on.
+    #[error(
+        "nothing was imported: pass --yes to import without the question (there is no terminal to ask on)"
+    )]
+    NoTerminal,
+    /// The answer to the question could not be read.
+    #[error("cannot read the answer")]
+    Answer(#[source] std::io::Error),
+    /// The write itself failed.
+    #[error("nothing was imported")]
+    NotImported(#[source] DestinationError),
 }
 
 fn list(problems: &[Problem]) -> String {
@@ -322,15 +350,18 @@ pub fn choose_target(
     file: &Path,
     format: Format,
     home: &Path,
-) -> anyhow::Result<TargetGraph> {
-    let project = |folder: &Path, why: String| -> anyhow::Result<TargetGraph> {
-        let resolved = std::fs::canonicalize(folder)
-            .with_context(|| format!("the project folder {} cannot be opened", folder.display()))?;
-        anyhow::ensure!(
-            resolved.is_dir(),
-            "{} is not a folder; --project takes the project's folder",
-            resolved.display()
-        );
+) -> Result<TargetGraph, ImportError> {
+    let project = |folder: &Path, why: String| -> Result<TargetGraph, ImportError> {
+        let resolved = std::fs::canonicalize(folder).map_err(|error| ImportError::Folder {
+            what: format!("the project folder {} cannot be opened", folder.display()),
+            error,
+        })?;
+        if !resolved.is_dir() {
+            return Err(ImportError::Target(format!(
+                "{} is not a folder; --project takes the project's folder",
+                resolved.display()
+            )));
+        }
         Ok(TargetGraph {
             level: Level::Project,
             project: Some(resolved.to_string_lossy().into_owned()),
@@ -353,14 +384,16 @@ pub fn choose_target(
             "the memory server keeps one memory for everything; --project DIR imports it into a project instead",
         ));
     }
-    let file = std::fs::canonicalize(file)
-        .with_context(|| format!("cannot resolve {}", file.display()))?;
+    let file = std::fs::canonicalize(file).map_err(|error| ImportError::Folder {
+        what: format!("cannot resolve {}", file.display()),
+        error,
+    })?;
     let claude = std::fs::canonicalize(home.join(".claude")).unwrap_or(home.join(".claude"));
     if file.starts_with(claude.join("projects")) {
-        anyhow::bail!(
+        return Err(ImportError::Target(format!(
             "{} is Claude Code's auto memory of one of your projects, and its path does not tell which folder that is. Say where it goes: --project <the project's folder>, or --user. Nothing was written.",
             file.display()
-        );
+        )));
     }
     if file.starts_with(&claude) {
         return Ok(user(
@@ -599,12 +632,10 @@ fn after_import(graph: &str, dry_run: &BatchOutcome, grace_days: f64) -> String 
 const ARCHIVED_SHOWN: usize = 10;
 
 /// Ask on the terminal; anything but yes is no.
-pub fn confirm(question: &str, say: fn(&str)) -> anyhow::Result<bool> {
+pub fn confirm(question: &str, say: fn(&str)) -> std::io::Result<bool> {
     say(question);
     let mut answer = String::new();
-    std::io::stdin()
-        .read_line(&mut answer)
-        .context("cannot read the answer")?;
+    std::io::stdin().read_line(&mut answer)?;
     Ok(is_yes(&answer))
 }
 
@@ -615,9 +646,9 @@ fn is_yes(answer: &str) -> bool {
 /// `kg-memory import`: read and check the file, preview, ask, write, report.
 pub async fn run(
     args: ImportArgs,
-    settings: &crate::Settings,
+    settings: &kg_server::Settings,
     say: fn(&str),
-) -> anyhow::Result<()> {
+) -> Result<(), ImportError> {
     let source = read_source(&args.file, args.format)?;
     let target = choose_target(&args, &args.file, source.format, &settings.home)?;
     let destination = Destination::open(settings).await?;
@@ -630,7 +661,7 @@ pub async fn run(
         destination
             .import(&target, &plan.create, &plan.edges, true)
             .await
-            .context("the store's dry run of the import failed; nothing was written")?
+            .map_err(ImportError::DryRun)?
     } else {
         BatchOutcome::default()
     };
@@ -653,9 +684,7 @@ pub async fn run(
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            anyhow::bail!(
-                "nothing was imported: pass --yes to import without the question (there is no terminal to ask on)"
-            );
+            return Err(ImportError::NoTerminal);
         }
         let question = format!(
             "\nCreate {} node(s) and {} edge(s) in the {}? [y/N] ",
@@ -663,7 +692,7 @@ pub async fn run(
             plan.edges.len(),
             target.name()
         );
-        if !confirm(&question, say)? {
+        if !confirm(&question, say).map_err(ImportError::Answer)? {
             say("Nothing was imported.\n");
             return Ok(());
         }
@@ -674,7 +703,7 @@ pub async fn run(
         .import(&target, &plan.create, &plan.edges, false)
         .await;
     destination.finish();
-    let done = result.context("nothing was imported")?;
+    let done = result.map_err(ImportError::NotImported)?;
     let (active, archived, orphaned) = done.counts;
     let mut report = format!(
         "\nImported {} node(s) and {} edge(s) into the {}. It now holds {active} active, {archived} archived and {orphaned} orphaned node(s); its active part renders {} of {} characters.\n",

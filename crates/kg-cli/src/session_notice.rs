@@ -4,9 +4,9 @@
 //! a server started by the hook comes too late for this session's tools: the person is
 //! told, with the one step that brings memory into this session.
 
-use crate::config::Settings;
-use crate::launch::{serve_command, shell_line};
-use crate::root_lock::{NotOurs, RootHeld};
+use kg_server::config::Settings;
+use kg_server::launch::{serve_command, shell_line};
+use kg_server::root_lock::{NotOurs, RootHeld};
 use serde_json::{Value, json};
 
 /// The agent whose session starts: each has its own way to bring the tools back.
@@ -175,8 +175,8 @@ pub fn codex_closing_words(serve: &str) -> String {
 
 /// What `kg-memory setup` says once it connected `agents`: start the server first, then
 /// each agent's own next step.
-pub fn setup_closing_words(serve: &str, agents: &[crate::install::Client]) -> String {
-    use crate::install::Client;
+pub fn setup_closing_words(serve: &str, agents: &[kg_server::install::Client]) -> String {
+    use kg_server::install::Client;
     let mut out = format!(
         "Done. Start the server before your agents: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\".\n"
     );

@@ -4,9 +4,9 @@
 //! root's server says "offline", but an MCP entry to the same port keeps its tools
 //! connected to that other memory.
 
-use crate::config::Settings;
-use crate::install::Wiring;
-use crate::root_lock::{NotOurs, serves_another_root};
+use kg_server::config::Settings;
+use kg_server::install::Wiring;
+use kg_server::root_lock::{NotOurs, serves_another_root};
 use std::time::Duration;
 
 /// What listens at a base URL, seen from `settings`' storage root.
@@ -95,11 +95,11 @@ pub async fn mcp_warnings(w: &Wiring, settings: &Settings) -> Vec<String> {
 }
 
 fn install_flags(settings: &Settings) -> String {
-    let flags = crate::launch::server_flags(settings);
+    let flags = kg_server::launch::server_flags(settings);
     if flags.is_empty() {
         String::new()
     } else {
-        format!(" {}", crate::launch::shell_line(flags))
+        format!(" {}", kg_server::launch::shell_line(flags))
     }
 }
 

@@ -5,9 +5,9 @@
 //! server down, slow, garbage in — prints nothing and exits 0, because a hook must
 //! never break a session.
 
-use crate::config::Settings;
 use crate::session_notice::{Agent, Offline, session_start_offline};
 use kg_client as client;
+use kg_server::config::Settings;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -68,12 +68,12 @@ pub async fn run(
     let payload: Value = serde_json::from_str(stdin.trim()).ok()?;
     payload.as_object()?;
     // The server holding the storage root, whatever port it chose; else the configured one.
-    let (base, held) = crate::root_lock::server_of(settings);
+    let (base, held) = kg_server::root_lock::server_of(settings);
     // Nobody holds the root, yet a server may answer at the configured address: one
     // serving another storage root. This session's memory is not there.
     let elsewhere = match held {
         Some(_) => None,
-        None => crate::root_lock::serves_another_root(&base, settings).await,
+        None => kg_server::root_lock::serves_another_root(&base, settings).await,
     };
     if let Some(stranger) = elsewhere {
         return match event {
@@ -170,7 +170,7 @@ async fn session_start(
     agent: Agent,
     settings: &Settings,
     base: &str,
-    held: Option<crate::root_lock::RootHeld>,
+    held: Option<kg_server::root_lock::RootHeld>,
     deadline: Instant,
 ) -> Option<String> {
     let healthy = client::get(
@@ -202,7 +202,7 @@ async fn session_start(
             ));
         }
         // Start one for the next prompts; never wait for it, never restart one.
-        return Some(match crate::launch::start_detached(settings) {
+        return Some(match kg_server::launch::start_detached(settings) {
             Ok(_) => session_start_offline(&Offline::Starting, agent, settings, base),
             Err(e) => {
                 session_start_offline(&Offline::CannotStart(&e.to_string()), agent, settings, base)

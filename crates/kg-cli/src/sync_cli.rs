@@ -2,15 +2,69 @@
 //! all their machines) or, with `--project <path>`, one project's memory shared with
 //! a team through a remote of its own.
 
-use crate::config::Settings;
-use crate::root_lock::RootLock;
-use crate::sync::{
+use kg_client::ClientError;
+use kg_core::{Store, StoreError};
+use kg_server::config::Settings;
+use kg_server::root_lock::RootLock;
+use kg_server::sync::{
     Git, NETWORK_TIMEOUT, Scope, SyncError, SyncOptions, ignore_in_storage_root, off, setup,
     status, sync_live, synced_scopes,
 };
-use anyhow::Context;
-use kg_core::Store;
 use std::path::Path;
+
+/// Why a `sync` command stopped. A cause is a `source`, said after the message by the
+/// binary.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncCliError {
+    /// git, the remote or the repository refused (sync's own words).
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+    /// One scope's sync failed.
+    #[error("sync of {scope}")]
+    SyncOf {
+        scope: String,
+        #[source]
+        error: SyncError,
+    },
+    /// A server holds the storage root: this command must not change it underneath.
+    #[error(
+        "{who} is serving the storage root {root} and keeps its graphs in memory, so it must not change under it. Stop that server (or quit the tray app), run this again, then start it again"
+    )]
+    Served { who: String, root: String },
+    /// The store refused, with what it was asked.
+    #[error("{what}")]
+    Store {
+        what: String,
+        #[source]
+        error: StoreError,
+    },
+    /// The project graph could not be saved.
+    #[error(transparent)]
+    Save(StoreError),
+    /// The project folder is not one on this machine.
+    #[error("{0} is not a folder: name the project's folder on this machine")]
+    NotAFolder(String),
+    /// A project graph without a storage folder (never happens: the store gives one).
+    #[error("a project graph always has a storage folder")]
+    NoStorageFolder,
+    /// A file or path operation failed.
+    #[error("{what}")]
+    Io {
+        what: String,
+        #[source]
+        error: std::io::Error,
+    },
+    /// The running server could not be asked.
+    #[error(transparent)]
+    Server(#[from] ClientError),
+    /// The running server answered that it could not sync.
+    #[error("the running server could not sync: {0}")]
+    ServerFailed(String),
+}
+
+fn io(what: String) -> impl FnOnce(std::io::Error) -> SyncCliError {
+    move |error| SyncCliError::Io { what, error }
+}
 
 /// `kg-memory sync …`.
 #[derive(Debug, clap::Args)]
@@ -62,12 +116,13 @@ pub async fn run(
     settings: &Settings,
     now: f64,
     say: fn(&str),
-) -> anyhow::Result<()> {
+) -> Result<(), SyncCliError> {
     let root = settings.storage_root.as_path();
-    let options = || -> anyhow::Result<SyncOptions> {
+    let options = || -> Result<SyncOptions, SyncCliError> {
         Ok(SyncOptions {
-            driver_exe: std::env::current_exe()
-                .context("cannot find this program's own path for git's merge driver")?,
+            driver_exe: std::env::current_exe().map_err(io(
+                "cannot find this program's own path for git's merge driver".to_string(),
+            ))?,
             now,
         })
     };
@@ -82,7 +137,7 @@ pub async fn run(
             // A local path is made absolute: git would read it from the repository.
             let url = if Path::new(&remote).exists() {
                 std::path::absolute(&remote)
-                    .with_context(|| format!("cannot resolve the path {remote}"))?
+                    .map_err(io(format!("cannot resolve the path {remote}")))?
                     .to_string_lossy()
                     .into_owned()
             } else {
@@ -103,7 +158,7 @@ pub async fn run(
                 scope.describe()
             ));
         }
-        SyncAction::Now => match crate::root_lock::held(root).and_then(|held| held.holder) {
+        SyncAction::Now => match kg_server::root_lock::held(root).and_then(|held| held.holder) {
             // The server holds the graphs in memory: it syncs them itself.
             Some(server) => say(&format!("{}\n", ask_server_to_sync(&server).await?)),
             None => {
@@ -118,9 +173,13 @@ pub async fn run(
                 }
                 let (_lock, store) = open_for_sync(settings, now)?;
                 for scope in scopes {
-                    let report = sync_live(&scope, &store, &options)
-                        .with_context(|| format!("sync of {}", scope.describe()))?;
-                    say(&crate::terminal::safe(&format!(
+                    let report = sync_live(&scope, &store, &options).map_err(|error| {
+                        SyncCliError::SyncOf {
+                            scope: scope.describe(),
+                            error,
+                        }
+                    })?;
+                    say(&kg_server::terminal::safe(&format!(
                         "{}:\n  {report}\n",
                         capitalised(&scope.describe())
                     )));
@@ -129,11 +188,14 @@ pub async fn run(
             }
         },
         SyncAction::Status => {
-            say(&crate::terminal::safe(
+            say(&kg_server::terminal::safe(
                 &status(&Scope::storage_root(root))?.to_string(),
             ));
             for scope in Scope::projects(root) {
-                say(&crate::terminal::safe(&format!("\n{}", status(&scope)?)));
+                say(&kg_server::terminal::safe(&format!(
+                    "\n{}",
+                    status(&scope)?
+                )));
             }
         }
         SyncAction::Off { project } => {
@@ -163,19 +225,18 @@ pub async fn run(
 /// The storage root opened for a sync command: its lock taken, so no server starts
 /// on it meanwhile (and one that holds it refuses the command), and its store opened,
 /// through which what a remote brings is taken in as a server takes it in.
-fn open_for_sync(settings: &Settings, now: f64) -> anyhow::Result<(Option<RootLock>, Store)> {
+fn open_for_sync(settings: &Settings, now: f64) -> Result<(Option<RootLock>, Store), SyncCliError> {
     let root = &settings.storage_root;
-    let lock = RootLock::acquire(root, "", 0).map_err(|held| {
-        anyhow::anyhow!(
-            "{} is serving the storage root {} and keeps its graphs in memory, so it must not change under it. Stop that server (or quit the tray app), run this again, then start it again",
-            held.who(),
-            root.display()
-        )
+    let lock = RootLock::acquire(root, "", 0).map_err(|held| SyncCliError::Served {
+        who: held.who(),
+        root: root.display().to_string(),
     })?;
     let mut config = settings.store_config();
     config.synced = true;
-    let store = Store::open(config, now)
-        .with_context(|| format!("cannot open the storage root {}", root.display()))?;
+    let store = Store::open(config, now).map_err(|error| SyncCliError::Store {
+        what: format!("cannot open the storage root {}", root.display()),
+        error,
+    })?;
     Ok((lock, store))
 }
 
@@ -195,24 +256,27 @@ fn project_scope(
     path: &str,
     now: f64,
     lookup: Lookup,
-) -> anyhow::Result<Scope> {
+) -> Result<Scope, SyncCliError> {
     let project_root = store
         .resolve_root(path)
-        .with_context(|| format!("{path} is not a project folder KG Memory can use"))?;
+        .map_err(|error| SyncCliError::Store {
+            what: format!("{path} is not a project folder KG Memory can use"),
+            error,
+        })?;
     if lookup == Lookup::OpenOrCreate && !Path::new(&project_root).is_dir() {
-        anyhow::bail!("{project_root} is not a folder: name the project's folder on this machine");
+        return Err(SyncCliError::NotAFolder(project_root));
     }
     // Only a project this machine knows, or one storage holds a graph of.
     let slot = store
         .existing_project_slot(&project_root, now)
-        .with_context(|| format!("KG Memory has no memory of {project_root}"))?;
-    let slug = slot
-        .slug
-        .clone()
-        .context("a project graph always has a storage folder")?;
+        .map_err(|error| SyncCliError::Store {
+            what: format!("KG Memory has no memory of {project_root}"),
+            error,
+        })?;
+    let slug = slot.slug.clone().ok_or(SyncCliError::NoStorageFolder)?;
     // Its graph file exists from now on, even before its first node.
     if lookup == Lookup::OpenOrCreate {
-        store.save(&slot)?;
+        store.save(&slot).map_err(SyncCliError::Save)?;
     }
     store.flush();
     Ok(Scope::project(&settings.storage_root, &slug))
@@ -220,12 +284,14 @@ fn project_scope(
 
 /// A project memory with a remote of its own leaves the storage root's repository:
 /// ignored there, and no longer tracked if it was.
-fn keep_out_of_storage_root(root: &Path, scope: &Scope) -> anyhow::Result<()> {
+fn keep_out_of_storage_root(root: &Path, scope: &Scope) -> Result<(), SyncCliError> {
     let Some(slug) = &scope.project else {
         return Ok(());
     };
-    ignore_in_storage_root(root, slug)
-        .with_context(|| format!("cannot write {}", root.join(".gitignore").display()))?;
+    ignore_in_storage_root(root, slug).map_err(io(format!(
+        "cannot write {}",
+        root.join(".gitignore").display()
+    )))?;
     if root.join(".git").is_dir() {
         let folder = format!("projects/{slug}");
         // Not tracked (never committed) is fine.
@@ -244,7 +310,7 @@ fn capitalised(text: &str) -> String {
 }
 
 /// Have the server that holds the root sync now; its answer in words.
-async fn ask_server_to_sync(server: &crate::root_lock::Holder) -> anyhow::Result<String> {
+async fn ask_server_to_sync(server: &kg_server::root_lock::Holder) -> Result<String, SyncCliError> {
     let url = format!("http://{}:{}/api/sync/now", server.host, server.port);
     // Fetching and pushing may take the network's time, as git's own timeouts allow.
     let timeout = NETWORK_TIMEOUT * 3;
@@ -258,6 +324,6 @@ async fn ask_server_to_sync(server: &crate::root_lock::Holder) -> anyhow::Result
     if (200..300).contains(&answer.status) {
         Ok(format!("Through the running server: {said}"))
     } else {
-        anyhow::bail!("the running server could not sync: {said}")
+        Err(SyncCliError::ServerFailed(said))
     }
 }

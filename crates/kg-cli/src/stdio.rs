@@ -4,10 +4,9 @@
 //! answers, at the start and whenever it goes away mid-session. Stdout belongs to the
 //! protocol, so every log line goes to stderr.
 
-use crate::config::Settings;
-use crate::launch::{Started, serve_command, start_detached};
-use anyhow::Context;
 use kg_client::{self as client, ClientError};
+use kg_server::config::Settings;
+use kg_server::launch::{Started, serve_command, start_detached};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -19,6 +18,46 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often to look again at a server coming up.
 const POLL: Duration = Duration::from_millis(100);
 
+/// Why the bridge has no server to relay to, or stopped relaying.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// A server of another storage root answers on this root's port.
+    #[error(
+        "the KG Memory server at {base} {why}; stop it, or give this storage root a port of its own (--port N)"
+    )]
+    AnotherRoot { base: String, why: String },
+    /// No server could be started.
+    #[error("cannot start the KG Memory server; start it yourself with `{command}`: {error}")]
+    CannotStart {
+        command: String,
+        error: std::io::Error,
+    },
+    /// The server started here exited before answering.
+    #[error(
+        "the KG Memory server this bridge started for {base} stopped at once: {reason} (its log: {log}). Fix that, then retry, or start the server yourself with `{command}`"
+    )]
+    StoppedAtOnce {
+        base: String,
+        reason: String,
+        log: String,
+        command: String,
+    },
+    /// The root's holder never answered; no second server was started.
+    #[error(
+        "the storage root {root} is held by {who}, which did not answer within {START_WAIT:?}; no second server was started. Check it with `kg-memory status`"
+    )]
+    HolderSilent { root: String, who: String },
+    /// The server started here did not come up in time.
+    #[error("the KG Memory server did not come up at {base} within {START_WAIT:?}; see {log}")]
+    NotUp { base: String, log: String },
+    /// Stdin could not be read.
+    #[error(transparent)]
+    Read(std::io::Error),
+    /// Stdout could not be written (other than the client closing it).
+    #[error("cannot write to the client: {0}")]
+    Write(std::io::Error),
+}
+
 /// A KG Memory server answers at `base` (not merely something on that port).
 async fn healthy(base: &str) -> bool {
     kg_client::probe_health(base).await.is_some()
@@ -29,16 +68,16 @@ async fn healthy(base: &str) -> bool {
 /// none is started while the root is held (a second one would lose writes). A server
 /// started here that exits (its port taken by another program, say) is reported at
 /// once, with what it logged.
-pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
-    let (base, held) = crate::root_lock::server_of(settings);
+pub async fn ensure_server(settings: &Settings) -> Result<String, BridgeError> {
+    let (base, held) = kg_server::root_lock::server_of(settings);
     if healthy(&base).await {
         if held.is_none()
-            && let Some(stranger) = crate::root_lock::serves_another_root(&base, settings).await
+            && let Some(stranger) = kg_server::root_lock::serves_another_root(&base, settings).await
         {
-            anyhow::bail!(
-                "the KG Memory server at {base} {}; stop it, or give this storage root a port of its own (--port N)",
-                stranger.why(&settings.storage_root)
-            );
+            return Err(BridgeError::AnotherRoot {
+                why: stranger.why(&settings.storage_root),
+                base,
+            });
         }
         return Ok(base);
     }
@@ -53,56 +92,57 @@ pub async fn ensure_server(settings: &Settings) -> anyhow::Result<String> {
         }
         None => {
             eprintln!("kg-memory stdio: no server at {base}; starting one");
-            Some(start_detached(settings).with_context(|| {
-                format!(
-                    "cannot start the KG Memory server; start it yourself with `{}`",
-                    serve_command(settings)
-                )
-            })?)
+            Some(
+                start_detached(settings).map_err(|error| BridgeError::CannotStart {
+                    command: serve_command(settings),
+                    error,
+                })?,
+            )
         }
     };
     let since = Instant::now();
     while since.elapsed() < START_WAIT {
         tokio::time::sleep(POLL).await;
         // Whoever won the root meanwhile (ours, or one started at the same moment).
-        let (base, _) = crate::root_lock::server_of(settings);
+        let (base, _) = kg_server::root_lock::server_of(settings);
         let exited = started.as_mut().and_then(Started::exited);
         if healthy(&base).await {
             return Ok(base);
         }
         if let (Some(reason), Some(s)) = (exited, &started) {
-            anyhow::bail!(
-                "the KG Memory server this bridge started for {base} stopped at once: {reason} (its log: {}). Fix that, then retry, or start the server yourself with `{}`",
-                s.log().display(),
-                serve_command(settings)
-            );
+            return Err(BridgeError::StoppedAtOnce {
+                base,
+                reason,
+                log: s.log().display().to_string(),
+                command: serve_command(settings),
+            });
         }
     }
     match (held, started) {
-        (Some(held), _) => anyhow::bail!(
-            "the storage root {} is held by {}, which did not answer within {START_WAIT:?}; no second server was started. Check it with `kg-memory status`",
-            held.root.display(),
-            held.who()
-        ),
-        (None, started) => anyhow::bail!(
-            "the KG Memory server did not come up at {base} within {START_WAIT:?}; see {}",
-            started
+        (Some(held), _) => Err(BridgeError::HolderSilent {
+            root: held.root.display().to_string(),
+            who: held.who(),
+        }),
+        (None, started) => Err(BridgeError::NotUp {
+            log: started
                 .as_ref()
                 .map_or_else(
                     || settings.state_dir().join("server.log"),
-                    |s| s.log().to_path_buf()
+                    |s| s.log().to_path_buf(),
                 )
                 .display()
-        ),
+                .to_string(),
+            base,
+        }),
     }
 }
 
 /// Relay stdin to the server until stdin closes (or the client stops reading).
-pub async fn run(settings: &Settings) -> anyhow::Result<()> {
+pub async fn run(settings: &Settings) -> Result<(), BridgeError> {
     let mut url = format!("{}/", ensure_server(settings).await?);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut out = tokio::io::stdout();
-    while let Some(line) = lines.next_line().await? {
+    while let Some(line) = lines.next_line().await.map_err(BridgeError::Read)? {
         if line.trim().is_empty() {
             continue;
         }
@@ -123,7 +163,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
             match written.await {
                 // The client closed its end: nobody left to serve.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
-                other => other.context("cannot write to the client")?,
+                other => other.map_err(BridgeError::Write)?,
             }
         }
     }
@@ -160,10 +200,10 @@ async fn recover(
             }
         }
         Err(e) => {
-            eprintln!("kg-memory stdio: {e:#}");
+            eprintln!("kg-memory stdio: {e}");
             Some(error_reply(
                 id?,
-                &format!("KG Memory server unreachable, and it could not be started again: {e:#}"),
+                &format!("KG Memory server unreachable, and it could not be started again: {e}"),
             ))
         }
     }
