@@ -310,7 +310,7 @@ fn server(answerer: &Answerer, settings: &Settings, base: &str) -> Vec<Finding> 
         Answerer::Nobody => Finding::Problem(
             format!("no server answers at {base}: sessions start without memory"),
             format!(
-                "`{}` before Claude Code (or the tray app with Start at login)",
+                "`{}` before your coding agents start (or the tray app with Start at login)",
                 serve_command(settings)
             ),
         ),
@@ -319,7 +319,7 @@ fn server(answerer: &Answerer, settings: &Settings, base: &str) -> Vec<Finding> 
                 "port {port} is taken by another program, not KG Memory: no server can start there, so sessions start without memory"
             ),
             format!(
-                "stop that program, or move KG Memory to a free port: `kg-memory --port <N> --storage {} install claude-code`, then restart Claude Code",
+                "stop that program, or move KG Memory to a free port: `kg-memory --port <N> --storage {} install <agent>` for each agent you use (claude-code, codex, gemini), then restart them",
                 shell_line([&settings.storage_root])
             ),
         ),
@@ -345,9 +345,17 @@ async fn storage(settings: &Settings, up: bool, base: &str) -> Vec<Finding> {
             format!("{} is not a folder", root.display()),
             "move that file away, or choose another root with --storage".to_string(),
         )),
-        Ok(m) if m.permissions().readonly() => out.push(Finding::Problem(
-            format!("{} is read-only: nothing can be saved", root.display()),
-            format!("`chmod u+w {}`", shell_line([root])),
+        // Asked of the file system itself: permission bits alone miss a folder owned by
+        // another user, a read-only mount or an ACL.
+        Ok(_) if tempfile::tempfile_in(root).is_err() => out.push(Finding::Problem(
+            format!(
+                "{} is not writable for you: nothing can be saved",
+                root.display()
+            ),
+            format!(
+                "`chmod u+w {0}` (and, if another user owns it, `sudo chown -R \"$USER\" {0}`)",
+                shell_line([root])
+            ),
         )),
         Ok(_) => out.push(Finding::Ok(format!(
             "{} is a writable folder",
@@ -692,20 +700,29 @@ fn hooks_seen(settings: &Settings, w: &Wiring, codex_hooks: bool, now: f64) -> V
     vec![match (wired, newest) {
         (false, _) => Finding::Note("no hooks are wired, so none is expected".to_string()),
         (true, None) => Finding::Note(
-            "no agent's session has reached this memory through its hooks yet (in the last day)"
-                .to_string(),
+            "no agent's session has reached this memory through its hooks lately".to_string(),
         ),
         (true, Some(ts)) => {
-            let days = (now - ts) / 86_400.0;
-            if days > HOOK_QUIET_DAYS {
-                Finding::Note(format!(
-                    "the last hook reached this memory {days:.0} days ago"
-                ))
+            let age = (now - ts).max(0.0);
+            let said = format!("the last hook reached this memory {}", ago(age));
+            if age / 86_400.0 > HOOK_QUIET_DAYS {
+                Finding::Note(said)
             } else {
-                Finding::Ok("hooks reached this memory within the last day".to_string())
+                Finding::Ok(said)
             }
         }
     }]
+}
+
+/// How long ago, in the largest whole unit: "just now", "5 min ago", "3 h ago", "4 days ago".
+fn ago(seconds: f64) -> String {
+    match seconds {
+        s if s < 60.0 => "just now".to_string(),
+        s if s < 3_600.0 => format!("{:.0} min ago", (s / 60.0).floor()),
+        s if s < 86_400.0 => format!("{:.0} h ago", (s / 3_600.0).floor()),
+        s if s < 2.0 * 86_400.0 => "1 day ago".to_string(),
+        s => format!("{:.0} days ago", (s / 86_400.0).floor()),
+    }
 }
 
 fn sync(settings: &Settings) -> Vec<Finding> {

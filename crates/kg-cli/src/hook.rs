@@ -96,6 +96,9 @@ pub async fn run(
     }
 }
 
+/// Time kept at the end of the hook's budget to print what it has to say.
+const SAY_MARGIN: Duration = Duration::from_millis(150);
+
 fn left(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now())
 }
@@ -190,10 +193,15 @@ async fn session_start(
             ));
         }
         // A program that is not KG Memory on the port: a server started now could
-        // never listen, and the person must learn why here, not from a log.
-        if crate::route_check::who_answers(base, settings).await
-            == crate::route_check::Answerer::OtherProgram
-        {
+        // never listen, and the person must learn why here, not from a log. The
+        // question has only what is left of the hook's time (the health call above may
+        // have used most of it): a program that takes connections and stays silent
+        // past it is such a program, and saying so late would mean saying nothing.
+        let asked = crate::route_check::who_answers(base, settings);
+        let answerer = tokio::time::timeout(left(deadline).saturating_sub(SAY_MARGIN), asked)
+            .await
+            .unwrap_or(crate::route_check::Answerer::OtherProgram);
+        if answerer == crate::route_check::Answerer::OtherProgram {
             return Some(session_start_offline(
                 &Offline::PortTaken,
                 agent,

@@ -36,7 +36,7 @@ enum Command {
     /// cleanly on Ctrl-C or SIGTERM.
     Serve,
     /// Is a server up? Its version, sessions and graphs, which server holds the
-    /// storage root, and how Claude Code is connected to it
+    /// storage root, and how each agent (Claude Code, Codex CLI, Gemini CLI) reaches it
     Status,
     /// Check every piece between the agents and the memory, and say the fix for each
     /// problem
@@ -45,8 +45,8 @@ enum Command {
     /// root, each agent's wiring, hooks seen recently, sync and suspected credentials.
     /// Exits 1 when something is wrong.
     Doctor,
-    /// Hook courier for Claude Code and Gemini CLI: posts the hook's stdin to the
-    /// server and prints the answer
+    /// Hook courier for Claude Code, Codex CLI and Gemini CLI: posts the hook's stdin
+    /// to the server and prints the answer
     ///
     /// Prints nothing on any failure and exits 0: a hook never breaks a session. Only
     /// a command line it does not understand gets the usage on stderr and exit 1,
@@ -56,8 +56,8 @@ enum Command {
     ///
     /// For clients that only speak stdio, such as Claude Desktop.
     Stdio,
-    /// Register the MCP server (and, for Claude Code and Gemini CLI, the hooks) in an
-    /// agent's configuration
+    /// Register the MCP server (and, for Claude Code, Codex CLI and Gemini CLI, the
+    /// hooks) in an agent's configuration
     ///
     /// Merges with what is there; each changed file is backed up. The entries name
     /// --host, --port and --storage where they are not the defaults.
@@ -167,7 +167,8 @@ struct HookArgs {
     event: Option<OsString>,
     /// Which route runs this hook: `plugin` in the knowledge-graph plugin's hooks.json
     /// (it stays silent when `kg-memory install claude-code` wired the same event, so
-    /// Claude Code gets one answer); `gemini` in Gemini CLI's settings.
+    /// Claude Code gets one answer); `codex` in Codex CLI's hooks.json; `gemini` in
+    /// Gemini CLI's settings.
     #[arg(long, value_enum, value_name = "ROUTE")]
     via: Option<Via>,
 }

@@ -64,7 +64,7 @@ pub async fn who_answers(base: &str, settings: &Settings) -> Answerer {
 /// Why no KG Memory server answers on `port`: another program holds it; and the way on.
 pub fn port_taken_words(port: u16) -> String {
     format!(
-        "Port {port} is taken by another program that does not answer like KG Memory, so no KG Memory server can start there and sessions start without memory. Stop that program, or move KG Memory to a free port: `kg-memory --port N install claude-code` (with your --storage, if any), then restart Claude Code."
+        "Port {port} is taken by another program that does not answer like KG Memory, so no KG Memory server can start there and sessions start without memory. Stop that program, or move KG Memory to a free port: `kg-memory --port N install <agent>` (with your --storage, if any) for each agent you use (claude-code, codex, gemini), then restart them."
     )
 }
 

@@ -68,7 +68,7 @@ pub fn presence(client: Client, setup: &Setup) -> Option<String> {
 pub enum SetupError {
     /// Neither `--yes` nor a terminal to ask on: nothing was changed.
     #[error(
-        "nothing was changed: there is no terminal to ask on. Run `kg-memory setup --yes` to make the changes above, or add `--only {agents}` to choose"
+        "nothing was changed: there is no terminal to ask on. Run `kg-memory setup --yes` to make the changes above, or `kg-memory setup --yes --only {agents}` (some of them) to choose"
     )]
     NoTerminal { agents: String },
     /// The answer to a question could not be read.

@@ -4,6 +4,7 @@
 use super::InstallError;
 use super::Setup;
 use super::courier::{HOOK_EVENTS, courier_command, hook_command};
+use super::error::FIX_BY_HAND;
 use super::files::object;
 use super::servers::loopback_port;
 use serde_json::{Map, Value, json};
@@ -101,9 +102,7 @@ pub(super) fn merge_hooks<'a>(
     for (event, entry) in entries {
         let list = hooks.entry(event.to_string()).or_insert_with(|| json!([]));
         let list = list.as_array_mut().ok_or_else(|| {
-            InstallError::ByHand(format!(
-                "hooks.{event} is not a list; fix it by hand, nothing was changed"
-            ))
+            InstallError::ByHand(format!("hooks.{event} is not a list{FIX_BY_HAND}"))
         })?;
         // An earlier install's hooks (another binary, port or storage root) are
         // replaced: two couriers would answer every event twice.

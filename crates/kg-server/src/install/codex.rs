@@ -13,6 +13,7 @@
 //! its layout and comments stay.
 
 use super::InstallError;
+use super::error::FIX_BY_HAND;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table, value};
 
@@ -85,7 +86,7 @@ pub(super) fn read_toml(path: &Path) -> Result<(Option<String>, DocumentMut), In
     };
     let doc = text.parse::<DocumentMut>().map_err(|e| {
         InstallError::ByHand(format!(
-            "{} is not valid TOML ({}); fix it by hand, nothing was changed",
+            "{} is not valid TOML ({}){FIX_BY_HAND}",
             path.display(),
             e.to_string().trim()
         ))
@@ -126,15 +127,14 @@ pub(super) fn set_codex_server(
         .as_table_like_mut()
         .ok_or_else(|| {
             InstallError::ByHand(
-                "\"mcp_servers\" in Codex's config.toml is not a table; fix it by hand, nothing was changed"
-                    .to_string(),
+                "\"mcp_servers\" in Codex's config.toml is not a table{FIX_BY_HAND}".to_string(),
             )
         })?;
     match servers.get_mut(CODEX_SERVER) {
         Some(entry) => {
             let entry = entry.as_table_like_mut().ok_or_else(|| {
                 InstallError::ByHand(
-                    "\"mcp_servers.kg\" in Codex's config.toml is not a table; fix it by hand, nothing was changed"
+                    "\"mcp_servers.kg\" in Codex's config.toml is not a table{FIX_BY_HAND}"
                         .to_string(),
                 )
             })?;
@@ -303,11 +303,14 @@ pub(super) fn without_instructions(text: &str) -> Option<String> {
     Some(format!("{head}{}", &text[end..]))
 }
 
-/// Where our block sits (from its first marker to the end of its last).
+/// Where our block sits (from its first marker to the end of its last). The end
+/// marker is found first and its begin marker searched backwards from it: a begin
+/// marker whose end the person deleted must not stretch our block over their text,
+/// which an update or an uninstall would then remove.
 fn block_span(text: &str) -> Option<(usize, usize)> {
-    let start = text.find("<!-- kg-memory: begin")?;
-    let end = start + text[start..].find(END)? + END.len();
-    Some((start, end))
+    let end_marker = text.find(END)?;
+    let start = text[..end_marker].rfind("<!-- kg-memory: begin")?;
+    Some((start, end_marker + END.len()))
 }
 
 /// Our block is there and says what this version would write.
@@ -336,7 +339,7 @@ pub fn codex_wiring(codex: &CodexHome) -> CodexWiring {
     };
     match read_toml(&codex.config()) {
         Ok((_, doc)) => w.url = codex_server_url(&doc),
-        Err(e) => w.config_error = Some(e.to_string()),
+        Err(e) => w.config_error = Some(e.diagnosis()),
     }
     let hooks = super::files::read_lenient(&codex.hooks());
     if let Some(serde_json::Value::Object(events)) = hooks.get("hooks") {
@@ -498,6 +501,18 @@ mod tests {
         );
         assert!(!codex.join("hooks.json").exists(), "install created it");
         assert!(!s.codex_record_path().exists());
+    }
+
+    #[test]
+    fn a_begin_marker_left_without_its_end_never_takes_the_persons_text_with_it() {
+        // The person deleted our end marker (and the block's last lines) by hand.
+        let broken = "<!-- kg-memory: begin. edited -->\n## KG Memory\n\nTabs, always.\n";
+        let installed = with_instructions(Some(broken));
+        assert!(installed.starts_with(broken), "{installed}");
+        assert!(instructions_current(&installed));
+        assert_eq!(without_instructions(&installed).as_deref(), Some(broken));
+        let updated = with_instructions(Some(&installed));
+        assert_eq!(updated, installed, "an update rewrites only our new block");
     }
 
     #[test]

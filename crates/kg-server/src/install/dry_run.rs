@@ -54,21 +54,38 @@ fn shown_file(path: &std::path::Path, text: Option<&str>) -> String {
         Some("toml") => match text.map(str::parse::<toml_edit::DocumentMut>) {
             Some(Ok(mut doc)) => {
                 redact_toml(doc.as_table_mut(), false);
-                doc.to_string()
+                // Comments keep their text in the document (a commented-out token is
+                // still a token): they get the plain-text rule too.
+                hide_secret_words(&doc.to_string())
             }
             _ => String::new(),
         },
-        _ => text
-            .unwrap_or_default()
-            .split_inclusive('\n')
-            .map(|line| {
-                line.split(' ')
-                    .map(|w| if secret_value(w) { REDACTED } else { w })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect(),
+        _ => hide_secret_words(text.unwrap_or_default()),
     }
+}
+
+/// Text with each secret-looking word (split at spaces, judged without the quotes or
+/// punctuation around it, which stay) replaced by [`REDACTED`].
+fn hide_secret_words(text: &str) -> String {
+    let hide = |word: &str| -> String {
+        let bare = word.trim_matches(|c: char| "\"'`,;:()[]{}".contains(c));
+        if bare.is_empty() || !secret_value(bare) {
+            return word.to_string();
+        }
+        let start = word.find(bare).unwrap_or(0);
+        format!(
+            "{}{REDACTED}{}",
+            &word[..start],
+            &word[start + bare.len()..]
+        )
+    };
+    text.split_inclusive('\n')
+        .map(|line| {
+            let body = line.trim_end_matches(['\n', '\r']);
+            let words: Vec<String> = body.split(' ').map(hide).collect();
+            format!("{}{}", words.join(" "), &line[body.len()..])
+        })
+        .collect()
 }
 
 /// Codex's `config.toml` with the same rules as [`redact`]: values under secret-looking
@@ -361,7 +378,7 @@ mod tests {
 
     #[test]
     fn a_toml_diff_keeps_its_layout_and_hides_secrets() {
-        let before = "# mine\n[mcp_servers.gh]\nurl = \"https://api.example.com/mcp\"\nbearer_token = \"ghp_0123456789abcdefghij\"\nenv = { GH_TOKEN = \"plain\" }\n";
+        let before = "# mine\n[mcp_servers.gh]\nurl = \"https://api.example.com/mcp\"\nbearer_token = \"ghp_0123456789abcdefghij\"\nenv = { GH_TOKEN = \"plain\" }\n# old: bearer_token = \"ghp_9876543210abcdefghij\"\n";
         let after = format!("{before}\n[mcp_servers.kg]\nurl = \"http://127.0.0.1:8765/\"\n");
         let change = FileChange {
             path: "/h/.codex/config.toml".into(),

@@ -21,7 +21,20 @@ pub enum InstallError {
     NotOurs(String),
 }
 
+/// What a refusal to touch a damaged file adds to saying what is wrong with it.
+pub(super) const FIX_BY_HAND: &str = "; fix it by hand, nothing was changed";
+
 impl InstallError {
+    /// What is wrong, without the installer's own advice: for read-only reports
+    /// (`status`, `doctor`), where "nothing was changed" would say nothing.
+    pub fn diagnosis(&self) -> String {
+        let said = self.to_string();
+        match said.strip_suffix(FIX_BY_HAND) {
+            Some(what) => what.to_string(),
+            None => said,
+        }
+    }
+
     /// `"<doing> <path>: <error>"`, as a failed file operation is said.
     pub(super) fn io(doing: &str, path: &Path, error: &std::io::Error) -> InstallError {
         InstallError::Io(format!("{doing} {}: {error}", path.display()))

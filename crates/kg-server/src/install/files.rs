@@ -1,9 +1,10 @@
-//! Claude's configuration files as JSON objects: read (a damaged file stops the install
+//! The agents' configuration files as JSON objects: read (a damaged file stops the install
 //! rather than being overwritten), backed up next to themselves, and written back
 //! atomically, keeping their mode and any symbolic link.
 
 use super::FileChange;
 use super::InstallError;
+use super::error::FIX_BY_HAND;
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::io::Write;
@@ -17,11 +18,11 @@ pub(super) fn read_object(
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => Ok((Some(text), map)),
             Ok(_) => Err(InstallError::ByHand(format!(
-                "{} is not a JSON object; fix it by hand, nothing was changed",
+                "{} is not a JSON object{FIX_BY_HAND}",
                 path.display()
             ))),
             Err(e) => Err(InstallError::ByHand(format!(
-                "{} is not valid JSON ({e}); fix it by hand, nothing was changed",
+                "{} is not valid JSON ({e}){FIX_BY_HAND}",
                 path.display()
             ))),
         },
@@ -56,11 +57,8 @@ pub(super) fn object<'a>(
     key: &str,
 ) -> Result<&'a mut Map<String, Value>, InstallError> {
     let slot = map.entry(key.to_string()).or_insert_with(|| json!({}));
-    slot.as_object_mut().ok_or_else(|| {
-        InstallError::ByHand(format!(
-            "\"{key}\" is not an object; fix it by hand, nothing was changed"
-        ))
-    })
+    slot.as_object_mut()
+        .ok_or_else(|| InstallError::ByHand(format!("\"{key}\" is not an object{FIX_BY_HAND}")))
 }
 
 fn backup_prefix(path: &Path) -> String {

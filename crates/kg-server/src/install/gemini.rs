@@ -147,15 +147,24 @@ pub fn install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
                 setup.url()
             )));
         }
-        _ => add_server(
-            &mut map,
-            GEMINI_SERVER,
-            server_entry(setup),
-            is_gemini_entry,
-            "`gemini mcp remove -s user kg`",
-            &mut summary,
-        )
-        .map_err(in_file(&path))?,
+        _ => {
+            add_server(
+                &mut map,
+                GEMINI_SERVER,
+                server_entry(setup),
+                is_gemini_entry,
+                "`gemini mcp remove -s user kg`",
+                &mut summary,
+            )
+            .map_err(in_file(&path))?;
+            // A hand-added entry noted earlier is gone: the one added now is ours, and
+            // uninstall must take it out again.
+            if record.shift_remove(HAND_ADDED).is_some() {
+                record_summary.push(format!(
+                    "note that the MCP server \"{GEMINI_SERVER}\" is now the installer's"
+                ));
+            }
+        }
     }
     let entries = HOOK_EVENTS
         .iter()
@@ -222,7 +231,7 @@ pub fn gemini_wiring(path: &Path) -> GeminiWiring {
     let map = match read_settings(path) {
         Ok((None, _)) => return GeminiWiring::Absent,
         Ok((Some(_), map)) => map,
-        Err(e) => return GeminiWiring::Unreadable(format!("{e:#}")),
+        Err(e) => return GeminiWiring::Unreadable(e.diagnosis()),
     };
     let entry = &map.get("mcpServers").and_then(|s| s.get(GEMINI_SERVER));
     let url = entry
@@ -449,6 +458,34 @@ mod tests {
             "{err}"
         );
         assert_eq!(fs::read_to_string(&path).expect("read"), by_hand);
+    }
+
+    #[test]
+    fn a_hand_added_entry_removed_later_makes_the_next_install_the_owner() {
+        let home = tempfile::tempdir().expect("home");
+        let s = setup(home.path());
+        let path = home.path().join(".gemini/settings.json");
+        fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        let by_hand = "{\n  \"mcpServers\": {\n    \"kg\": {\n      \"url\": \"http://127.0.0.1:8765/\",\n      \"type\": \"http\"\n    }\n  }\n}";
+        fs::write(&path, by_hand).expect("write");
+        apply(&install(&s).expect("plan"), 1.0, true).expect("install");
+        // The person takes their entry out (`gemini mcp remove -s user kg`).
+        let mut settings: Value =
+            serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
+        settings["mcpServers"]
+            .as_object_mut()
+            .expect("servers")
+            .remove("kg");
+        fs::write(&path, settings.to_string()).expect("write");
+
+        let plan = install(&s).expect("plan");
+        let said = crate::install::describe(&plan, true);
+        assert!(said.contains("is now the installer's"), "{said}");
+        apply(&plan, 2.0, true).expect("install again");
+        apply(&uninstall(&s).expect("plan"), 3.0, false).expect("uninstall");
+        // (the file may be gone: it held only what install wrote)
+        let left = fs::read_to_string(&path).unwrap_or_default();
+        assert!(!left.contains("\"kg\""), "{left}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! `kg-memory install | uninstall claude-code | claude-desktop [--dry-run]`: register
-//! the memory with Claude's own configuration files, and read back how Claude Code is
-//! wired (for `kg-memory status` and for the hooks, which must not answer twice).
+//! `kg-memory install | uninstall claude-code | claude-desktop | codex | gemini
+//! [--dry-run]`: register the memory in each agent's own configuration files, and read
+//! back how each is wired (for `status`, `doctor`, `setup` and for the hooks, which
+//! must not answer twice).
 //!
 //! Installing merges our entries into the existing files and never replaces an entry
 //! of someone else's; each file it changes is backed up first, keeping the file's
