@@ -145,7 +145,7 @@ fn start(
     error_page: Option<&str>,
     first: &serde_json::Value,
 ) -> std::io::Result<Running> {
-    let mut command = Command::new(std::env::current_exe()?);
+    let mut command = Command::new(this_binary()?);
     command
         .arg(PROCESS_ARG)
         .arg(geometry)
@@ -167,6 +167,17 @@ fn start(
     writeln!(orders, "{first}")?;
     log::info!("graph window opening (process {pid})");
     Ok(Running { pid, orders })
+}
+
+/// This very binary, also after a package upgrade replaced the file it started from
+/// (the window process must speak the tray's orders).
+fn this_binary() -> std::io::Result<PathBuf> {
+    let path = std::env::current_exe()?;
+    #[cfg(target_os = "linux")]
+    if !path.exists() {
+        return Ok(PathBuf::from("/proc/self/exe"));
+    }
+    Ok(path)
 }
 
 /// Wait for the window process to say its window closed (or to end), so the next
