@@ -3,11 +3,13 @@
 Run by scripts/bench-tray-window.sh inside Xvfb with a D-Bus session, dunst and
 trayer. On a 2,000-node user graph (tests/browser/seed.mjs, the benchmark's
 "stress" graph: 1,200 active, 500 archived, 300 orphaned), it measures the app's
-process tree (the app and WebKit's web and network processes): idle after start
-with no window, with the graph window open for N minutes (sampled every 30 s), and
-after the window is closed the way a window manager closes it (WM_DELETE_WINDOW);
-then the window is opened again and closed again. RSS counts shared pages once per
-process; PSS shares them out, so the PSS sum is what the tree really costs.
+process tree (the app, the graph window's own process and WebKit's web and network
+processes): idle after start with no window, with the graph window open for N minutes
+(sampled every 30 s), and after the window is closed the way a window manager closes
+it (WM_DELETE_WINDOW); then the window is opened again and closed again. RSS counts shared pages once per
+process; PSS shares them out, so the PSS sum is what the tree really costs (but a
+process's PSS also falls as other programs map the same libraries, and rises as they
+exit). Each process is listed with its PSS and its RSS.
 
 Usage (inside the display): python3 scripts/bench-tray-window.py APP MINUTES
 """
@@ -69,7 +71,7 @@ def memory(pid: int) -> dict:
         fields = {l.split(":")[0]: int(l.split()[1]) for l in rollup.splitlines()[1:] if l.split()[1].isdigit()}
         rss += fields.get("Rss", 0)
         pss += fields.get("Pss", 0)
-        names.append(f"{name} {fields.get('Pss', 0) / 1024:.0f}")
+        names.append(f"{name} {fields.get('Pss', 0) / 1024:.0f} (RSS {fields.get('Rss', 0) / 1024:.0f})")
     return {"rss": rss / 1024, "pss": pss / 1024, "processes": names}
 
 

@@ -56,6 +56,12 @@ struct Shell {
 
 fn main() {
     kg_server::logging::init();
+    let context = tauri::generate_context!();
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some(window::PROCESS_ARG) {
+        window::run_process(args, context);
+        return;
+    }
     if let Err(message) = display_available() {
         eprintln!("kg-memory-app: {message}");
         std::process::exit(2);
@@ -109,9 +115,6 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_opener::init())
-        .register_uri_scheme_protocol(window::ERROR_SCHEME, |ctx, _request| {
-            window::error_response(ctx.app_handle())
-        })
         .manage(shell.clone())
         .setup(move |app| {
             let handle = app.handle().clone();
@@ -141,7 +144,7 @@ fn main() {
         });
     // The server is already up: a window system that cannot start (it panics when the
     // display cannot be opened) must not take it down.
-    let app = match quietly(move || builder.build(tauri::generate_context!())) {
+    let app = match quietly(move || builder.build(context)) {
         Ok(Ok(app)) => app,
         Ok(Err(e)) => serve_headless(
             &kept,
@@ -864,8 +867,8 @@ async fn attached_watch(app: &AppHandle, s: &Shell) {
 fn quit(app: AppHandle) {
     tauri::async_runtime::spawn(async move {
         let s = shell(&app);
+        // The graph window's process closes its window when this process ends.
         s.shutdown.cancel();
-        window::save_geometry(&app);
         if let Host::Hosted { server, .. } = &s.host {
             finished(server).await;
         }

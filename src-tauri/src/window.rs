@@ -1,18 +1,34 @@
 //! The graph window: the page the server serves at `/ui`, loaded from the server's own
-//! URL so the app and a browser show the same page on the same origin. Closing it
-//! destroys it, webview and all, so the app gives back the few hundred megabytes a
-//! web process holds (the app lives on in the tray; the next open builds a new window
-//! in well under a second); its size and position are remembered. Without a server (the port is taken,
-//! the storage root is unusable) it shows a page saying what is wrong instead of a page
-//! that never loads.
+//! URL so the app and a browser show the same page on the same origin. Without a server
+//! (the port is taken, the storage root is unusable) it shows a page saying what is
+//! wrong instead of a page that never loads. Its size and position are remembered.
+//!
+//! The window runs in a process of its own: this binary started with [`PROCESS_ARG`],
+//! told what to show one JSON line at a time on its standard input. Closing the window
+//! ends that process, and with it everything the page took: WebKit's web process (most
+//! of it), its network process, and the GTK and WebKit state of the window's side,
+//! none of which WebKitGTK gives back while the process that made them lives. The tray's
+//! process never makes a webview, so it stays at its idle size. When the tray goes
+//! away, the window's standard input ends and it closes too.
 
 use crate::host::Host;
-use crate::shell;
+use crate::{lock, shell};
 use kg_server::Settings;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
 use tauri::http::{Response, StatusCode, header};
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent};
 
 const LABEL: &str = "graph";
+
+/// The argument that makes this binary the graph window's process; the next one is the
+/// file that remembers the window's geometry.
+pub const PROCESS_ARG: &str = "--graph-window";
+
+/// What the window process says on its standard output when its window closes.
+const CLOSED: &str = "closed";
 
 /// Where the window was, in logical pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,12 +39,8 @@ struct Geometry {
     height: f64,
 }
 
-fn geometry_file(app: &AppHandle) -> std::path::PathBuf {
-    shell(app).settings.state_dir().join("window.json")
-}
-
-fn load_geometry(app: &AppHandle) -> Option<Geometry> {
-    let text = std::fs::read_to_string(geometry_file(app)).ok()?;
+fn load_geometry(file: &Path) -> Option<Geometry> {
+    let text = std::fs::read_to_string(file).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let g = Geometry {
         x: v["x"].as_f64()?,
@@ -40,24 +52,20 @@ fn load_geometry(app: &AppHandle) -> Option<Geometry> {
 }
 
 /// Remember the window's size and position.
-pub fn save_geometry(app: &AppHandle) {
-    let Some(window) = app.get_webview_window(LABEL) else {
-        return;
-    };
+fn save_geometry(window: &WebviewWindow, file: &Path) {
     let scale = window.scale_factor().unwrap_or(1.0);
     let (Ok(pos), Ok(size)) = (window.outer_position(), window.inner_size()) else {
         return;
     };
     let pos = pos.to_logical::<f64>(scale);
     let size = size.to_logical::<f64>(scale);
-    let path = geometry_file(app);
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = file.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text =
         serde_json::json!({"x": pos.x, "y": pos.y, "width": size.width, "height": size.height})
             .to_string();
-    if let Err(e) = std::fs::write(&path, text) {
+    if let Err(e) = std::fs::write(file, text) {
         log::warn!("cannot remember the window geometry: {e}");
     }
 }
@@ -81,106 +89,280 @@ fn page_url(app: &AppHandle, graph: Graph<'_>) -> String {
     }
 }
 
-/// What the window shows: the graph view, or the error page when there is no server.
-fn target(app: &AppHandle, graph: Graph<'_>) -> Result<WebviewUrl, String> {
-    let s = shell(app);
-    let (url, failed) = if s.host.failure(&s.settings).is_some() {
-        (format!("{ERROR_SCHEME}://localhost/"), true)
-    } else {
-        (page_url(app, graph), false)
-    };
-    let parsed = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
-    Ok(if failed {
-        WebviewUrl::CustomProtocol(parsed)
-    } else {
-        WebviewUrl::External(parsed)
-    })
+// ----- the tray's side -----------------------------------------------------------------
+
+/// The window process while its window is open: where its orders go.
+struct Running {
+    pid: u32,
+    orders: ChildStdin,
 }
+
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 
 /// Open the graph window (or focus it), on a graph.
 pub fn show(app: &AppHandle, graph: Graph<'_>) {
-    let url = match target(app, graph) {
-        Ok(url) => url,
-        Err(e) => {
-            log::error!("cannot open the graph window: {e}");
-            return;
-        }
+    let s = shell(app);
+    let url = if s.host.failure(&s.settings).is_some() {
+        format!("{ERROR_SCHEME}://localhost/")
+    } else {
+        page_url(app, graph)
     };
-    if let Some(window) = app.get_webview_window(LABEL) {
-        if graph != Graph::WhereWorking
-            && let WebviewUrl::External(page) = url
-            && let Err(e) = window.navigate(page.clone())
-        {
-            log::warn!("cannot open {page}: {e}");
-        }
-        let _ = window.show();
-        let _ = window.unminimize();
-        let _ = window.set_focus();
+    // An open window keeps the graph it shows unless one is named.
+    let order = serde_json::json!({"show": url, "navigate": graph != Graph::WhereWorking});
+    let mut running = lock(&RUNNING);
+    if let Some(window) = running.as_mut()
+        && writeln!(window.orders, "{order}").is_ok()
+    {
         return;
     }
-    match build(app, url) {
-        Ok(window) => {
-            let _ = window.set_focus();
+    let error_page = error_page(&s.host, &s.settings);
+    let geometry = s.settings.state_dir().join("window.json");
+    *running = match start(&geometry, error_page.as_deref(), &order) {
+        Ok(window) => Some(window),
+        Err(e) => {
+            log::error!("cannot open the graph window: {e}");
+            None
         }
-        Err(e) => log::error!("cannot open the graph window: {e}"),
-    }
-}
-
-fn build(app: &AppHandle, url: WebviewUrl) -> tauri::Result<WebviewWindow> {
-    let mut builder = WebviewWindowBuilder::new(app, LABEL, url)
-        .title("KG Memory")
-        .min_inner_size(640.0, 420.0);
-    builder = match load_geometry(app) {
-        Some(g) => builder.inner_size(g.width, g.height).position(g.x, g.y),
-        None => builder.inner_size(1400.0, 900.0).center(),
     };
-    if let Some(file) = std::env::var_os(probe::ENV) {
-        builder = probe::attach(builder, file.into());
-    }
-    let window = builder.build()?;
-    let handle = app.clone();
-    window.on_window_event(move |event| match event {
-        // Closing destroys the window and its webview (not just hides them): WebKit's
-        // web process is most of what the app holds while the window is open, and it
-        // exits with its last view. The app stays in the tray (main.rs keeps it
-        // running with no window); opening the view again builds a new window.
-        WindowEvent::CloseRequested { .. } => {
-            save_geometry(&handle);
-            log::info!("graph window closed: its webview is destroyed");
-        }
-        WindowEvent::Destroyed => give_back_freed_memory(),
-        WindowEvent::Moved(_) | WindowEvent::Resized(_) => save_geometry(&handle),
-        _ => {}
-    });
-    Ok(window)
 }
 
-/// Hand the heap the closed window's webview freed back to the system. glibc keeps
-/// freed memory in its arenas for reuse, so without this the app would go on holding
-/// much of what the window took while it was open. WebKit frees some of it only after
-/// the window is gone, hence the short wait.
+/// WebKitGTK settings for the window's process and the WebKit processes it starts
+/// (unless the environment says otherwise), each of which took much of the open
+/// window's memory (BENCHMARKS.md, "The tray window: closed means closed"):
+/// - no accelerated compositing: without a GPU (and on most machines the tray app runs
+///   on) WebKit composites the page's layers through Mesa's software GL, which held
+///   ~140 MiB of the web process with this page; the page draws on a canvas anyway;
+/// - JavaScriptCore sizes its heap as if the machine had 256 MiB of RAM, so it collects
+///   sooner instead of letting the heap grow with the machine's memory.
+const LEAN_WEBKIT: [(&str, &str); 2] = [
+    ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+    ("JSC_forceRAMSize", "268435456"),
+];
+
+/// Start the window process and give it its first orders.
+fn start(
+    geometry: &Path,
+    error_page: Option<&str>,
+    first: &serde_json::Value,
+) -> std::io::Result<Running> {
+    let mut command = Command::new(this_binary()?);
+    command
+        .arg(PROCESS_ARG)
+        .arg(geometry)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    for (name, value) in LEAN_WEBKIT {
+        if std::env::var_os(name).is_none() {
+            command.env(name, value);
+        }
+    }
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let orders = child.stdin.take();
+    std::thread::spawn(move || follow(child, pid));
+    let mut orders = orders.ok_or(std::io::ErrorKind::BrokenPipe)?;
+    if let Some(page) = error_page {
+        writeln!(orders, "{}", serde_json::json!({ "error_page": page }))?;
+    }
+    writeln!(orders, "{first}")?;
+    log::info!("graph window opening (process {pid})");
+    Ok(Running { pid, orders })
+}
+
+/// This very binary, also after a package upgrade replaced the file it started from
+/// (the window process must speak the tray's orders).
+fn this_binary() -> std::io::Result<PathBuf> {
+    let path = std::env::current_exe()?;
+    #[cfg(target_os = "linux")]
+    if !path.exists() {
+        return Ok(PathBuf::from("/proc/self/exe"));
+    }
+    Ok(path)
+}
+
+/// Wait for the window process to say its window closed (or to end), so the next
+/// opening starts a new one even while this one is still winding down; then wait for
+/// it and WebKit's processes to be gone (they inherit its standard output, so that
+/// ends last), reap it, and give back the memory the page's requests took.
+fn follow(mut child: Child, pid: u32) {
+    let mut said = child.stdout.take().map(|out| BufReader::new(out).lines());
+    for line in said.iter_mut().flatten() {
+        match line {
+            Ok(line) if line == CLOSED => break,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    {
+        let mut running = lock(&RUNNING);
+        if running.as_ref().is_some_and(|r| r.pid == pid) {
+            *running = None;
+        }
+    }
+    let _ = child.wait();
+    for _ in said.into_iter().flatten() {}
+    give_back_freed_memory();
+}
+
+/// Hand back to the system the heap this process's server used while it served the
+/// window's page (the views' JSON, the WebSocket's buffers): glibc keeps freed memory
+/// in its arenas for reuse, so without this the tray would go on holding much of it.
+/// The wait lets the server finish with the page's closed connections first.
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    std::thread::spawn(|| {
+    {
         std::thread::sleep(std::time::Duration::from_secs(2));
         // SAFETY: malloc_trim only releases free memory of the allocator's own arenas;
         // it is thread-safe and touches nothing that is in use.
         unsafe {
             libc::malloc_trim(0);
         }
+    }
+}
+
+// ----- the window's process ------------------------------------------------------------
+
+/// An order from the tray, one JSON line.
+enum Order {
+    /// Show the window on `url`; an open window goes there only when `navigate`.
+    Show { url: String, navigate: bool },
+    /// The page to show at [`ERROR_SCHEME`], when there is no server.
+    ErrorPage(String),
+}
+
+impl Order {
+    /// `None` for a line that is not an order (said in the log).
+    fn parse(line: &str) -> Option<Order> {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            log::warn!("graph window: an order that does not read: {line:?}");
+            return None;
+        };
+        if let Some(page) = v["error_page"].as_str() {
+            return Some(Order::ErrorPage(page.to_string()));
+        }
+        let url = v["show"].as_str()?.to_string();
+        let navigate = v["navigate"].as_bool().unwrap_or(false);
+        Some(Order::Show { url, navigate })
+    }
+}
+
+/// The next order on standard input; `None` once the tray is gone.
+fn next_order() -> Option<Order> {
+    loop {
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        if let Some(order) = Order::parse(&line) {
+            return Some(order);
+        }
+    }
+}
+
+/// The window process's life: `args` are the ones after [`PROCESS_ARG`]. Returns when
+/// the tray is gone before the window opened; otherwise the process ends with its
+/// window.
+pub fn run_process(mut args: impl Iterator<Item = String>, context: tauri::Context) {
+    let Some(geometry) = args.next().map(PathBuf::from) else {
+        log::error!("graph window: {PROCESS_ARG} needs the geometry file");
+        return;
+    };
+    let mut error_page = None;
+    let url = loop {
+        match next_order() {
+            Some(Order::ErrorPage(page)) => error_page = Some(page),
+            Some(Order::Show { url, .. }) => break url,
+            None => return,
+        }
+    };
+    let app = tauri::Builder::default()
+        .register_uri_scheme_protocol(ERROR_SCHEME, move |_ctx, _request| {
+            error_response(error_page.as_deref())
+        })
+        .setup(move |app| {
+            let window = build(app.handle(), &url, geometry)?;
+            let _ = window.set_focus();
+            let handle = app.handle().clone();
+            std::thread::spawn(move || {
+                while let Some(order) = next_order() {
+                    if let Order::Show { url, navigate } = order {
+                        show_again(&handle, &url, navigate);
+                    }
+                }
+                // The tray is gone: so is its window (its geometry is saved already).
+                handle.exit(0);
+            });
+            Ok(())
+        })
+        .build(context);
+    match app {
+        // With its last window closed, a tauri app exits.
+        Ok(app) => app.run(|_, _| {}),
+        Err(e) => log::error!("cannot open the graph window: {e}"),
+    }
+}
+
+fn webview_url(url: &str) -> Result<WebviewUrl, String> {
+    let parsed: tauri::Url = url.parse().map_err(|e| format!("bad URL {url}: {e}"))?;
+    Ok(if parsed.scheme() == ERROR_SCHEME {
+        WebviewUrl::CustomProtocol(parsed)
+    } else {
+        WebviewUrl::External(parsed)
+    })
+}
+
+/// Bring the open window forward, on `url` when `navigate`.
+fn show_again(app: &AppHandle, url: &str, navigate: bool) {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return;
+    };
+    if navigate
+        && let Ok(WebviewUrl::External(page)) = webview_url(url)
+        && let Err(e) = window.navigate(page.clone())
+    {
+        log::warn!("cannot open {page}: {e}");
+    }
+    let _ = window.show();
+    let _ = window.unminimize();
+    let _ = window.set_focus();
+}
+
+fn build(app: &AppHandle, url: &str, geometry: PathBuf) -> Result<WebviewWindow, String> {
+    let mut builder = WebviewWindowBuilder::new(app, LABEL, webview_url(url)?)
+        .title("KG Memory")
+        .min_inner_size(640.0, 420.0);
+    builder = match load_geometry(&geometry) {
+        Some(g) => builder.inner_size(g.width, g.height).position(g.x, g.y),
+        None => builder.inner_size(1400.0, 900.0).center(),
+    };
+    if let Some(file) = std::env::var_os(probe::ENV) {
+        builder = probe::attach(builder, file.into());
+    }
+    let window = builder.build().map_err(|e| e.to_string())?;
+    let handle = window.clone();
+    window.on_window_event(move |event| match event {
+        WindowEvent::CloseRequested { .. } => {
+            save_geometry(&handle, &geometry);
+            // The tray opens a new window from now on, even while this process ends.
+            let _ = writeln!(std::io::stdout(), "{CLOSED}");
+            log::info!("graph window closed: its process ends");
+        }
+        WindowEvent::Moved(_) | WindowEvent::Resized(_) => save_geometry(&handle, &geometry),
+        _ => {}
     });
+    Ok(window)
 }
 
 // ----- the error page ------------------------------------------------------------------
 
-/// The app's own URL scheme, for the error page (registered in main.rs).
-pub const ERROR_SCHEME: &str = "kg-memory";
+/// The app's own URL scheme, for the error page.
+const ERROR_SCHEME: &str = "kg-memory";
 
 /// The answer to any request on [`ERROR_SCHEME`]: why there is no graph view.
-pub fn error_response(app: &AppHandle) -> Response<Vec<u8>> {
-    let s = shell(app);
-    let (status, body) = match error_page(&s.host, &s.settings) {
-        Some(page) => (StatusCode::OK, page),
+fn error_response(page: Option<&str>) -> Response<Vec<u8>> {
+    let (status, body) = match page {
+        Some(page) => (StatusCode::OK, page.to_string()),
         None => (StatusCode::NOT_FOUND, String::from("Not Found")),
     };
     Response::builder()
@@ -382,5 +564,22 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn the_window_process_reads_the_orders_the_tray_writes() {
+        let order =
+            serde_json::json!({"show": "http://127.0.0.1:8765/ui#graph=user", "navigate": true});
+        let Some(Order::Show { url, navigate }) = Order::parse(&format!("{order}\n")) else {
+            panic!("a show order");
+        };
+        assert_eq!(url, "http://127.0.0.1:8765/ui#graph=user");
+        assert!(navigate);
+        let page = serde_json::json!({"error_page": "<p>no server</p>"}).to_string();
+        assert!(
+            matches!(Order::parse(&page), Some(Order::ErrorPage(p)) if p == "<p>no server</p>")
+        );
+        assert!(Order::parse("not json").is_none());
+        assert!(Order::parse("{}").is_none());
     }
 }

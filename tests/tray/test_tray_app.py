@@ -368,8 +368,8 @@ def test_the_graph_window_draws_topic_colours_every_time_it_opens(desktop, root)
     assert not failures, f"{len(failures)} of {openings} openings drew the graph wrong:\n" + "\n".join(failures)
 
 
-def web_processes(pid: int) -> list[int]:
-    """WebKit's web processes among the app's descendants (the page of its window)."""
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """The app's descendants (the graph window's process, WebKit's processes), with their names."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -384,17 +384,23 @@ def web_processes(pid: int) -> list[int]:
             p = parents[p]
         if p == pid and child != pid:
             try:
-                if Path(f"/proc/{child}/comm").read_text().startswith("WebKitWebProces"):
-                    found.append(child)
+                found.append((child, Path(f"/proc/{child}/comm").read_text().strip()))
             except OSError:
                 pass
     return found
 
 
+def web_processes(pid: int) -> list[int]:
+    """WebKit's web processes among the app's descendants (the page of its window)."""
+    return [p for p, name in descendants(pid) if name.startswith("WebKitWebProces")]
+
+
 def test_closing_the_graph_window_ends_its_web_process_and_it_opens_again(desktop, root):
-    """Closing the window (as a window manager asks, WM_DELETE_WINDOW) destroys it with
-    its webview, so WebKit's web process, most of the memory the open window takes,
-    exits; the app stays in the tray, and opening the view again draws a fresh page."""
+    """Closing the window (as a window manager asks, WM_DELETE_WINDOW) ends the window's
+    own process and every WebKit process with it (the web process, most of the memory
+    the open window takes, and the network process, which WebKit keeps while the process
+    that started it lives); the app stays in the tray, and opening the view again draws
+    a fresh page."""
     storage = root / "storage"
     storage.mkdir(parents=True, exist_ok=True)
     sizes = seed_topics(storage)
@@ -404,8 +410,8 @@ def test_closing_the_graph_window_ends_its_web_process_and_it_opens_again(deskto
         assert web_processes(app.proc.pid), "no web process while the window is open"
         assert close_window() == 1, "the graph window is not on the display"
         deadline = time.monotonic() + 20
-        while web_processes(app.proc.pid):
-            assert time.monotonic() < deadline, f"the web process outlived the window: {web_processes(app.proc.pid)}"
+        while descendants(app.proc.pid):
+            assert time.monotonic() < deadline, f"processes outlived the window: {descendants(app.proc.pid)}"
             time.sleep(0.2)
         app.wait_log("graph window closed")
         assert app.proc.poll() is None, "closing the window ended the app"
