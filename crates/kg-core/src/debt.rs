@@ -446,6 +446,33 @@ pub fn level_debt(
     }
 }
 
+/// [`level_debt`] from the graph's [`DebtInputs`] (by key), computed before.
+pub fn level_debt_of(
+    inputs: &DebtInputs,
+    graph: &Graph,
+    activity: impl IntoIterator<Item = f64>,
+    grace_days: f64,
+    count_burst: bool,
+    now: f64,
+) -> Debt {
+    let debt = inputs.debt(activity, now);
+    if count_burst {
+        debt.with_burst(burst_count(graph, grace_days, now))
+    } else {
+        debt
+    }
+}
+
+/// Debt of one graph at `now` (see [`DebtInputs::of`] for `use_id_field`).
+pub fn compute_debt(
+    graph: &Graph,
+    use_id_field: bool,
+    extra_activity: impl IntoIterator<Item = f64>,
+    now: f64,
+) -> Debt {
+    DebtInputs::of(graph, use_id_field).debt(extra_activity, now)
+}
+
 /// Archived nodes created less than `grace_days` ago (creation stamps from the far
 /// future are not believed): what the grace share archived of a burst of new nodes.
 /// Orphaned ones count too: they keep their `_archived` flag.
@@ -457,16 +484,6 @@ pub fn burst_count(graph: &Graph, grace_days: f64, now: f64) -> usize {
         .filter(|n| n.is_archived_flag())
         .filter(|n| credible_ts(n.created_ts(), now).is_some_and(|ts| now - ts < grace))
         .count()
-}
-
-/// Debt of one graph at `now` (see [`DebtInputs::of`] for `use_id_field`).
-pub fn compute_debt(
-    graph: &Graph,
-    use_id_field: bool,
-    extra_activity: impl IntoIterator<Item = f64>,
-    now: f64,
-) -> Debt {
-    DebtInputs::of(graph, use_id_field).debt(extra_activity, now)
 }
 
 #[cfg(test)]

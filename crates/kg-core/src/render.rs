@@ -8,7 +8,7 @@ use crate::graph::Graph;
 use crate::model::{Level, Tier};
 use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LOCKED_TAIL, LevelIndex, Mode, Plan};
 pub use crate::results::LeftOut;
-use crate::score::{NodeScore, RawSignals, score_all};
+use crate::score::{NodeScore, RawSignals, eligible, percentiles, score_pool};
 use crate::structure::Dir;
 use crate::structure::IdList;
 use crate::wording;
@@ -188,7 +188,10 @@ impl<'g> Block<'g> {
         let index = LevelIndex::of(source.graph);
         let plan = Plan::build(&index, &index.tiers, Mode::Active);
         let raw = RawSignals::of(source.graph, &index, opts.now);
-        let scores = score_all(&index, &raw, &index.tiers, true, opts.now, opts.grace_days);
+        // What [`ClockKey::of`] keys a memoised render on: the pool and the raw values
+        // scored here are the ones it reads.
+        let pool = scored_pool(&index, &raw, opts);
+        let scores = score_pool(&index, &raw, &index.tiers, &pool);
         let score_or = |i: Option<usize>, missing: f64| {
             i.and_then(|i| scores[i])
                 .map_or(missing, |s: NodeScore| s.score)
@@ -550,6 +553,119 @@ pub fn render_read(levels: [LevelSource<'_>; 2], opts: &ReadOptions<'_>) -> Read
         project_active: count(Level::Project),
         text,
         body_at,
+    }
+}
+
+/// The nodes a render scores (active and archived past grace), as
+/// [`crate::score::score_all`] picks them.
+fn scored_pool(index: &LevelIndex<'_>, raw: &RawSignals, opts: &ReadOptions<'_>) -> Vec<usize> {
+    eligible(raw, &index.tiers, true, opts.now, opts.grace_days)
+}
+
+/// What a render of one level reads of the clock. The scores a render orders by are
+/// percentiles over a pool: with the graph unchanged, recency and connectedness are
+/// fixed, and the clock moves only which nodes are past their grace period (the pool)
+/// and what their endorsements are worth as they decay (their ranks). Two keys equal
+/// for the same graph give equal scores, so byte-equal renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockKey {
+    pool: Vec<usize>,
+    /// Usefulness percentiles over the pool, as bits (so that equal means identical).
+    usefulness: Vec<u64>,
+}
+
+impl ClockKey {
+    pub fn of(graph: &Graph, now: f64, grace_days: f64) -> ClockKey {
+        let index = LevelIndex::of(graph);
+        let raw = RawSignals::of(graph, &index, now);
+        let opts = ReadOptions {
+            kind: ReadKind::FullRead,
+            budget: 0,
+            preloaded: None,
+            header: None,
+            session_id: None,
+            now,
+            grace_days,
+        };
+        let pool = scored_pool(&index, &raw, &opts);
+        let values: Vec<f64> = pool.iter().map(|&i| raw.usefulness[i]).collect();
+        ClockKey {
+            usefulness: percentiles(&values).into_iter().map(f64::to_bits).collect(),
+            pool,
+        }
+    }
+}
+
+/// Everything a two-level render reads besides the clock's [`ClockKey`]s: the
+/// graphs (by change stamp), the DEBT lines, and the options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderKey {
+    /// Change stamps of the user and project graphs (none: an empty graph).
+    pub stamps: [Option<u64>; 2],
+    pub clock: [Option<ClockKey>; 2],
+    pub debt: [Option<String>; 2],
+    pub kind: ReadKind,
+    pub budget: usize,
+    pub preloaded: Option<HashSet<String>>,
+    pub header: Option<String>,
+    pub session_id: Option<String>,
+}
+
+/// The last renders, by their [`RenderKey`]: a full read of an unchanged graph is
+/// answered from here, byte for byte what rendering it again would give.
+#[derive(Debug, Default)]
+pub struct RenderMemo {
+    kept: std::sync::Mutex<Vec<(RenderKey, std::sync::Arc<ReadRender>)>>,
+    /// Renders answered from here (tests check the memo answers at all).
+    #[cfg(test)]
+    hits: std::sync::atomic::AtomicU64,
+    /// Tests render past the memo to compare.
+    #[cfg(test)]
+    off: std::sync::atomic::AtomicBool,
+}
+
+/// Renders kept: a few sessions reading in turn (each render ends with its own
+/// session's id).
+const RENDERS_KEPT: usize = 8;
+
+impl RenderMemo {
+    pub fn get(&self, key: &RenderKey) -> Option<std::sync::Arc<ReadRender>> {
+        #[cfg(test)]
+        if self.off.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = kept.iter().find(|(k, _)| k == key).map(|(_, r)| r.clone());
+        #[cfg(test)]
+        if hit.is_some() {
+            self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        hit
+    }
+
+    pub fn put(&self, key: RenderKey, render: std::sync::Arc<ReadRender>) {
+        #[cfg(test)]
+        if self.off.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(k, _)| k != &key);
+        if kept.len() >= RENDERS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((key, render));
+    }
+
+    /// How many renders were answered from the memo.
+    #[cfg(test)]
+    pub fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Bypass the memo (neither read nor fill it) while `off`.
+    #[cfg(test)]
+    pub fn set_off(&self, off: bool) {
+        self.off.store(off, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

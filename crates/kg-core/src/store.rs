@@ -35,6 +35,7 @@ use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
 pub use crate::stale_touches::StaleTouch;
 use crate::tool_events::ToolEvents;
+use crate::tracked::Tracked;
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -300,7 +301,9 @@ impl StoreError {
 /// A graph in memory with what the store knows about its file.
 #[derive(Debug, Default)]
 struct GraphState {
-    graph: Graph,
+    /// Tracked: every mutable access takes a fresh stamp, which is what a memoised
+    /// render of the graph is keyed on (see [`Store::with_graphs_stamped`]).
+    graph: Tracked<Graph>,
     /// Changed in memory but not yet saved (read stamps, maintenance results).
     dirty: bool,
     stamp: Option<FileStamp>,
@@ -328,6 +331,8 @@ struct GraphState {
     stale: Option<StaleLook>,
     /// Which nodes touch which file, rebuilt when the graph's touches change.
     touches: Option<Arc<crate::touch_index::TouchIndex>>,
+    /// What DEBT reads of the graph alone, and the graph's change stamp then.
+    debt_inputs: Option<(u64, Arc<crate::debt::DebtInputs>)>,
     /// Items that arrived by sync and broke a write rule, kept in the graph's
     /// held-back file (see [`Store::hold_back`]); DEBT counts them.
     held_back: usize,
@@ -350,6 +355,11 @@ struct StaleLook {
     /// both stay, the active nodes and their touches are those that were looked at.
     built_from: (u64, u64),
     found: Arc<Vec<StaleTouch>>,
+    /// The path-shaped touches of the active nodes, and the graph's change stamp
+    /// they were read under: a look made afresh stats the files again, but reads the
+    /// touches out of the nodes only when the graph changed.
+    entries: Arc<Vec<crate::stale_touches::TouchEntry>>,
+    entries_from: u64,
 }
 
 /// A graph file that did not parse and was moved aside when it was loaded.
@@ -475,6 +485,9 @@ pub struct Store {
     /// Findings a person allowed as no secret (see [`Store::allow_secret`]), kept in
     /// the machine-local `secrets-allowed.json`. A leaf lock.
     secrets_allowed: RwLock<HashSet<String>>,
+    /// The last full reads and preloads rendered, by everything they were rendered
+    /// from (a leaf lock).
+    renders: crate::render::RenderMemo,
 }
 
 impl std::fmt::Debug for Store {
@@ -535,6 +548,7 @@ impl Store {
             recall_log: crate::recall_log::RecallLog::open(layout_recall_log),
             clock_doubt: Mutex::new(None),
             secrets_allowed: RwLock::new(HashSet::new()),
+            renders: crate::render::RenderMemo::default(),
         };
         store.load_allowed_secrets();
         store.ensure_loaded(&store.user, now)?;
@@ -711,17 +725,39 @@ impl Store {
     /// remembered: what a full read or a preload prints.
     pub fn level_debt_now(&self, slot: &GraphSlot, now: f64) -> Debt {
         let mut state = slot.lock();
-        state.stale = None;
-        self.debt_of(slot, &mut state, now)
+        self.debt_looked_up(slot, &mut state, now, true)
     }
 
     /// A graph's debt under this store's policy: ours also counts the new nodes a
     /// burst got archived and the touches whose file is gone (the reference's DEBT has
     /// neither).
     fn debt_of(&self, slot: &GraphSlot, state: &mut GraphState, now: f64) -> Debt {
-        let stale = self.stale_of(slot, state, false);
+        self.debt_looked_up(slot, state, now, false)
+    }
+
+    /// [`Store::debt_of`], the stale touches looked up now when `fresh_touches`.
+    fn debt_looked_up(
+        &self,
+        slot: &GraphSlot,
+        state: &mut GraphState,
+        now: f64,
+        fresh_touches: bool,
+    ) -> Debt {
+        let stale = self.stale_of(slot, state, fresh_touches);
         let (entries, nodes) = crate::stale_touches::stale_counts(&stale);
-        crate::debt::level_debt(
+        // What DEBT reads of the graph alone, once per change of it (every full read
+        // prints DEBT).
+        let stamp = state.graph.stamp();
+        let inputs = match &state.debt_inputs {
+            Some((from, inputs)) if *from == stamp => inputs.clone(),
+            _ => {
+                let fresh = Arc::new(crate::debt::DebtInputs::of(&state.graph, false));
+                state.debt_inputs = Some((stamp, fresh.clone()));
+                fresh
+            }
+        };
+        crate::debt::level_debt_of(
+            &inputs,
             &state.graph,
             state.activity.iter().copied(),
             self.config.grace_days,
@@ -758,13 +794,24 @@ impl Store {
         {
             return look.found.clone();
         }
-        let entries = crate::stale_touches::path_touches(&state.graph);
+        let entries_from = state.graph.stamp();
+        let entries = match &state.stale {
+            Some(look) if look.entries_from == entries_from => look.entries.clone(),
+            _ => Arc::new(crate::stale_touches::path_touches(&state.graph)),
+        };
         let root = slot.project_root().map(Path::new);
-        let found = Arc::new(crate::stale_touches::find_stale(&entries, &self.home, root));
+        let found = crate::stale_touches::find_stale(&entries, &self.home, root);
+        // The same answer as last time keeps its allocation.
+        let found = match &state.stale {
+            Some(look) if *look.found == found => look.found.clone(),
+            _ => Arc::new(found),
+        };
         state.stale = Some(StaleLook {
             at: std::time::Instant::now(),
             built_from,
             found: found.clone(),
+            entries,
+            entries_from,
         });
         found
     }
@@ -1042,6 +1089,17 @@ impl Store {
         slots: &[Arc<GraphSlot>],
         f: impl FnOnce(&[SearchGraph<'_>]) -> R,
     ) -> R {
+        self.with_graphs_stamped(slots, |graphs, _| f(graphs))
+    }
+
+    /// [`Store::with_graphs`], with each graph's change stamp beside it: a stamp
+    /// no other state of any graph has had, so what is derived from a graph under
+    /// one stamp may be reused while the stamp stays.
+    pub(crate) fn with_graphs_stamped<R>(
+        &self,
+        slots: &[Arc<GraphSlot>],
+        f: impl FnOnce(&[SearchGraph<'_>], &[u64]) -> R,
+    ) -> R {
         let mut distinct: Vec<&GraphSlot> = Vec::with_capacity(slots.len());
         for slot in slots {
             if !distinct.iter().any(|d| std::ptr::eq(*d, slot.as_ref())) {
@@ -1055,17 +1113,28 @@ impl Store {
         for i in lock_order {
             guards[i] = Some(distinct[i].lock());
         }
-        let graphs: Vec<SearchGraph<'_>> = distinct
+        let (graphs, stamps): (Vec<SearchGraph<'_>>, Vec<u64>) = distinct
             .iter()
             .zip(&guards)
             .filter_map(|(slot, guard)| {
-                guard.as_ref().map(|state| SearchGraph {
-                    level: slot.level,
-                    graph: &state.graph,
+                guard.as_ref().map(|state| {
+                    let graph: &Graph = &state.graph;
+                    (
+                        SearchGraph {
+                            level: slot.level,
+                            graph,
+                        },
+                        state.graph.stamp(),
+                    )
                 })
             })
-            .collect();
-        f(&graphs)
+            .unzip();
+        f(&graphs, &stamps)
+    }
+
+    /// The memo of rendered reads.
+    pub(crate) fn renders(&self) -> &crate::render::RenderMemo {
+        &self.renders
     }
 
     /// Save everything that is only in memory (shutdown). Idempotent.

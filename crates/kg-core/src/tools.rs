@@ -5,7 +5,7 @@
 
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
-use crate::render::{LevelSource, ReadKind, ReadOptions, render_read};
+use crate::render::{ClockKey, LevelSource, ReadKind, ReadOptions, RenderKey, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
 use crate::session::{Page, Pages, View};
 use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
@@ -16,6 +16,8 @@ use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
 pub mod pages;
+#[cfg(test)]
+mod memo_tests;
 pub mod text;
 pub mod touches;
 
@@ -170,9 +172,9 @@ fn hooks_preloaded_lately(store: &Store, root: &str, now: f64) -> bool {
 /// What a full read tells the session, applied as its parts are delivered.
 struct FullReadEffects {
     /// Every rendered active node: seen.
-    active: Vec<String>,
+    active: crate::structure::IdList,
     /// The ones whose gist is shown: their view time is recorded.
-    gists: Vec<String>,
+    gists: crate::structure::IdList,
     viewed_at: f64,
 }
 
@@ -188,11 +190,39 @@ fn deliver(
     now: f64,
 ) -> String {
     let parts = match store.config().policy {
-        Policy::Ours => pages::split_parts(&text, client.unit(), client.reply_limit()),
+        Policy::Ours => pages::split_parts(text, client.unit(), client.reply_limit()),
         Policy::Reference => vec![text],
     };
     let total = parts.len();
     let viewed_at = effects.as_ref().map_or(now, |e| e.viewed_at);
+    let gists: HashSet<&str> = effects
+        .as_ref()
+        .map(|e| e.gists.iter().collect())
+        .unwrap_or_default();
+    if total == 1 {
+        // One part: every id is seen with it and nothing is kept for `more`; what
+        // `apply_page` does with a page, straight from the render's id lists.
+        let text = parts.into_iter().next().unwrap_or_default();
+        store.with_sessions_mut(|sessions| {
+            if let Some(r) = sessions.lookup_mut(sid) {
+                if let Some(e) = &effects {
+                    r.mark_seen(e.active.iter());
+                    r.record_view(
+                        e.active.iter().filter(|id| gists.contains(id)),
+                        View::Seen,
+                        viewed_at,
+                    );
+                    r.full_read_ts = Some(now);
+                }
+                r.pages = None;
+            }
+        });
+        return text;
+    }
+    let active: Vec<String> = effects
+        .as_ref()
+        .map(|e| e.active.to_vec())
+        .unwrap_or_default();
     let mut assigned: HashSet<String> = HashSet::new();
     let mut built: Vec<Page> = Vec::with_capacity(total);
     for (i, part) in pages::with_footers(parts, sid).into_iter().enumerate() {
@@ -202,22 +232,22 @@ fn deliver(
             completes_full_read: last && effects.is_some(),
             ..Page::default()
         };
-        if let Some(e) = &effects {
+        if effects.is_some() {
             let seen: Vec<String> = if last {
-                e.active
+                active
                     .iter()
                     .filter(|id| !assigned.contains(*id))
                     .cloned()
                     .collect()
             } else {
-                pages::ids_shown_in(&page.text, &e.active)
+                pages::ids_shown_in(&page.text, &active)
                     .into_iter()
                     .filter(|id| !assigned.contains(id))
                     .collect()
             };
             page.gists = seen
                 .iter()
-                .filter(|id| e.gists.contains(id))
+                .filter(|id| gists.contains(id.as_str()))
                 .cloned()
                 .collect();
             assigned.extend(seen.iter().cloned());
@@ -229,16 +259,14 @@ fn deliver(
     store.with_sessions_mut(|sessions| {
         if let Some(r) = sessions.lookup_mut(sid) {
             apply_page(r, &first, viewed_at, now);
-            r.pages = (total > 1).then_some(Pages {
+            r.pages = Some(Pages {
                 parts: built,
                 next: 1,
                 viewed_at,
             });
         }
     });
-    if total > 1 {
-        store.save_sessions();
-    }
+    store.save_sessions();
     first.text
 }
 
@@ -396,21 +424,46 @@ pub fn render_session(
     };
     let mut slots = vec![user];
     slots.extend(project);
-    store.with_graphs_viewed(&slots, now, |graphs, viewed_at| {
-        let of = |level: Level| graphs.iter().find(|g| g.level == level).map(|g| g.graph);
+    store.with_graphs_stamped(&slots, |graphs, stamps| {
+        let viewed_at = store.event_ts(now);
+        let at = |level: Level| graphs.iter().position(|g| g.level == level);
+        let (user_at, project_at) = (at(Level::User), at(Level::Project));
         let levels = [
             LevelSource {
                 level: Level::User,
-                graph: of(Level::User).unwrap_or(&empty),
+                graph: user_at.map_or(&empty, |i| graphs[i].graph),
                 debt_line: Some(&user_debt),
             },
             LevelSource {
                 level: Level::Project,
-                graph: of(Level::Project).unwrap_or(&empty),
+                graph: project_at.map_or(&empty, |i| graphs[i].graph),
                 debt_line: project_debt.as_deref(),
             },
         ];
-        let mut rendered = render_read(levels, &opts);
+        // The render reads the graphs (their stamps), the clock (its keys), the
+        // DEBT lines and the options; the same inputs answer the same bytes.
+        let clock = |at: Option<usize>| {
+            at.map(|i| ClockKey::of(graphs[i].graph, now, opts.grace_days))
+        };
+        let mut key = RenderKey {
+            stamps: [user_at.map(|i| stamps[i]), project_at.map(|i| stamps[i])],
+            clock: [clock(user_at), clock(project_at)],
+            debt: [Some(user_debt.clone()), project_debt.clone()],
+            kind,
+            budget: opts.budget,
+            preloaded: preloaded.cloned(),
+            header: header.map(str::to_string),
+            session_id: Some(sid.to_string()),
+        };
+        let render = |opts: &ReadOptions<'_>, key: &RenderKey| match store.renders().get(key) {
+            Some(hit) => Arc::unwrap_or_clone(hit),
+            None => {
+                let fresh = render_read(levels, opts);
+                store.renders().put(key.clone(), Arc::new(fresh.clone()));
+                fresh
+            }
+        };
+        let mut rendered = render(&opts, &key);
         for _ in 0..8 {
             let size = unit.len(&rendered.text);
             if size <= budget || opts.budget == 0 {
@@ -420,7 +473,8 @@ pub fn render_session(
             // and taking off only the excess would leave it over again and again.
             let scaled = (opts.budget as u128 * budget as u128 / size as u128) as usize;
             opts.budget = scaled.min(opts.budget - 1);
-            rendered = render_read(levels, &opts);
+            key.budget = opts.budget;
+            rendered = render(&opts, &key);
         }
         (rendered, viewed_at)
     })
@@ -448,8 +502,8 @@ fn full_read(store: &Store, sid: &str, now: f64) -> (String, FullReadEffects) {
     );
     // Preloaded anchors show no gist: their view time stays the preload's.
     let effects = FullReadEffects {
-        active: rendered.active_ids.iter().map(str::to_string).collect(),
-        gists: rendered.shown_ids.iter().map(str::to_string).collect(),
+        active: rendered.active_ids,
+        gists: rendered.shown_ids,
         viewed_at,
     };
     let mut text = rendered.text;

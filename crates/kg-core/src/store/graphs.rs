@@ -207,7 +207,7 @@ impl Store {
                 .unwrap_or_else(|e| e.into_inner())
                 .shift_remove(root);
         }
-        state.graph = file.graph;
+        state.graph = Tracked::new(file.graph);
         state.stale = None;
         state.recorded_root = file.project_path;
         // Undo steps describe the graph they were taken on, not this one.

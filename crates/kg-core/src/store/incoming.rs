@@ -180,7 +180,7 @@ impl Store {
                 break (state, file);
             }
         };
-        let before = std::mem::replace(&mut state.graph, file.graph);
+        let before = std::mem::replace(&mut state.graph, Tracked::new(file.graph));
         let recorded_before = std::mem::replace(&mut state.recorded_root, file.project_path);
         state.graph.heal_gists();
         let moves = self.maybe_compact(slot, &mut state, now, None);

@@ -152,7 +152,7 @@ impl Store {
         let graphs = projects
             .iter()
             .zip(guards.iter())
-            .map(|(slot, state)| (slot.slug.clone().unwrap_or_default(), &state.graph))
+            .map(|(slot, state)| (slot.slug.clone().unwrap_or_default(), &*state.graph))
             .chain(on_disk.iter().map(|d| (d.slug.clone(), &d.file.graph)));
         for (slug, g) in graphs {
             if g.nodes.contains_key(new) && g.edges.keys().any(|k| names(k, old)) {

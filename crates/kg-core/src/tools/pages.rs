@@ -82,7 +82,13 @@ impl Unit {
     pub fn len(self, text: &str) -> usize {
         match self {
             Unit::Chars => crate::model::char_len(text),
-            Unit::Utf16 => text.chars().map(char::len_utf16).sum(),
+            // A character takes two code units when its UTF-8 takes four bytes, else
+            // one: count lead bytes, and four-byte leads again (a byte loop the
+            // compiler vectorises; replies are tens of kilobytes).
+            Unit::Utf16 => text
+                .bytes()
+                .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+                .sum(),
             Unit::Bytes => text.len(),
         }
     }
@@ -94,9 +100,10 @@ pub const FOOTER_ROOM: usize = 300;
 /// `text` cut into parts of at most `limit − 300` units, at line ends (the newline at a
 /// cut dropped); a line longer than that is cut at the longest prefix that fits. One
 /// part when it fits whole. Footers are not added here.
-pub fn split_parts(text: &str, unit: Unit, limit: usize) -> Vec<String> {
-    if unit.len(text) <= limit {
-        return vec![text.to_string()];
+pub fn split_parts(text: String, unit: Unit, limit: usize) -> Vec<String> {
+    // No unit counts more than UTF-8's bytes.
+    if text.len() <= limit || unit.len(&text) <= limit {
+        return vec![text];
     }
     let room = limit.saturating_sub(FOOTER_ROOM).max(1);
     let mut parts = Vec::new();
@@ -222,22 +229,30 @@ mod tests {
     }
 
     #[test]
+    fn utf16_length_is_what_javascript_counts() {
+        for text in ["", "plain", "ж→ü", "emoji 😀 and 𝄞 too", "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}"] {
+            let expected: usize = text.chars().map(char::len_utf16).sum();
+            assert_eq!(Unit::Utf16.len(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
     fn parts_cut_at_line_ends_and_lose_nothing() {
         let lines: Vec<String> = (0..400)
             .map(|i| format!("line {i:03} {}", "ж".repeat(i % 40)))
             .collect();
         let text = lines.join("\n");
         for unit in [Unit::Utf16, Unit::Bytes] {
-            let parts = split_parts(&text, unit, 2_000);
+            let parts = split_parts(text.clone(), unit, 2_000);
             assert!(parts.len() > 2);
             assert!(parts.iter().all(|p| unit.len(p) <= 2_000 - FOOTER_ROOM));
             assert_eq!(parts.join("\n"), text, "nothing repeated or lost");
         }
         // A line longer than a part is cut inside, never lost.
         let long = "x".repeat(5_000);
-        let parts = split_parts(&long, Unit::Bytes, 1_300);
+        let parts = split_parts(long.clone(), Unit::Bytes, 1_300);
         assert_eq!(parts.concat(), long);
         assert!(parts.iter().all(|p| p.len() <= 1_000));
-        assert_eq!(split_parts("short", Unit::Utf16, 45_000), ["short"]);
+        assert_eq!(split_parts("short".into(), Unit::Utf16, 45_000), ["short"]);
     }
 }
