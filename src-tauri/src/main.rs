@@ -7,6 +7,7 @@ mod acl;
 mod host;
 mod login;
 mod notify;
+mod signals;
 mod status;
 mod sync_status;
 mod window;
@@ -15,6 +16,7 @@ mod wrap;
 use host::Host;
 use kg_core::ChangeKind;
 use kg_server::Settings;
+use signals::Signals;
 use status::{Badge, Status, SyncLines};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -872,48 +874,6 @@ fn quit(app: AppHandle) {
         log::info!("KG Memory app exits");
         app.exit(0);
     });
-}
-
-/// SIGTERM and SIGINT, registered early.
-struct Signals {
-    #[cfg(unix)]
-    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
-}
-
-impl Signals {
-    fn install() -> Signals {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let streams = match (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) {
-                (Ok(t), Ok(i)) => Some((t, i)),
-                _ => {
-                    log::warn!("cannot listen for SIGTERM/SIGINT; quit from the tray menu");
-                    None
-                }
-            };
-            Signals { streams }
-        }
-        #[cfg(not(unix))]
-        Signals {}
-    }
-
-    /// Resolves when SIGTERM or SIGINT arrives; never, when they could not be
-    /// registered.
-    async fn received(self) {
-        #[cfg(unix)]
-        if let Some((mut term, mut int)) = self.streams {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            return;
-        }
-        std::future::pending::<()>().await;
-    }
 }
 
 async fn quit_on_signal(app: AppHandle, signals: Signals) {
