@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long versions of the reliability harnesses (crates/kg-server/tests/kg-server/):
 #
-#   crash.rs        kg-memory serve on a real disk under a mixed MCP + REST write load,
+#   crash/          kg-memory serve on a real disk under a mixed MCP + REST write load,
 #                   SIGKILLed at random moments and restarted; every acknowledged write,
 #                   file, .prev backup and session is checked after each kill.
 #   concurrency.rs  21 clients at once (agents, graph-view editors, WebSocket
@@ -9,7 +9,7 @@
 #                   tick): no lost update, no deadlock, no torn read, no missed broadcast.
 #   faults.rs       read-only storage root, full disk, graph files deleted or replaced
 #                   under the server (needs root for the mounts; says so loudly if not).
-#   hostile.rs      malformed and hostile input over the wire.
+#   hostile/        malformed and hostile input over the wire.
 #
 # `make test` runs the bounded versions (50 kills, scale 1; about half a minute of
 # the test binary's time). This script runs them long:

@@ -1,14 +1,14 @@
-//! SIGTERM and SIGINT for the tray app, taken over before anything else starts, so a
-//! stop request during start-up still drains and saves instead of killing the process.
+//! SIGTERM and SIGINT: listened for from the start, so a signal that arrives while
+//! the tray comes up still quits the app cleanly.
 
 /// SIGTERM and SIGINT, registered early.
-pub struct Signals {
+pub(crate) struct Signals {
     #[cfg(unix)]
     streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
 }
 
 impl Signals {
-    pub fn install() -> Signals {
+    pub(crate) fn install() -> Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -30,7 +30,7 @@ impl Signals {
 
     /// Resolves when SIGTERM or SIGINT arrives; never, when they could not be
     /// registered.
-    pub async fn received(self) {
+    pub(crate) async fn received(self) {
         #[cfg(unix)]
         if let Some((mut term, mut int)) = self.streams {
             tokio::select! {

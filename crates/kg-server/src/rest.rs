@@ -8,309 +8,32 @@
 
 use crate::hook_json;
 use crate::payload::{self, EdgeDeleteAnswer, EdgePutAnswer, NodeDeleteAnswer, NodePutAnswer};
-use crate::state::{AppState, MAX_BODY_BYTES, VERSION};
+use crate::state::{AppState, VERSION};
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use kg_client::CLIENT_HEADER;
-use kg_core::PathError;
 use kg_core::neediest_first;
 use kg_core::{BootstrapRequest, session_bootstrap};
 use kg_core::{EdgeKey, StoreError, Target, WriteCheck};
 use kg_core::{GraphSlot, NodeRead};
-use kg_core::{JsonStyle, to_json};
 use kg_core::{Level, float_value};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+mod answer;
+mod body;
+
+use answer::missing_query;
+pub use answer::{Answer, ApiError, ApiResult, FieldProblem};
+pub(crate) use body::JsonBody;
+use body::{Field, Problems, present};
+
 pub(crate) type Shared = State<Arc<AppState>>;
 type Params = Query<HashMap<String, String>>;
-
-/// What a REST handler answers.
-pub type ApiResult = Result<Answer, ApiError>;
-
-/// A compact JSON response.
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        to_json(body, JsonStyle::WIRE),
-    )
-        .into_response()
-}
-
-/// A successful answer: 200 with a compact JSON body.
-#[derive(Debug)]
-pub struct Answer(pub Value);
-
-impl IntoResponse for Answer {
-    fn into_response(self) -> Response {
-        json_response(StatusCode::OK, &self.0)
-    }
-}
-
-/// Every error answer of the REST API and the view's routes: a status and a
-/// `{"detail": …}` body.
-#[derive(Debug)]
-pub enum ApiError {
-    /// `{"detail": "<message>"}` with this status.
-    Detail(StatusCode, String),
-    /// 422 `{"detail": [{"loc", "msg", "type"}, …]}`: every problem with the
-    /// request's fields, in the validation-error list shape clients know.
-    Fields(Vec<FieldProblem>),
-    /// 409 `{"detail", "level", "id", "node"}`: a write built on a stale view of a
-    /// node; `node` is the node as it stands, for the writer to merge with.
-    NotWritten(Box<kg_core::NotWritten>),
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
-        ApiError::Detail(status, message.into())
-    }
-
-    /// The caller's mistake (400), such as an invalid level or identifier.
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, message)
-    }
-}
-
-/// The request's fault → 400 (404 for what does not exist), the server's → 500.
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> ApiError {
-        if let StoreError::NotWritten(refused) = e {
-            return ApiError::NotWritten(refused);
-        }
-        let status = match &e {
-            StoreError::NodeNotFound { .. }
-            | StoreError::UnknownSession(_)
-            | StoreError::Path(PathError::NoSuchProject(_)) => StatusCode::NOT_FOUND,
-            StoreError::CannotUndo(_) => StatusCode::CONFLICT,
-            e if e.is_client_error() => StatusCode::BAD_REQUEST,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, e.to_string())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, detail) = match self {
-            ApiError::NotWritten(refused) => {
-                let body = json!({
-                    "detail": refused.message(),
-                    "level": refused.level.as_str(),
-                    "id": refused.id,
-                    "node": refused.node,
-                });
-                return json_response(StatusCode::CONFLICT, &body);
-            }
-            ApiError::Detail(status, message) => (status, Value::String(message)),
-            ApiError::Fields(problems) => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                problems.iter().map(FieldProblem::to_value).collect(),
-            ),
-        };
-        json_response(status, &json!({"detail": detail}))
-    }
-}
-
-/// One field problem: where (`body` or `query`), which field, what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    pub location: &'static str,
-    pub field: &'static str,
-    pub message: &'static str,
-}
-
-impl FieldProblem {
-    fn to_value(&self) -> Value {
-        json!({"loc": [self.location, self.field], "msg": self.message, "type": "value_error"})
-    }
-}
-
-/// A query parameter that must be given and is not.
-fn missing_query(field: &'static str) -> ApiError {
-    ApiError::Fields(vec![FieldProblem {
-        location: "query",
-        field,
-        message: "Field required",
-    }])
-}
-
-/// A JSON object body read into `T`, refused with a clear message when it is too big,
-/// not JSON, or not an object.
-///
-/// The body is parsed as a JSON value first and only then read into `T`: malformed
-/// JSON and a non-object keep their own answers, and a repeated key keeps the last
-/// value, where serde's derive would refuse it.
-#[derive(Debug)]
-pub struct JsonBody<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                v.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("application/json")
-            });
-        if !is_json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Send the body as JSON with Content-Type: application/json",
-            ));
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| match e {
-            BytesRejection::FailedToBufferBody(_)
-                if e.status() == StatusCode::PAYLOAD_TOO_LARGE =>
-            {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "Request body is larger than the {} MiB limit",
-                        MAX_BODY_BYTES >> 20
-                    ),
-                )
-            }
-            other => ApiError::new(
-                other.status(),
-                format!("Cannot read the request body: {other}"),
-            ),
-        })?;
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(object @ Value::Object(_)) => serde_json::from_value(object)
-                .map(JsonBody)
-                // The bodies here read every field as a `Field`, which takes any value.
-                .map_err(|e| {
-                    ApiError::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        format!("Cannot read the request body: {e}"),
-                    )
-                }),
-            Ok(_) => Err(ApiError::Fields(vec![FieldProblem {
-                location: "body",
-                field: "",
-                message: "the body must be a JSON object",
-            }])),
-            Err(e) => Err(ApiError::bad_request(format!("Malformed JSON body: {e}"))),
-        }
-    }
-}
-
-/// One body field as the client sent it. The checks below word their own messages
-/// (those clients know) and report every field's problem at once; serde's derive
-/// would stop at the first, in its own words.
-#[derive(Debug, Default)]
-pub(crate) enum Field<T> {
-    /// Missing, or `null`.
-    #[default]
-    Absent,
-    Given(T),
-    /// Present but not a `T`.
-    Mistyped,
-}
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Null => Field::Absent,
-            value => serde_json::from_value(value).map_or(Field::Mistyped, Field::Given),
-        })
-    }
-}
-
-/// What a field's type must look like, in the words clients know.
-trait Expected {
-    const MISTYPED: &'static str;
-}
-
-impl Expected for String {
-    const MISTYPED: &'static str = "Input should be a valid string";
-}
-
-impl Expected for f64 {
-    const MISTYPED: &'static str = "Input should be a valid number";
-}
-
-impl Expected for Vec<String> {
-    const MISTYPED: &'static str = "Input should be a list of strings";
-}
-
-/// A body field in which every value counts, `null` included: only a missing key is
-/// `None`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
-}
-
-/// The problems found in one body, in the order its fields are checked.
-#[derive(Debug, Default)]
-struct Problems(Vec<FieldProblem>);
-
-impl Problems {
-    fn push(&mut self, field: &'static str, message: &'static str) {
-        self.0.push(FieldProblem {
-            location: "body",
-            field,
-            message,
-        });
-    }
-
-    /// A field that must be given. When it is not, the problem is recorded and a
-    /// placeholder returned, which [`Problems::finish`] never lets through.
-    fn required<T: Expected + Default>(&mut self, field: &'static str, value: Field<T>) -> T {
-        match value {
-            Field::Given(v) => v,
-            Field::Absent => {
-                self.push(field, "Field required");
-                T::default()
-            }
-            Field::Mistyped => {
-                self.push(field, T::MISTYPED);
-                T::default()
-            }
-        }
-    }
-
-    fn optional<T: Expected>(&mut self, field: &'static str, value: Field<T>) -> Option<T> {
-        match value {
-            Field::Given(v) => Some(v),
-            Field::Absent => None,
-            Field::Mistyped => {
-                self.push(field, T::MISTYPED);
-                None
-            }
-        }
-    }
-
-    /// A field of any value (see [`present`]) that must be given.
-    fn any(&mut self, field: &'static str, value: Option<Value>) -> Value {
-        value.unwrap_or_else(|| {
-            self.push(field, "Field required");
-            Value::Null
-        })
-    }
-
-    /// 422 with every problem, if there is one.
-    fn finish(self) -> Result<(), ApiError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Fields(self.0))
-        }
-    }
-}
 
 /// `POST /api/nodes`.
 #[derive(Debug, Default, Deserialize)]

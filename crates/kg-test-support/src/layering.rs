@@ -5,6 +5,8 @@
 //! A module is a top-level file or folder of `src/` (`sync/git.rs` belongs to `sync`);
 //! its imports are the modules its non-test code names through `crate::`. The crate's
 //! root files (`lib.rs`, `main.rs`) and `bin/` only assemble, so they are not modules.
+//! Test code does not count: an inline `#[cfg(test)] mod tests`, nor one in its own
+//! file (`search/tests.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -32,6 +34,7 @@ pub fn imports(src: &Path) -> Imports {
             .to_string();
         if ["lib", "main", "bin", "layering"].contains(&module.as_str())
             || path.extension().is_none_or(|e| e != "rs")
+            || path.file_stem().is_some_and(|s| s == "tests")
         {
             continue;
         }
@@ -195,9 +198,16 @@ mod tests {
                 "// crate::app is named only in a comment\npub struct AppState;\n\
                  #[cfg(test)]\nmod tests { use crate::app::run; }",
             ),
+            (
+                "store.rs",
+                "use crate::state::AppState;\n#[cfg(test)]\nmod tests;",
+            ),
+            // A test module in its own file does not count either.
+            ("store/tests.rs", "use crate::app::run;"),
         ]);
         let graph = assert_no_circle(src.path(), 2);
         assert_eq!(graph["app"], ["state".to_string()].into());
         assert!(graph["state"].is_empty());
+        assert_eq!(graph["store"], ["state".to_string()].into());
     }
 }

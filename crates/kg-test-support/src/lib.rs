@@ -7,6 +7,7 @@
 //! - [`hook`]: Claude Code's hook JSON, read and answered for in-process ambient tests;
 //! - [`graphs`]: realistic graphs for kg-core's benchmarks;
 //! - [`layering`]: the check that a crate's modules import each other without a circle;
+//! - [`structure`]: the check that no Rust file is over 800 lines of code;
 //! - with the `server` feature, for kg-server's tests and benches: [`serve`] (the
 //!   `kg-memory serve` child process), [`http`] (raw HTTP/1.1 and MCP over it) and
 //!   [`ws`] (WebSocket clients).
@@ -21,6 +22,7 @@ pub mod http;
 pub mod layering;
 #[cfg(feature = "server")]
 pub mod serve;
+pub mod structure;
 #[cfg(feature = "server")]
 pub mod ws;
 

@@ -15,6 +15,7 @@ mod paths;
 mod push;
 mod rename;
 mod secrets;
+mod snapshot_fixtures;
 mod snapshots;
 mod stale_debt;
 mod steps;
