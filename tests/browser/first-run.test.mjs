@@ -22,13 +22,14 @@ after(async () => {
   if (root) fs.rmSync(root, { recursive: true, force: true });
 });
 
-test('an empty memory shows how to connect Claude Code, then gives way to the graph', async () => {
+test('an empty memory shows how to connect the agents, then gives way to the graph', async () => {
   const page = await openView(browser, server.base);
   const empty = page.locator('#empty.first-run');
   await empty.waitFor();
   const text = await empty.innerText();
   assert.match(text, /No memories yet/);
-  assert.match(text, /kg-memory install claude-code/);
+  assert.match(text, /kg-memory setup/);
+  assert.match(text, /Codex CLI, Gemini CLI/);
   const card = page.locator('.card[data-level="user"]');
   assert.doesNotMatch(await card.innerText(), /DEBT|HEALTH/, 'an empty level shows no debt or health badges');
   await shot(page, 'ui-first-run.png');

@@ -170,9 +170,9 @@ function renderEmpty(): void {
   if (!damaged && state.graphs.every((g) => size(g) === 0)) {
     empty.replaceChildren(
       h('h2', { text: 'No memories yet' }),
-      h('p', { text: 'KG Memory fills up as Claude Code works. Connect it once, in a terminal:' }),
-      h('pre', {}, h('code', { text: 'kg-memory install claude-code' })),
-      h('p', { text: 'or with “Connect Claude Code…” in the tray menu. Then start a session in a project folder: what the agent learns appears here as it writes it.' }),
+      h('p', { text: 'KG Memory fills up as your coding agents work. Connect them once, in a terminal:' }),
+      h('pre', {}, h('code', { text: 'kg-memory setup' })),
+      h('p', { text: 'It finds the agents installed here (Claude Code, Codex CLI, Gemini CLI, Claude Desktop) and asks before wiring each; for Claude Code alone, “Connect Claude Code…” in the tray menu does the same. Then start a session in a project folder: what the agent learns appears here as it writes it.' }),
     );
     empty.classList.add('first-run');
     return;
