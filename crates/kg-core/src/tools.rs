@@ -15,9 +15,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use text::{likes_text, node_block, node_not_found_block, progress_text, sync_text};
 
-pub mod pages;
 #[cfg(test)]
 mod memo_tests;
+pub mod pages;
 pub mod text;
 pub mod touches;
 
@@ -442,9 +442,8 @@ pub fn render_session(
         ];
         // The render reads the graphs (their stamps), the clock (its keys), the
         // DEBT lines and the options; the same inputs answer the same bytes.
-        let clock = |at: Option<usize>| {
-            at.map(|i| ClockKey::of(graphs[i].graph, now, opts.grace_days))
-        };
+        let clock =
+            |at: Option<usize>| at.map(|i| ClockKey::of(graphs[i].graph, now, opts.grace_days));
         let mut key = RenderKey {
             stamps: [user_at.map(|i| stamps[i]), project_at.map(|i| stamps[i])],
             clock: [clock(user_at), clock(project_at)],

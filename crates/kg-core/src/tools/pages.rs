@@ -230,7 +230,13 @@ mod tests {
 
     #[test]
     fn utf16_length_is_what_javascript_counts() {
-        for text in ["", "plain", "ж→ü", "emoji 😀 and 𝄞 too", "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}"] {
+        for text in [
+            "",
+            "plain",
+            "ж→ü",
+            "emoji 😀 and 𝄞 too",
+            "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}",
+        ] {
             let expected: usize = text.chars().map(char::len_utf16).sum();
             assert_eq!(Unit::Utf16.len(text), expected, "{text:?}");
         }
