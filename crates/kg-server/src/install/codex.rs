@@ -178,25 +178,21 @@ pub(super) fn trust_keys(
     hooks: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<String> {
     let mut keys = Vec::new();
-    let Some(serde_json::Value::Object(events)) = hooks.get("hooks") else {
-        return keys;
-    };
-    for (event, groups) in events {
+    for hook in super::courier::courier_hooks(hooks) {
         // `SessionStart` → `session_start`, as Codex names the event in the key.
         let mut snake = String::new();
-        for (i, c) in event.chars().enumerate() {
+        for (i, c) in hook.event.chars().enumerate() {
             if c.is_ascii_uppercase() && i > 0 {
                 snake.push('_');
             }
             snake.push(c.to_ascii_lowercase());
         }
-        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
-            for (h, hook) in group["hooks"].as_array().into_iter().flatten().enumerate() {
-                if super::courier::courier_command(hook).is_some() {
-                    keys.push(format!("{}:{snake}:{g}:{h}", path.display()));
-                }
-            }
-        }
+        keys.push(format!(
+            "{}:{snake}:{}:{}",
+            path.display(),
+            hook.group,
+            hook.index
+        ));
     }
     keys
 }
@@ -342,17 +338,9 @@ pub fn codex_wiring(codex: &CodexHome) -> CodexWiring {
         Err(e) => w.config_error = Some(e.diagnosis()),
     }
     let hooks = super::files::read_lenient(&codex.hooks());
-    if let Some(serde_json::Value::Object(events)) = hooks.get("hooks") {
-        for (event, groups) in events {
-            for group in groups.as_array().into_iter().flatten() {
-                for hook in group["hooks"].as_array().into_iter().flatten() {
-                    if let Some(command) = super::courier::courier_command(hook) {
-                        w.hooks.push((event.clone(), command.to_string()));
-                    }
-                }
-            }
-        }
-    }
+    w.hooks = super::courier::courier_hooks(&hooks)
+        .map(|hook| (hook.event.to_string(), hook.command.to_string()))
+        .collect();
     w
 }
 

@@ -4,7 +4,7 @@
 
 use super::Setup;
 use crate::launch::{server_flags, shell_line};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// The tools whose results the PostToolUse hook sees: file reads and edits (file
@@ -124,6 +124,42 @@ pub(super) fn is_kg_memory(program: &str) -> bool {
 pub(super) fn courier_command(hook: &Value) -> Option<&str> {
     let command = hook["command"].as_str()?;
     (hook["type"] == "command" && Courier::parse(command).is_some()).then_some(command)
+}
+
+/// A `kg-memory hook` command hook found in an agent's settings.
+pub(super) struct CourierHook<'a> {
+    /// The agent's event name (`SessionStart`, `BeforeAgent`, …).
+    pub event: &'a str,
+    /// Where it sits: its group in the event's list, and its place in that group's
+    /// `hooks` (Codex names its trust records by both).
+    pub group: usize,
+    pub index: usize,
+    pub command: &'a str,
+}
+
+/// Every courier hook in a settings object's `hooks`, in the shape Claude Code, Codex
+/// and Gemini CLI share: event → list of groups → each group's `hooks`.
+pub(super) fn courier_hooks(
+    settings: &Map<String, Value>,
+) -> impl Iterator<Item = CourierHook<'_>> {
+    let events = match settings.get("hooks") {
+        Some(Value::Object(events)) => Some(events),
+        _ => None,
+    };
+    events.into_iter().flatten().flat_map(|(event, groups)| {
+        let groups = groups.as_array().into_iter().flatten().enumerate();
+        groups.flat_map(move |(group, g)| {
+            let hooks = g["hooks"].as_array().into_iter().flatten().enumerate();
+            hooks.filter_map(move |(index, hook)| {
+                courier_command(hook).map(|command| CourierHook {
+                    event: event.as_str(),
+                    group,
+                    index,
+                    command,
+                })
+            })
+        })
+    })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use super::InstallError;
 use super::claude_code::merge_hooks;
-use super::courier::{Courier, courier_command, hook_command};
+use super::courier::{Courier, courier_hooks, hook_command};
 use super::files::{in_file, pretty, read_object};
 use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
 use super::installed::InstalledTarget;
@@ -238,23 +238,9 @@ pub fn gemini_wiring(path: &Path) -> GeminiWiring {
         .and_then(|e| e.get("url").or_else(|| e.get("httpUrl")))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut hooks = Vec::new();
-    if let Some(Value::Object(events)) = map.get("hooks") {
-        for (event, groups) in events {
-            let commands = groups
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-                .flatten()
-                .filter_map(courier_command);
-            for command in commands {
-                if let Some(courier) = Courier::parse(command) {
-                    hooks.push((event.clone(), courier));
-                }
-            }
-        }
-    }
+    let hooks = courier_hooks(&map)
+        .filter_map(|hook| Some((hook.event.to_string(), Courier::parse(hook.command)?)))
+        .collect();
     GeminiWiring::Read { url, hooks }
 }
 

@@ -8,7 +8,7 @@
 use super::InstallError;
 use super::Setup;
 use super::claude_code::{CODE_SERVER, code_entry, is_code_entry};
-use super::courier::courier_command;
+use super::courier::courier_hooks;
 use serde_json::{Map, Value};
 
 /// The install record's key for "the MCP server entry was there before us".
@@ -25,16 +25,7 @@ pub(super) enum Existing {
 
 /// Do the settings hold a `kg-memory hook` courier, which only the installer writes?
 pub(super) fn has_our_hooks(settings: &Map<String, Value>) -> bool {
-    let Some(Value::Object(hooks)) = settings.get("hooks") else {
-        return false;
-    };
-    hooks
-        .values()
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
-        .flatten()
-        .any(|hook| courier_command(hook).is_some())
+    courier_hooks(settings).next().is_some()
 }
 
 /// Whether the install record says the entry was added by hand.

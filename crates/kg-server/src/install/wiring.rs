@@ -5,7 +5,7 @@ use super::InstallError;
 use super::Setup;
 use super::claude_code::CODE_SERVER;
 use super::claude_config::{ClaudeConfig, home_relative};
-use super::courier::{Courier, claude_event, courier_command, is_kg_memory};
+use super::courier::{Courier, claude_event, courier_hooks, is_kg_memory};
 use super::desktop::DESKTOP_SERVER;
 use super::files::read_lenient;
 use super::installed::settings_env;
@@ -201,23 +201,14 @@ fn found_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> 
     let mut found = Vec::new();
     for file in settings_files(claude, project) {
         let settings = read_lenient(&file);
-        let Some(Value::Object(hooks)) = settings.get("hooks") else {
-            continue;
-        };
-        for (event, groups) in hooks {
-            for group in groups.as_array().into_iter().flatten() {
-                for hook in group["hooks"].as_array().into_iter().flatten() {
-                    if let Some(command) = courier_command(hook)
-                        && let Some(courier) = Courier::parse(command)
-                    {
-                        found.push(FoundHook {
-                            file: file.clone(),
-                            event: event.clone(),
-                            command: command.to_string(),
-                            courier,
-                        });
-                    }
-                }
+        for hook in courier_hooks(&settings) {
+            if let Some(courier) = Courier::parse(hook.command) {
+                found.push(FoundHook {
+                    file: file.clone(),
+                    event: hook.event.to_string(),
+                    command: hook.command.to_string(),
+                    courier,
+                });
             }
         }
     }
