@@ -416,16 +416,14 @@ pub fn codex_hook_trust(
 /// Where our hooks in Codex's `hooks.json` point, when they name a port or storage
 /// root of their own (plain `status` asks that server when Claude Code names none).
 pub fn codex_installed_target(codex: &CodexHome) -> Option<super::InstalledTarget> {
-    codex_wiring(codex)
+    let couriers: Vec<super::Courier> = codex_wiring(codex)
         .hooks
         .iter()
         .filter_map(|(_, command)| super::Courier::parse(command))
-        .find(|c| c.port.is_some() || c.storage.is_some())
-        .map(|c| super::InstalledTarget {
-            port: c.port,
-            storage: c.storage,
-            source: format!("the hooks in {}", codex.hooks().display()),
-        })
+        .collect();
+    super::InstalledTarget::of_couriers(&couriers, || {
+        format!("the hooks in {}", codex.hooks().display())
+    })
 }
 
 #[cfg(test)]

@@ -108,6 +108,12 @@ impl Courier {
         hook.then_some(courier)
     }
 
+    /// It names a port or a storage root of its own (an install with `--port` or
+    /// `--storage`), not the defaults.
+    pub(super) fn names_its_server(&self) -> bool {
+        self.port.is_some() || self.storage.is_some()
+    }
+
     /// The program exists (a bare name is taken to be on `PATH`).
     pub(super) fn runnable(&self) -> bool {
         !self.program.contains(['/', '\\']) || Path::new(&self.program).is_file()

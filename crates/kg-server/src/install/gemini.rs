@@ -307,13 +307,8 @@ pub fn installed_target(path: &Path) -> Option<InstalledTarget> {
     let GeminiWiring::Read { hooks, .. } = gemini_wiring(path) else {
         return None;
     };
-    let (_, courier) = hooks
-        .into_iter()
-        .find(|(_, c)| c.port.is_some() || c.storage.is_some())?;
-    Some(InstalledTarget {
-        port: courier.port,
-        storage: courier.storage,
-        source: format!("Gemini CLI's hooks in {}", path.display()),
+    InstalledTarget::of_couriers(hooks.iter().map(|(_, c)| c), || {
+        format!("Gemini CLI's hooks in {}", path.display())
     })
 }
 

@@ -5,6 +5,7 @@
 //! install made with `--port`/`--storage` while that server runs.
 
 use super::claude_config::ClaudeConfig;
+use super::courier::Courier;
 use super::files::read_lenient;
 use super::wiring::{enabled_plugin, installer_hooks};
 use serde_json::Value;
@@ -37,18 +38,30 @@ pub struct InstalledTarget {
     pub source: String,
 }
 
+impl InstalledTarget {
+    /// The first courier that names a port or a storage root of its own (an install
+    /// with `--port`/`--storage`), read in `source`.
+    pub(super) fn of_couriers<'a>(
+        couriers: impl IntoIterator<Item = &'a Courier>,
+        source: impl FnOnce() -> String,
+    ) -> Option<InstalledTarget> {
+        let courier = couriers.into_iter().find(|c| c.names_its_server())?;
+        Some(InstalledTarget {
+            port: courier.port,
+            storage: courier.storage.clone(),
+            source: source(),
+        })
+    }
+}
+
 /// Where the installer's hooks (or, with the plugin enabled, the settings' `env`)
 /// point for sessions in `project`; `None` when they name neither a port nor a
 /// storage root of their own.
 pub fn installed_target(claude: &ClaudeConfig, project: Option<&Path>) -> Option<InstalledTarget> {
-    if let Some(hook) = installer_hooks(claude, project)
-        .into_iter()
-        .find(|h| h.courier.port.is_some() || h.courier.storage.is_some())
-    {
-        return Some(InstalledTarget {
-            port: hook.courier.port,
-            storage: hook.courier.storage.clone(),
-            source: format!("the hooks in {}", claude.show(&hook.file)),
+    let hooks = installer_hooks(claude, project);
+    if let Some(hook) = hooks.iter().find(|h| h.courier.names_its_server()) {
+        return InstalledTarget::of_couriers([&hook.courier], || {
+            format!("the hooks in {}", claude.show(&hook.file))
         });
     }
     enabled_plugin(claude, project)?;
