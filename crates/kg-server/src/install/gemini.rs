@@ -140,12 +140,14 @@ pub fn install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
             }
         }
         Some(entry) if by_hand => {
-            return Err(InstallError::NotOurs(format!(
-                "the MCP server \"{GEMINI_SERVER}\" in {} was added by hand (`gemini mcp add`) and points at {}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install gemini --port N` with its port), or remove your entry (`gemini mcp remove -s user {GEMINI_SERVER}`) and run this again so the installer manages it.",
-                path.display(),
-                entry["url"].as_str().unwrap_or("?"),
-                setup.url()
-            )));
+            return Err(super::hand_added::added_by_hand_elsewhere(
+                &path,
+                "`gemini mcp add`",
+                entry["url"].as_str(),
+                "gemini",
+                &format!("gemini mcp remove -s user {GEMINI_SERVER}"),
+                &setup.url(),
+            ));
         }
         _ => {
             add_server(

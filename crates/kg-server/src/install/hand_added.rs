@@ -58,12 +58,32 @@ pub(super) fn existing_entry(
     if *entry == code_entry(setup) {
         return Ok(Existing::KeptAsAdded);
     }
-    let theirs = entry["url"].as_str().unwrap_or("?");
-    Err(InstallError::NotOurs(format!(
-        "the MCP server \"{CODE_SERVER}\" in {} was added by hand (`claude mcp add`) and points at {theirs}, while this install's server listens at {}. Nothing was changed. Either install for that server (`kg-memory install claude-code --port N` with its port), or remove your entry (`claude mcp remove -s user {CODE_SERVER}`) and run this again so the installer manages it.",
-        setup.claude.json.display(),
-        setup.url()
-    )))
+    Err(added_by_hand_elsewhere(
+        &setup.claude.json,
+        "`claude mcp add`",
+        entry["url"].as_str(),
+        "claude-code",
+        &format!("claude mcp remove -s user {CODE_SERVER}"),
+        &setup.url(),
+    ))
+}
+
+/// The refusal for a `kg` entry in `file` that the person added (`added_with`) and
+/// that reaches another server than this install's (`ours`): nothing is changed, and
+/// both ways on are named — install for that server, or `remove` the entry.
+pub(super) fn added_by_hand_elsewhere(
+    file: &std::path::Path,
+    added_with: &str,
+    theirs: Option<&str>,
+    agent: &str,
+    remove: &str,
+    ours: &str,
+) -> InstallError {
+    let reaches = theirs.map_or("has no url".to_string(), |url| format!("points at {url}"));
+    InstallError::NotOurs(format!(
+        "the MCP server \"kg\" in {} was added by hand ({added_with}) and {reaches}, while this install's server listens at {ours}. Nothing was changed. Either install for that server (`kg-memory install {agent} --port N` with its port, and --storage if it serves another root), or remove your entry (`{remove}`) and run this again so the installer manages it.",
+        file.display()
+    ))
 }
 
 #[cfg(test)]

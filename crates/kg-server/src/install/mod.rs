@@ -527,11 +527,14 @@ fn plan_codex_install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
             }
         }
         theirs => {
-            return Err(InstallError::NotOurs(format!(
-                "Codex already has an MCP server \"{CODEX_SERVER}\" in {} ({}), not added by this installer; nothing was changed. Either remove it (`codex mcp remove {CODEX_SERVER}`) and run `kg-memory install codex` again, or keep it and install with the --port and --storage of the server it reaches",
-                config_path.display(),
-                theirs.map_or("without a url".to_string(), |u| format!("at {u}"))
-            )));
+            return Err(hand_added::added_by_hand_elsewhere(
+                &config_path,
+                "`codex mcp add`, or an edit of config.toml",
+                theirs.as_deref(),
+                "codex",
+                &format!("codex mcp remove {CODEX_SERVER}"),
+                &url,
+            ));
         }
     }
     let config_after = if summary.is_empty() {
