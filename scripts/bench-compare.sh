@@ -31,7 +31,7 @@ fi
 # bench_executables <source tree> <target dir>: "name path" per bench binary.
 bench_executables() {
     (cd "$1" && CARGO_TARGET_DIR=$2 cargo bench --no-run -p kg-core -p kg-server 2>&1) |
-        sed -nE 's/^ *Executable benches\/(memory|write_through|load)\.rs \((.*)\)$/\1 \2/p' |
+        sed -nE 's/^ *Executable benches\/(memory|write_through|load)(\.rs|\/main\.rs) \((.*)\)$/\1 \3/p' |
         while read -r name path; do
             case $path in /*) ;; *) path=$1/$path ;; esac
             echo "$name $path"
