@@ -8,7 +8,10 @@
 # with -target appended. Then it runs kg-core's criterion benches
 # (`memory`, `write_through`) and kg-server's `load` bench for the base and for the
 # working tree, alternating, `rounds` times (default 2), and prints one table per
-# bench: the median over the rounds of each measurement, before and after.
+# bench: the median over the rounds of each measurement, before and after. The load
+# bench is a client driving a `kg-memory` server: both sides run the working tree's
+# driver, against the base's server and then the working tree's (KG_MEMORY_BIN), so
+# only the server differs.
 # Criterion runs shortened (1 s warm-up, 3 s measurement); the load bench with fewer
 # requests (the KG_BENCH_* knobs below). KG_COMPARE_BENCHES picks some of the
 # three (e.g. "load"). Quiet the machine first: the numbers are wall clock.
@@ -44,6 +47,10 @@ while read -r name path; do before[$name]=$path; done \
     < <(bench_executables "$base_tree" "$base_target")
 while read -r name path; do after[$name]=$path; done \
     < <(bench_executables "$PWD" "$PWD/target")
+# The servers the load bench drives (the binary's package moved between commits, so
+# it is asked for by name).
+server_of() { (cd "$1" && CARGO_TARGET_DIR=$2 cargo build --release -q --bin kg-memory) && echo "$2/release/kg-memory"; }
+declare -A server=([before]=$(server_of "$base_tree" "$base_target") [after]=$(server_of "$PWD" "$PWD/target"))
 benches=(${KG_COMPARE_BENCHES:-memory write_through load})
 for name in "${benches[@]}"; do
     [ -n "${before[$name]:-}" ] && [ -n "${after[$name]:-}" ] ||
@@ -63,7 +70,7 @@ for round in $(seq "$rounds"); do
             out=$results/$side.$name.$round
             mkdir -p "$results/criterion-$side"
             if [ "$name" = load ]; then
-                "${binaries[$name]}" --bench >"$out" 2>&1
+                KG_MEMORY_BIN=${server[$side]} "${after[load]}" --bench >"$out" 2>&1
             else
                 CRITERION_HOME=$results/criterion-$side "${binaries[$name]}" "${criterion_args[@]}" >"$out" 2>&1
             fi
@@ -92,12 +99,20 @@ def criterion(text):
     return found
 
 def load(text):
-    """label → p50 in ms, from the load bench's `… n=… p50=… ms` lines."""
-    found = {}
+    """label → p50 in ms, from the load bench's `… n=… p50=… ms` lines. A label that
+    comes again (the same call on the big graph of phase f) is kept apart from the
+    first: `label [phase f]`, the phase read from the last `(x)` heading."""
+    found, phase = {}, "a"
     for line in text.splitlines():
-        m = re.search(r"^\s*(.*?)\s+n=\s*\d+\s+p50=([\d.]+)", line)
+        heading = re.match(r"^\(([a-z])\)", line)
+        if heading:
+            phase = heading.group(1)
+        m = re.search(r"^\s*(?:\([a-z]\)\s*)?(.*?)\s+n=\s*\d+\s+p50=([\d.]+)", line)
         if m:
-            found[m.group(1)] = float(m.group(2))
+            label = m.group(1)
+            if label in found:
+                label = f"{label} [phase {phase}]"
+            found[label] = float(m.group(2))
     return found
 
 for bench, parse in (("memory", criterion), ("write_through", criterion), ("load", load)):
