@@ -6,8 +6,8 @@
 
 use anyhow::Context;
 use auto_launch::{AutoLaunch, AutoLaunchBuilder};
+use kg_install::{ProgramUser, Setup, place_program, release_program};
 use kg_server::Settings;
-use kg_server::install::{ProgramUser, Setup, place_program, release_program};
 use std::path::{Path, PathBuf};
 
 /// The login item's name (the desktop entry in `~/.config/autostart/`, the macOS

@@ -445,7 +445,7 @@ fn graph_of(project: &str) -> Graph<'_> {
 /// Ask before writing Claude Code's configuration, then run the installer.
 fn confirm_connect(app: &AppHandle) {
     let handle = app.clone();
-    let claude = kg_server::install::ClaudeConfig::from_env(&shell(app).settings.home);
+    let claude = kg_install::ClaudeConfig::from_env(&shell(app).settings.home);
     app.dialog()
         .message(format!(
             "KG Memory will add its MCP server and hooks to Claude Code's configuration \
@@ -465,10 +465,10 @@ fn confirm_connect(app: &AppHandle) {
             }
             let s = shell(&handle);
             let result = (|| -> anyhow::Result<String> {
-                use kg_server::install::{Client, Setup, apply, describe, place_program};
+                use kg_install::{Client, Setup, apply, describe, place_program};
                 // From a build folder, the hooks name a copy in ~/.local/bin instead.
                 let setup = Setup::for_program(&s.settings, &kg_memory_binary()?);
-                let plan = kg_server::install::plan_install(Client::ClaudeCode, &setup)?;
+                let plan = kg_install::plan_install(Client::ClaudeCode, &setup)?;
                 let placed = place_program(&setup, Client::ClaudeCode, false)?;
                 apply(&plan, kg_server::clock::Clock::System.now(), true)?;
                 let mut done = placed.map(|p| format!("{p}\n")).unwrap_or_default();

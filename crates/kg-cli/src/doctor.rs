@@ -11,8 +11,8 @@
 //! memory.
 
 use crate::route_check::{Answerer, mcp_warnings, who_answers};
+use kg_install::{ClaudeConfig, Wiring, wiring, wiring_report};
 use kg_server::config::Settings;
-use kg_server::install::{ClaudeConfig, Wiring, wiring, wiring_report};
 use kg_server::launch::{serve_command, server_flags, shell_line};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -100,13 +100,13 @@ pub async fn examine(p: &Patient<'_>) -> Report {
     // The holder of the storage root, whatever port it chose; else the configured one.
     let (base, _) = kg_server::root_lock::server_of(settings);
     let w = wiring(p.claude, p.project, settings.port);
-    let codex = kg_server::install::CodexHome::from_env(&settings.home);
-    let codex_wired = kg_server::install::codex_wiring(&codex);
+    let codex = kg_install::CodexHome::from_env(&settings.home);
+    let codex_wired = kg_install::codex_wiring(&codex);
 
-    let gemini_path = kg_server::install::gemini::settings_path(&settings.home);
-    let gemini_wired = kg_server::install::gemini::gemini_wiring(&gemini_path);
+    let gemini_path = kg_install::gemini::settings_path(&settings.home);
+    let gemini_wired = kg_install::gemini::gemini_wiring(&gemini_path);
     let gemini_hooks = match &gemini_wired {
-        kg_server::install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
+        kg_install::gemini::GeminiWiring::Read { hooks, .. } => hooks.clone(),
         _ => Vec::new(),
     };
     let mut programs = programs(&w);
@@ -117,7 +117,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
         codex_wired
             .hooks
             .iter()
-            .filter_map(|(_, command)| kg_server::install::Courier::parse(command))
+            .filter_map(|(_, command)| kg_install::Courier::parse(command))
             .map(|c| c.program),
     );
     hook_programs(
@@ -170,7 +170,7 @@ pub async fn examine(p: &Patient<'_>) -> Report {
         report.section("Codex CLI", codex_findings(&codex, settings, true));
     }
     // Likewise Gemini CLI.
-    if gemini_wired != kg_server::install::gemini::GeminiWiring::Absent {
+    if gemini_wired != kg_install::gemini::GeminiWiring::Absent {
         report.section("Gemini CLI", gemini(settings, &base, p.project).await);
     }
     report.section(
@@ -408,7 +408,7 @@ fn quarantined(root: &Path) -> Vec<PathBuf> {
 }
 
 fn desktop(settings: &Settings) -> Vec<Finding> {
-    let path = kg_server::install::desktop_config_path(&settings.home);
+    let path = kg_install::desktop_config_path(&settings.home);
     let config = std::fs::read_to_string(&path);
     let Ok(text) = config else {
         return vec![Finding::Note(
@@ -420,7 +420,7 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
             format!("{} is not valid JSON ({e}); Claude Desktop ignores it", path.display()),
             "repair the file by hand (its .bak-kg-* copies hold earlier versions)".to_string(),
         )],
-        Ok(v) => match v["mcpServers"][kg_server::install::DESKTOP_SERVER_NAME]["command"].as_str() {
+        Ok(v) => match v["mcpServers"][kg_install::DESKTOP_SERVER_NAME]["command"].as_str() {
             Some(program) => match program_problem(program) {
                 None => vec![Finding::Ok(format!("Claude Desktop runs {program} stdio"))],
                 Some(problem) => vec![Finding::Problem(
@@ -439,9 +439,7 @@ fn desktop(settings: &Settings) -> Vec<Finding> {
 /// Gemini CLI's wiring: its `kg` entry reaches this memory's server (at `base`), its
 /// hooks name this server and a program that runs. `kg-memory status` shows the same.
 pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> Vec<Finding> {
-    use kg_server::install::gemini::{
-        GeminiWiring, gemini_hook_events, gemini_wiring, settings_path,
-    };
+    use kg_install::gemini::{GeminiWiring, gemini_hook_events, gemini_wiring, settings_path};
     let path = settings_path(&settings.home);
     let install = format!("`kg-memory{} install gemini`", flags(settings));
     let (url, hooks) = match gemini_wiring(&path) {
@@ -548,7 +546,7 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
     }
     // Gemini CLI runs no MCP server and no hook in a folder it does not trust.
     if let Some(folder) = project {
-        found.push(match kg_server::install::gemini::trusts(&path, folder) {
+        found.push(match kg_install::gemini::trusts(&path, folder) {
             Some(true) => Finding::Ok(format!(
                 "Gemini CLI trusts {}: kg and the hooks run there",
                 folder.display()
@@ -570,11 +568,11 @@ pub async fn gemini(settings: &Settings, base: &str, project: Option<&Path>) -> 
 /// app-server) whether Codex trusts the hooks. `kg-memory status` prints the same
 /// findings, without asking Codex.
 pub fn codex_findings(
-    codex: &kg_server::install::CodexHome,
+    codex: &kg_install::CodexHome,
     settings: &Settings,
     ask_codex: bool,
 ) -> Vec<Finding> {
-    use kg_server::install::{Courier, codex_wiring};
+    use kg_install::{Courier, codex_wiring};
     let w = codex_wiring(codex);
     let again = format!("`kg-memory{} install codex`", flags(settings));
     let mut found = Vec::new();
@@ -654,11 +652,7 @@ pub fn codex_findings(
 fn codex_trust(settings: &Settings, ask_codex: bool) -> Finding {
     let program = crate::setup_cli::on_path("codex").filter(|_| ask_codex);
     let asked = program.and_then(|codex| {
-        kg_server::install::codex_hook_trust(
-            &codex,
-            &settings.home,
-            std::time::Duration::from_secs(8),
-        )
+        kg_install::codex_hook_trust(&codex, &settings.home, std::time::Duration::from_secs(8))
     });
     let Some(hooks) = asked.filter(|h| !h.is_empty()) else {
         return Finding::Note(

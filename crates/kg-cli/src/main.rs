@@ -227,7 +227,7 @@ enum ClientName {
     Gemini,
 }
 
-impl From<ClientName> for kg_server::install::Client {
+impl From<ClientName> for kg_install::Client {
     fn from(name: ClientName) -> Self {
         match name {
             ClientName::ClaudeCode => Self::ClaudeCode,
@@ -313,16 +313,14 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
         || std::env::var_os("KG_HTTP_PORT").is_some()
         || std::env::var_os("KG_STORAGE_ROOT").is_some();
     let mut settings = settings(flags)?;
-    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let claude = kg_install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
     // Claude Code's wiring first, else Codex's, else Gemini CLI's.
-    let codex = kg_server::install::CodexHome::from_env(&settings.home);
-    let installed = kg_server::install::installed_target(&claude, project.as_deref())
-        .or_else(|| kg_server::install::codex_installed_target(&codex))
+    let codex = kg_install::CodexHome::from_env(&settings.home);
+    let installed = kg_install::installed_target(&claude, project.as_deref())
+        .or_else(|| kg_install::codex_installed_target(&codex))
         .or_else(|| {
-            kg_server::install::gemini::installed_target(
-                &kg_server::install::gemini::settings_path(&settings.home),
-            )
+            kg_install::gemini::installed_target(&kg_install::gemini::settings_path(&settings.home))
         });
     if !pinned && let Some(target) = installed {
         settings.port = target.port.unwrap_or(settings.port);
@@ -338,7 +336,7 @@ fn asked_settings(flags: Where) -> anyhow::Result<Settings> {
 
 async fn doctor(flags: Where) -> anyhow::Result<()> {
     let settings = asked_settings(flags)?;
-    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let claude = kg_install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
     let patient = kg_cli::doctor::Patient {
         settings: &settings,
@@ -356,7 +354,7 @@ async fn doctor(flags: Where) -> anyhow::Result<()> {
 
 async fn status(flags: Where) -> anyhow::Result<()> {
     let settings = asked_settings(flags)?;
-    let claude = kg_server::install::ClaudeConfig::from_env(&settings.home);
+    let claude = kg_install::ClaudeConfig::from_env(&settings.home);
     let project = std::env::current_dir().ok();
     // The server that holds the storage root is the one to ask, whatever the port
     // in this shell's settings.
@@ -516,8 +514,8 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         }
     }
     // How Claude Code reaches this server, from this folder.
-    let wiring = kg_server::install::wiring(&claude, project.as_deref(), port);
-    let (lines, mut warnings) = kg_server::install::wiring_report(&wiring, &settings, port);
+    let wiring = kg_install::wiring(&claude, project.as_deref(), port);
+    let (lines, mut warnings) = kg_install::wiring_report(&wiring, &settings, port);
     warnings.extend(kg_cli::route_check::mcp_warnings(&wiring, &settings).await);
     say("Claude Code:\n");
     for line in lines {
@@ -537,13 +535,13 @@ async fn status(flags: Where) -> anyhow::Result<()> {
         }
     };
     // How Codex reaches it, where Codex is.
-    let codex = kg_server::install::CodexHome::from_env(&settings.home);
+    let codex = kg_install::CodexHome::from_env(&settings.home);
     if codex.dir.is_dir() {
         say("Codex CLI:\n");
         show(kg_cli::doctor::codex_findings(&codex, &settings, false));
     }
     // Gemini CLI, where it has been set up.
-    use kg_server::install::gemini::{GeminiWiring, gemini_wiring, settings_path};
+    use kg_install::gemini::{GeminiWiring, gemini_wiring, settings_path};
     if gemini_wiring(&settings_path(&settings.home)) != GeminiWiring::Absent {
         say("Gemini CLI:\n");
         show(kg_cli::doctor::gemini(&settings, &base, project.as_deref()).await);
@@ -608,7 +606,7 @@ fn with_system_message(answer: Option<String>, message: &str, event: &str) -> St
 async fn hook(args: HookArgs, flags: Where) -> anyhow::Result<()> {
     use kg_cli::hook::{HOOK_BUDGET, HookEvent, read_stdin, run};
     use kg_cli::session_notice::Agent;
-    use kg_server::install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
+    use kg_install::{ClaudeConfig, HookDuty, claude_event, hook_duty};
     // The whole run, reading stdin included, stays within the budget.
     let deadline = std::time::Instant::now() + HOOK_BUDGET;
     let via_plugin = args.via == Some(Via::Plugin);
@@ -662,7 +660,7 @@ fn install(
     remove: bool,
     flags: Where,
 ) -> anyhow::Result<()> {
-    use kg_server::install::{
+    use kg_install::{
         Client, Setup, apply, describe, place_program, plan_install, plan_uninstall,
         release_program,
     };
@@ -747,7 +745,7 @@ fn install(
 fn setup(args: SetupArgs, flags: Where) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let settings = settings(flags)?;
-    let setup = kg_server::install::Setup::for_program(
+    let setup = kg_install::Setup::for_program(
         &settings,
         &std::env::current_exe().context("cannot find this program's own path")?,
     );

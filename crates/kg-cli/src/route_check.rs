@@ -4,8 +4,8 @@
 //! root's server says "offline", but an MCP entry to the same port keeps its tools
 //! connected to that other memory.
 
+use kg_install::Wiring;
 use kg_server::config::Settings;
-use kg_server::install::Wiring;
 use kg_server::root_lock::{NotOurs, serves_another_root};
 use std::time::Duration;
 

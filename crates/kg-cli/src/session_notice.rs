@@ -175,8 +175,8 @@ pub fn codex_closing_words(serve: &str) -> String {
 
 /// What `kg-memory setup` says once it connected `agents`: start the server first, then
 /// each agent's own next step.
-pub fn setup_closing_words(serve: &str, agents: &[kg_server::install::Client]) -> String {
-    use kg_server::install::Client;
+pub fn setup_closing_words(serve: &str, agents: &[kg_install::Client]) -> String {
+    use kg_install::Client;
     let mut out = format!(
         "Done. Start the server before your agents: `{serve}` in a terminal that stays open, or the KG Memory tray app with \"Start at login\".\n"
     );

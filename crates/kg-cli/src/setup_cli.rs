@@ -7,7 +7,7 @@
 //! go on; an agent's files are planned again after the answer, and a file changed while
 //! the person was deciding is left alone.
 
-use kg_server::install::{
+use kg_install::{
     Client, FileChange, Setup, apply, describe, describe_changes, desktop_config_path,
     place_program, plan_install, program_in_place,
 };
@@ -170,7 +170,7 @@ pub fn run(
         }
     }
     if request.dry_run {
-        say(kg_server::install::DRY_RUN_FOOTER);
+        say(kg_install::DRY_RUN_FOOTER);
         return Ok(());
     }
     if steps.is_empty() {

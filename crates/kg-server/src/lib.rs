@@ -1,6 +1,6 @@
 //! KG Memory's server: the memory store behind MCP (stateless streamable HTTP), a REST
 //! API, a WebSocket of live changes and background maintenance, and what the front
-//! ends share to reach and wire it (settings, the root lock, the installer). The
+//! ends share to reach it (settings, the root lock, how a server is launched). The
 //! `kg-memory` binary (crates/kg-cli) runs it headless; the tray app runs it in-process.
 
 mod activity;
@@ -11,7 +11,6 @@ pub mod config;
 mod connections;
 mod hook_json;
 pub mod import;
-pub mod install;
 pub mod launch;
 pub mod listener;
 pub mod logging;

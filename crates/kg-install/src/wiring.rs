@@ -1,17 +1,16 @@
 //! How Claude Code is wired, read back: for `kg-memory status` and the hooks, and to
 //! refuse installing a second route beside the plugin.
 
-use super::InstallError;
-use super::Setup;
-use super::claude_code::CODE_SERVER;
-use super::claude_config::{ClaudeConfig, home_relative};
-use super::courier::{Courier, claude_event, courier_hooks, is_kg_memory};
-use super::desktop::DESKTOP_SERVER;
-use super::files::read_lenient;
-use super::installed::settings_env;
-use super::servers::loopback_port;
-use crate::config::{DEFAULT_PORT, Settings};
-use crate::launch::{server_flags, shell_line};
+use crate::InstallError;
+use crate::Setup;
+use crate::claude_code::CODE_SERVER;
+use crate::claude_config::{ClaudeConfig, home_relative};
+use crate::courier::{Courier, claude_event, courier_hooks, is_kg_memory};
+use crate::desktop::DESKTOP_SERVER;
+use crate::files::read_lenient;
+use crate::servers::loopback_port;
+use kg_server::config::{DEFAULT_PORT, Settings};
+use kg_server::launch::{server_flags, shell_line};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fs;
@@ -87,7 +86,7 @@ pub fn plugin_installs(claude: &ClaudeConfig) -> Vec<PluginInstall> {
 
 /// Claude Code's settings files that apply in `project`, lowest precedence first:
 /// user, project, local.
-pub(super) fn settings_files(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn settings_files(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<PathBuf> {
     let mut files = vec![claude.settings()];
     // Claude run in the folder holding the user's settings (the home folder, unless
     // CLAUDE_CONFIG_DIR moved them): its project settings are the user's.
@@ -123,7 +122,7 @@ pub fn enabled_plugin(claude: &ClaudeConfig, project: Option<&Path>) -> Option<S
 }
 
 /// `install claude-code` next to the plugin would load the memory twice.
-pub(super) fn refuse_beside_plugin(setup: &Setup) -> Result<(), InstallError> {
+pub(crate) fn refuse_beside_plugin(setup: &Setup) -> Result<(), InstallError> {
     let installs = plugin_installs(&setup.claude);
     if installs.is_empty() {
         return Ok(());
@@ -217,11 +216,28 @@ fn found_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> 
 
 /// The `kg-memory hook` commands that are not the plugin's: the installer's (or
 /// written by hand).
-pub(super) fn installer_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> {
+pub(crate) fn installer_hooks(claude: &ClaudeConfig, project: Option<&Path>) -> Vec<FoundHook> {
     found_hooks(claude, project)
         .into_iter()
         .filter(|h| !h.courier.via_plugin)
         .collect()
+}
+
+/// The variables Claude Code's settings files set for its session (their `env`
+/// blocks, user then project then local, the later winning). Claude Code applies them
+/// to its hooks and to the `${…}` in a plugin's `.mcp.json`.
+pub fn settings_env(files: &[PathBuf]) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    for file in files {
+        if let Some(Value::Object(vars)) = read_lenient(file).get("env") {
+            for (name, value) in vars {
+                if let Some(text) = value.as_str() {
+                    env.insert(name.clone(), text.to_string());
+                }
+            }
+        }
+    }
+    env
 }
 
 /// `${VAR}` and `${VAR:-default}` expanded as Claude Code expands them in a plugin's
@@ -406,7 +422,7 @@ pub fn twice_message(plugin_id: &str, hooks_file: &str) -> String {
 pub fn wiring_report(w: &Wiring, settings: &Settings, port: u16) -> (Vec<String>, Vec<String>) {
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
-    let default_storage = crate::config::default_storage_root(&settings.home);
+    let default_storage = kg_server::config::default_storage_root(&settings.home);
     for p in &w.plugins {
         let state = if w.plugin_enabled.as_deref() == Some(&p.id) {
             "enabled"
@@ -563,8 +579,8 @@ fn install_flags(settings: &Settings, port: u16) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install};
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install};
     use serde_json::json;
     use std::fs;
 

@@ -1,20 +1,20 @@
 //! Claude Code's entries: the HTTP MCP server in `~/.claude.json` and the courier hooks
 //! in `~/.claude/settings.json` (or both in `$CLAUDE_CONFIG_DIR`; see `claude_config`).
 
-use super::InstallError;
-use super::Setup;
-use super::courier::{HOOK_EVENTS, courier_command, hook_command};
-use super::error::FIX_BY_HAND;
-use super::files::object;
-use super::servers::loopback_port;
+use crate::InstallError;
+use crate::Setup;
+use crate::courier::{HOOK_EVENTS, courier_command, hook_command};
+use crate::error::FIX_BY_HAND;
+use crate::files::object;
+use crate::servers::loopback_port;
 use serde_json::{Map, Value, json};
 
 /// The name of the MCP server `install claude-code` registers (and the plugin too).
-pub(super) const CODE_SERVER: &str = "kg";
+pub(crate) const CODE_SERVER: &str = "kg";
 
 /// An entry of the shape `install claude-code` writes, to any loopback port: safe to
 /// replace or remove, as it can only be ours (or the same thing typed by hand).
-pub(super) fn is_code_entry(entry: &Value) -> bool {
+pub(crate) fn is_code_entry(entry: &Value) -> bool {
     entry.as_object().is_some_and(|e| {
         e.len() == 2
             && e.get("type") == Some(&json!("http"))
@@ -24,7 +24,7 @@ pub(super) fn is_code_entry(entry: &Value) -> bool {
     })
 }
 
-pub(super) fn code_entry(setup: &Setup) -> Value {
+pub(crate) fn code_entry(setup: &Setup) -> Value {
     json!({"type": "http", "url": setup.url()})
 }
 
@@ -64,7 +64,7 @@ fn strip_couriers(list: &mut Vec<Value>, keep: Option<&Value>) -> Vec<String> {
     removed
 }
 
-pub(super) fn add_hooks(
+pub(crate) fn add_hooks(
     settings: &mut Map<String, Value>,
     setup: &Setup,
     summary: &mut Vec<String>,
@@ -78,7 +78,7 @@ pub(super) fn add_hooks(
 /// The courier hooks of an agent whose hooks file has Claude Code's shape (Codex's
 /// `hooks.json`): its event name, our courier's, and the tool matcher, per hook; `via`
 /// tells the courier which agent runs it.
-pub(super) fn add_hook_events(
+pub(crate) fn add_hook_events(
     settings: &mut Map<String, Value>,
     setup: &Setup,
     events: &[(&str, &str, Option<&str>)],
@@ -93,7 +93,7 @@ pub(super) fn add_hook_events(
 
 /// Put each `(event, hook group)` in the settings' `hooks`, replacing the courier hooks
 /// an earlier install left there. Claude Code and Gemini CLI share this shape.
-pub(super) fn merge_hooks<'a>(
+pub(crate) fn merge_hooks<'a>(
     settings: &mut Map<String, Value>,
     entries: impl IntoIterator<Item = (&'a str, Value)>,
     summary: &mut Vec<String>,
@@ -123,7 +123,7 @@ pub(super) fn merge_hooks<'a>(
     Ok(())
 }
 
-pub(super) fn remove_hooks(settings: &mut Map<String, Value>, summary: &mut Vec<String>) {
+pub(crate) fn remove_hooks(settings: &mut Map<String, Value>, summary: &mut Vec<String>) {
     let Some(Value::Object(hooks)) = settings.get_mut("hooks") else {
         return;
     };
@@ -146,8 +146,8 @@ pub(super) fn remove_hooks(settings: &mut Map<String, Value>, summary: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install, plan_uninstall};
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install, plan_uninstall};
     use std::fs;
     use std::path::PathBuf;
 

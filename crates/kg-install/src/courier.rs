@@ -2,19 +2,19 @@
 //! The installer writes it; it is read back (whoever wrote it) to find our hooks in any
 //! settings file and to know which server they reach.
 
-use super::Setup;
-use crate::launch::{server_flags, shell_line};
+use crate::Setup;
+use kg_server::launch::{server_flags, shell_line};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// The tools whose results the PostToolUse hook sees: file reads and edits (file
 /// recall), shell commands that read, and web fetches and searches (capture nudges).
 /// The plugin's `hooks/hooks.json` names the same list.
-pub(super) const POST_TOOL_MATCHER: &str =
+pub(crate) const POST_TOOL_MATCHER: &str =
     "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|WebFetch|WebSearch";
 
 /// Claude Code's hook event, our courier's event name, and the tool matcher.
-pub(super) const HOOK_EVENTS: [(&str, &str, Option<&str>); 3] = [
+pub(crate) const HOOK_EVENTS: [(&str, &str, Option<&str>); 3] = [
     ("SessionStart", "session-start", None),
     ("UserPromptSubmit", "prompt-submit", None),
     ("PostToolUse", "post-tool", Some(POST_TOOL_MATCHER)),
@@ -30,7 +30,7 @@ pub fn claude_event(courier_event: &str) -> Option<&'static str> {
 
 /// The courier command line for `event`; `via` names the agent when it is not Claude
 /// Code (`--via gemini`), so the hook answers in that agent's words.
-pub(super) fn hook_command(setup: &Setup, event: &str, via: Option<&str>) -> String {
+pub(crate) fn hook_command(setup: &Setup, event: &str, via: Option<&str>) -> String {
     let mut words: Vec<std::ffi::OsString> =
         vec![setup.exe.clone().into(), "hook".into(), event.into()];
     if let Some(via) = via {
@@ -110,30 +110,30 @@ impl Courier {
 
     /// It names a port or a storage root of its own (an install with `--port` or
     /// `--storage`), not the defaults.
-    pub(super) fn names_its_server(&self) -> bool {
+    pub(crate) fn names_its_server(&self) -> bool {
         self.port.is_some() || self.storage.is_some()
     }
 
     /// The program exists (a bare name is taken to be on `PATH`).
-    pub(super) fn runnable(&self) -> bool {
+    pub(crate) fn runnable(&self) -> bool {
         !self.program.contains(['/', '\\']) || Path::new(&self.program).is_file()
     }
 }
 
 /// `kg-memory` or `kg-memory.exe`, by any path.
-pub(super) fn is_kg_memory(program: &str) -> bool {
+pub(crate) fn is_kg_memory(program: &str) -> bool {
     let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
     name == "kg-memory" || name.eq_ignore_ascii_case("kg-memory.exe")
 }
 
 /// The command of a command hook that runs `kg-memory hook`.
-pub(super) fn courier_command(hook: &Value) -> Option<&str> {
+pub(crate) fn courier_command(hook: &Value) -> Option<&str> {
     let command = hook["command"].as_str()?;
     (hook["type"] == "command" && Courier::parse(command).is_some()).then_some(command)
 }
 
 /// A `kg-memory hook` command hook found in an agent's settings.
-pub(super) struct CourierHook<'a> {
+pub(crate) struct CourierHook<'a> {
     /// The agent's event name (`SessionStart`, `BeforeAgent`, …).
     pub event: &'a str,
     /// Where it sits: its group in the event's list, and its place in that group's
@@ -145,7 +145,7 @@ pub(super) struct CourierHook<'a> {
 
 /// Every courier hook in a settings object's `hooks`, in the shape Claude Code, Codex
 /// and Gemini CLI share: event → list of groups → each group's `hooks`.
-pub(super) fn courier_hooks(
+pub(crate) fn courier_hooks(
     settings: &Map<String, Value>,
 ) -> impl Iterator<Item = CourierHook<'_>> {
     let events = match settings.get("hooks") {

@@ -5,18 +5,18 @@
 //! with the two ways on. An entry is taken for an earlier install's own when our hooks
 //! are wired beside it, which only the installer does.
 
-use super::InstallError;
-use super::Setup;
-use super::claude_code::{CODE_SERVER, code_entry, is_code_entry};
-use super::courier::courier_hooks;
+use crate::InstallError;
+use crate::Setup;
+use crate::claude_code::{CODE_SERVER, code_entry, is_code_entry};
+use crate::courier::courier_hooks;
 use serde_json::{Map, Value};
 
 /// The install record's key for "the MCP server entry was there before us".
-pub(super) const HAND_ADDED: &str = "mcpServerAddedByHand";
+pub(crate) const HAND_ADDED: &str = "mcpServerAddedByHand";
 
 /// What install does with the `kg` entry already in `~/.claude.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Existing {
+pub(crate) enum Existing {
     /// None there, or an earlier install's: install adds or updates its own.
     Ours,
     /// Added by hand and already pointing at this install's server: left as it is.
@@ -24,18 +24,18 @@ pub(super) enum Existing {
 }
 
 /// Do the settings hold a `kg-memory hook` courier, which only the installer writes?
-pub(super) fn has_our_hooks(settings: &Map<String, Value>) -> bool {
+pub(crate) fn has_our_hooks(settings: &Map<String, Value>) -> bool {
     courier_hooks(settings).next().is_some()
 }
 
 /// Whether the install record says the entry was added by hand.
-pub(super) fn recorded_as_hand_added(record: &Map<String, Value>) -> bool {
+pub(crate) fn recorded_as_hand_added(record: &Map<String, Value>) -> bool {
     record.get(HAND_ADDED) == Some(&Value::Bool(true))
 }
 
 /// Whose the `kg` entry in `claude_json` is; an error (nothing changed) when it was
 /// added by hand and points somewhere other than this install's server.
-pub(super) fn existing_entry(
+pub(crate) fn existing_entry(
     claude_json: &Map<String, Value>,
     settings: &Map<String, Value>,
     record: &Map<String, Value>,
@@ -71,7 +71,7 @@ pub(super) fn existing_entry(
 /// The refusal for a `kg` entry in `file` that the person added (`added_with`) and
 /// that reaches another server than this install's (`ours`): nothing is changed, and
 /// both ways on are named — install for that server, or `remove` the entry.
-pub(super) fn added_by_hand_elsewhere(
+pub(crate) fn added_by_hand_elsewhere(
     file: &std::path::Path,
     added_with: &str,
     theirs: Option<&str>,
@@ -88,8 +88,8 @@ pub(super) fn added_by_hand_elsewhere(
 
 #[cfg(test)]
 mod tests {
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install, plan_uninstall};
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install, plan_uninstall};
     use serde_json::{Value, json};
     use std::fs;
 
@@ -106,7 +106,7 @@ mod tests {
         let by_hand = "{\n  \"mcpServers\": {\n    \"kg\": {\n      \"type\": \"http\",\n      \"url\": \"http://127.0.0.1:8765/\"\n    }\n  }\n}";
         fs::write(home.path().join(".claude.json"), by_hand).expect("write");
         let changes = plan_install(Client::ClaudeCode, &s).expect("plan");
-        let said = crate::install::describe(&changes, true);
+        let said = crate::describe(&changes, true);
         assert!(
             said.contains("keep the MCP server \"kg\" you added by hand"),
             "{said}"

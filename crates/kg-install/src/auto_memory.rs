@@ -10,7 +10,7 @@ pub const AUTO_MEMORY: &str = "autoMemoryEnabled";
 
 /// Turn auto-memory off, remembering the user's value (absent, or what they set) in the
 /// install `record` (a file of ours) so that uninstall puts exactly that back.
-pub(super) fn disable_auto_memory(
+pub(crate) fn disable_auto_memory(
     settings: &mut Map<String, Value>,
     record: &mut Map<String, Value>,
     summary: &mut Vec<String>,
@@ -37,7 +37,7 @@ pub(super) fn disable_auto_memory(
 
 /// Put back the auto-memory setting install turned off — unless the user changed it
 /// since, which wins.
-pub(super) fn restore_auto_memory(
+pub(crate) fn restore_auto_memory(
     settings: &mut Map<String, Value>,
     record: &Map<String, Value>,
     summary: &mut Vec<String>,
@@ -65,9 +65,9 @@ pub(super) fn restore_auto_memory(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::Setup;
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install, plan_uninstall};
+    use crate::Setup;
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install, plan_uninstall};
     use serde_json::json;
     use std::fs;
     use std::path::PathBuf;

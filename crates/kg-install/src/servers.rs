@@ -2,13 +2,13 @@
 //! is ours, refused when the name is someone else's, and removed only when its shape
 //! says it is ours.
 
-use super::InstallError;
-use super::dry_run::redact;
-use super::files::object;
+use crate::InstallError;
+use crate::dry_run::redact;
+use crate::files::object;
 use serde_json::{Map, Value};
 
 /// The port of `http://<loopback>:<port>/`, the only kind of URL this installer writes.
-pub(super) fn loopback_port(url: &str) -> Option<u16> {
+pub(crate) fn loopback_port(url: &str) -> Option<u16> {
     let rest = url.strip_prefix("http://")?;
     let authority = rest.split('/').next()?;
     let (host, port) = authority.rsplit_once(':')?;
@@ -30,7 +30,7 @@ fn describe_entry(entry: &Value) -> String {
 
 /// Add our MCP server entry; an older one of ours is brought up to date, anyone
 /// else's is left alone and the install refused.
-pub(super) fn add_server(
+pub(crate) fn add_server(
     map: &mut Map<String, Value>,
     name: &str,
     entry: Value,
@@ -63,7 +63,7 @@ pub(super) fn add_server(
     Ok(())
 }
 
-pub(super) fn remove_server(
+pub(crate) fn remove_server(
     map: &mut Map<String, Value>,
     name: &str,
     ours: fn(&Value) -> bool,

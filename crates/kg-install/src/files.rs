@@ -2,15 +2,15 @@
 //! rather than being overwritten), backed up next to themselves, and written back
 //! atomically, keeping their mode and any symbolic link.
 
-use super::FileChange;
-use super::InstallError;
-use super::error::FIX_BY_HAND;
+use crate::FileChange;
+use crate::InstallError;
+use crate::error::FIX_BY_HAND;
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub(super) fn read_object(
+pub(crate) fn read_object(
     path: &Path,
 ) -> Result<(Option<String>, Map<String, Value>), InstallError> {
     match fs::read_to_string(path) {
@@ -33,26 +33,26 @@ pub(super) fn read_object(
 
 /// A file's object, or an empty one when it is missing or unreadable (for reading the
 /// wiring, where a damaged file must not stop a hook).
-pub(super) fn read_lenient(path: &Path) -> Map<String, Value> {
+pub(crate) fn read_lenient(path: &Path) -> Map<String, Value> {
     read_object(path).map(|(_, m)| m).unwrap_or_default()
 }
 
 /// An error about the content of the file at `path`, said with its name first.
-pub(super) fn in_file(path: &Path) -> impl FnOnce(InstallError) -> InstallError + '_ {
+pub(crate) fn in_file(path: &Path) -> impl FnOnce(InstallError) -> InstallError + '_ {
     move |e| e.reworded(|m| format!("{}: {m}", path.display()))
 }
 
-pub(super) fn pretty_value(value: &Value) -> String {
+pub(crate) fn pretty_value(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
 }
 
-pub(super) fn pretty(map: &Map<String, Value>) -> String {
+pub(crate) fn pretty(map: &Map<String, Value>) -> String {
     pretty_value(&Value::Object(map.clone()))
 }
 
-pub(super) fn object<'a>(
+pub(crate) fn object<'a>(
     map: &'a mut Map<String, Value>,
     key: &str,
 ) -> Result<&'a mut Map<String, Value>, InstallError> {
@@ -71,7 +71,7 @@ fn backup_prefix(path: &Path) -> String {
 }
 
 /// The newest backup this tool made of `path`.
-pub(super) fn latest_backup(path: &Path) -> Option<String> {
+pub(crate) fn latest_backup(path: &Path) -> Option<String> {
     let dir = path.parent()?;
     let prefix = backup_prefix(path);
     let mut backups: Vec<PathBuf> = fs::read_dir(dir)
@@ -107,7 +107,7 @@ fn back_up(path: &Path, text: &str, now: f64) -> Result<PathBuf, InstallError> {
     let like = fs::metadata(path)
         .map_err(|e| InstallError::io("cannot read the permissions of", path, &e))?
         .permissions();
-    let stamp = crate::clock::iso_utc(now).replace([':', '-'], "");
+    let stamp = kg_server::clock::iso_utc(now).replace([':', '-'], "");
     let base = format!("{}{stamp}", backup_prefix(path));
     // Two installs within a second: the later copy sorts after the earlier one.
     for n in 0..100 {
@@ -236,8 +236,8 @@ fn roll_back(done: &[(&FileChange, Option<PathBuf>)]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, plan_install};
+    use crate::tests::setup;
+    use crate::{Client, plan_install};
 
     #[cfg(unix)]
     #[test]

@@ -8,9 +8,9 @@
 //! it since (its size and modification time are noted in the state folder), and only
 //! once no client installed through it remains.
 
-use super::InstallError;
-use super::claude_config::ClaudeConfig;
-use super::{Client, Setup};
+use crate::InstallError;
+use crate::claude_config::ClaudeConfig;
+use crate::{Client, Setup};
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ impl ProgramUser {
                 format!("{} ({})", self.name(), setup.claude.dir.display())
             }
             ProgramUser::Client(Client::Codex)
-                if setup.codex != super::CodexHome::in_home(setup.home()) =>
+                if setup.codex != crate::CodexHome::in_home(setup.home()) =>
             {
                 format!("{} ({})", self.name(), setup.codex.dir.display())
             }
@@ -121,7 +121,7 @@ fn record_path(setup: &Setup) -> PathBuf {
 }
 
 fn read_record(setup: &Setup) -> Result<Map<String, Value>, InstallError> {
-    Ok(super::files::read_object(&record_path(setup))?.1)
+    Ok(crate::files::read_object(&record_path(setup))?.1)
 }
 
 fn write_record(setup: &Setup, record: &Map<String, Value>) -> Result<(), InstallError> {
@@ -136,7 +136,7 @@ fn write_record(setup: &Setup, record: &Map<String, Value>) -> Result<(), Instal
     }
     fs::create_dir_all(&setup.state_dir)
         .map_err(|e| InstallError::io("cannot create", &setup.state_dir, &e))?;
-    fs::write(&path, super::files::pretty(record))
+    fs::write(&path, crate::files::pretty(record))
         .map_err(|e| InstallError::io("cannot write", &path, &e))
 }
 

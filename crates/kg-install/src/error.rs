@@ -22,7 +22,7 @@ pub enum InstallError {
 }
 
 /// What a refusal to touch a damaged file adds to saying what is wrong with it.
-pub(super) const FIX_BY_HAND: &str = "; fix it by hand, nothing was changed";
+pub(crate) const FIX_BY_HAND: &str = "; fix it by hand, nothing was changed";
 
 impl InstallError {
     /// What is wrong, without the installer's own advice: for read-only reports
@@ -36,13 +36,13 @@ impl InstallError {
     }
 
     /// `"<doing> <path>: <error>"`, as a failed file operation is said.
-    pub(super) fn io(doing: &str, path: &Path, error: &std::io::Error) -> InstallError {
+    pub(crate) fn io(doing: &str, path: &Path, error: &std::io::Error) -> InstallError {
         InstallError::Io(format!("{doing} {}: {error}", path.display()))
     }
 
     /// The same kind, its message rewritten (a file's name put first, what the
     /// rollback did put after).
-    pub(super) fn reworded(self, say: impl FnOnce(String) -> String) -> InstallError {
+    pub(crate) fn reworded(self, say: impl FnOnce(String) -> String) -> InstallError {
         match self {
             InstallError::Io(m) => InstallError::Io(say(m)),
             InstallError::ByHand(m) => InstallError::ByHand(say(m)),

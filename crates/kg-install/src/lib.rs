@@ -54,17 +54,16 @@ pub const DESKTOP_SERVER_NAME: &str = DESKTOP_SERVER;
 pub fn desktop_config_path(home: &Path) -> PathBuf {
     desktop_config(home)
 }
-pub use installed::{InstalledTarget, installed_target, settings_env};
+pub use installed::{InstalledTarget, installed_target};
 pub use stable::{
     ProgramUser, in_build_tree, place_program, program_in_place, release_program, stable_path,
     user_bin_dir,
 };
 pub use wiring::{
     FoundHook, FoundServer, HookDuty, PLUGIN, PluginInstall, Wiring, enabled_plugin, hook_duty,
-    plugin_installs, twice_message, wiring, wiring_report,
+    plugin_installs, settings_env, twice_message, wiring, wiring_report,
 };
 
-use crate::config::Settings;
 use auto_memory::{disable_auto_memory, restore_auto_memory};
 use claude_code::{
     CODE_SERVER, add_hook_events, add_hooks, code_entry, is_code_entry, remove_hooks,
@@ -78,6 +77,7 @@ use desktop::{DESKTOP_SERVER, desktop_config, desktop_entry, is_desktop_entry};
 pub use error::InstallError;
 use files::{in_file, latest_backup, pretty, read_object};
 use hand_added::{Existing, HAND_ADDED, existing_entry, recorded_as_hand_added};
+use kg_server::config::Settings;
 use serde_json::{Map, Value};
 use servers::{add_server, remove_server};
 use std::path::{Path, PathBuf};
@@ -337,7 +337,7 @@ pub fn plan_install(client: Client, setup: &Setup) -> Result<Vec<FileChange>, In
     }
 }
 
-pub(super) fn change(
+pub(crate) fn change(
     path: PathBuf,
     before: Option<String>,
     map: &Map<String, Value>,
@@ -359,12 +359,12 @@ pub(super) fn change(
 }
 
 /// Takes our entries out of a parsed file, noting what it removed.
-pub(super) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
+pub(crate) type Remover<'a> = dyn Fn(&mut Map<String, Value>, &mut Vec<String>) + 'a;
 
 /// The change that takes our entries out of the JSON file at `path` (`None` when it
 /// holds none): back to the bytes it had before install when nothing else changed
 /// since (from the backup), gone when install created it, else the rest kept.
-pub(super) fn take_out(
+pub(crate) fn take_out(
     path: PathBuf,
     remove: &Remover<'_>,
 ) -> Result<Option<FileChange>, InstallError> {
@@ -608,7 +608,7 @@ fn plan_codex_install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
+    use kg_server::config::{DEFAULT_HOST, DEFAULT_PORT};
     use serde_json::json;
     use std::fs;
 
@@ -617,7 +617,7 @@ pub(crate) mod tests {
         s.home = home.to_path_buf();
         s.host = DEFAULT_HOST.into();
         s.port = DEFAULT_PORT;
-        s.storage_root = crate::config::default_storage_root(home);
+        s.storage_root = kg_server::config::default_storage_root(home);
         s
     }
 

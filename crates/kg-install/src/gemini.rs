@@ -12,14 +12,14 @@
 //! No GEMINI.md is written: Gemini CLI hands the MCP server's own instructions to the
 //! model, so the memory's guidance comes from one place for every agent.
 
-use super::InstallError;
-use super::claude_code::merge_hooks;
-use super::courier::{Courier, courier_hooks, hook_command};
-use super::files::{in_file, pretty, read_object};
-use super::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
-use super::installed::InstalledTarget;
-use super::servers::{add_server, loopback_port, remove_server};
-use super::{FileChange, Setup, change, remove_hooks, take_out};
+use crate::InstallError;
+use crate::claude_code::merge_hooks;
+use crate::courier::{Courier, courier_hooks, hook_command};
+use crate::files::{in_file, pretty, read_object};
+use crate::hand_added::{HAND_ADDED, has_our_hooks, recorded_as_hand_added};
+use crate::installed::InstalledTarget;
+use crate::servers::{add_server, loopback_port, remove_server};
+use crate::{FileChange, Setup, change, remove_hooks, take_out};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub const GEMINI_SERVER: &str = "kg";
 
 /// The tools whose results the AfterTool hook sees: Gemini CLI's file reads and edits
 /// (file recall), shell commands that read, and web searches (capture nudges).
-pub(super) const AFTER_TOOL_MATCHER: &str =
+pub(crate) const AFTER_TOOL_MATCHER: &str =
     "read_file|write_file|replace|run_shell_command|google_web_search";
 
 /// Gemini CLI's hook event, our courier's event name, and the tool matcher.
@@ -140,7 +140,7 @@ pub fn install(setup: &Setup) -> Result<Vec<FileChange>, InstallError> {
             }
         }
         Some(entry) if by_hand => {
-            return Err(super::hand_added::added_by_hand_elsewhere(
+            return Err(crate::hand_added::added_by_hand_elsewhere(
                 &path,
                 "`gemini mcp add`",
                 entry["url"].as_str(),
@@ -317,8 +317,8 @@ pub fn installed_target(path: &Path) -> Option<InstalledTarget> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::apply;
-    use crate::install::tests::setup;
+    use crate::apply;
+    use crate::tests::setup;
     use std::fs;
 
     #[test]
@@ -411,7 +411,7 @@ mod tests {
         let by_hand = "{\n  \"mcpServers\": {\n    \"kg\": {\n      \"url\": \"http://127.0.0.1:8765/\",\n      \"type\": \"http\"\n    }\n  }\n}";
         fs::write(&path, by_hand).expect("write");
         let plan = install(&s).expect("plan");
-        let said = crate::install::describe(&plan, true);
+        let said = crate::describe(&plan, true);
         assert!(said.contains("you added by hand"), "{said}");
         apply(&plan, 1.0, true).expect("install");
         let wired: Value =
@@ -462,7 +462,7 @@ mod tests {
         fs::write(&path, settings.to_string()).expect("write");
 
         let plan = install(&s).expect("plan");
-        let said = crate::install::describe(&plan, true);
+        let said = crate::describe(&plan, true);
         assert!(said.contains("is now the installer's"), "{said}");
         apply(&plan, 2.0, true).expect("install again");
         apply(&uninstall(&s).expect("plan"), 3.0, false).expect("uninstall");

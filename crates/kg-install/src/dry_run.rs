@@ -1,8 +1,8 @@
 //! What a plan changes, in words; with `--dry-run`, a unified diff of each file too, with
 //! values that look secret redacted (for display only: files are written as they are).
 
-use super::FileChange;
-use super::files::pretty_value;
+use crate::FileChange;
+use crate::files::pretty_value;
 use serde_json::Value;
 
 /// A human-readable account of the planned changes; a dry run adds a diff of each
@@ -318,8 +318,8 @@ pub fn redact(value: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, plan_install};
+    use crate::tests::setup;
+    use crate::{Client, plan_install};
     use serde_json::json;
     use std::fs;
 

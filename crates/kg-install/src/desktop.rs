@@ -1,16 +1,16 @@
 //! Claude Desktop's entry: where its configuration file lives, and the stdio bridge
 //! (`kg-memory stdio`) it starts.
 
-use super::Setup;
-use super::courier::is_kg_memory;
-use crate::config::{DEFAULT_HOST, DEFAULT_PORT};
+use crate::Setup;
+use crate::courier::is_kg_memory;
+use kg_server::config::{DEFAULT_HOST, DEFAULT_PORT};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
 /// The name of the MCP server `install claude-desktop` registers.
-pub(super) const DESKTOP_SERVER: &str = "knowledge-graph";
+pub(crate) const DESKTOP_SERVER: &str = "knowledge-graph";
 
-pub(super) fn desktop_config(home: &Path) -> PathBuf {
+pub(crate) fn desktop_config(home: &Path) -> PathBuf {
     #[cfg(target_os = "macos")]
     let dir = home.join("Library/Application Support/Claude");
     #[cfg(windows)]
@@ -24,11 +24,11 @@ pub(super) fn desktop_config(home: &Path) -> PathBuf {
 }
 
 /// An entry that runs `kg-memory stdio` (what `install claude-desktop` writes).
-pub(super) fn is_desktop_entry(entry: &Value) -> bool {
+pub(crate) fn is_desktop_entry(entry: &Value) -> bool {
     entry["command"].as_str().is_some_and(is_kg_memory) && entry["args"] == json!(["stdio"])
 }
 
-pub(super) fn desktop_entry(setup: &Setup) -> Value {
+pub(crate) fn desktop_entry(setup: &Setup) -> Value {
     let mut entry = json!({"command": setup.exe.to_string_lossy(), "args": ["stdio"]});
     // Claude Desktop starts the bridge without a shell: its environment carries them.
     let s = &setup.settings;
@@ -39,7 +39,7 @@ pub(super) fn desktop_entry(setup: &Setup) -> Value {
     if s.port != DEFAULT_PORT {
         env.insert("KG_HTTP_PORT".into(), json!(s.port.to_string()));
     }
-    if s.storage_root != crate::config::default_storage_root(&s.home) {
+    if s.storage_root != kg_server::config::default_storage_root(&s.home) {
         env.insert(
             "KG_STORAGE_ROOT".into(),
             json!(s.storage_root.to_string_lossy()),
@@ -54,8 +54,8 @@ pub(super) fn desktop_entry(setup: &Setup) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, plan_install};
+    use crate::tests::setup;
+    use crate::{Client, plan_install};
     use std::fs;
 
     #[test]

@@ -12,8 +12,8 @@
 //! every project. `config.toml` is the person's own file, edited with `toml_edit` so
 //! its layout and comments stay.
 
-use super::InstallError;
-use super::error::FIX_BY_HAND;
+use crate::InstallError;
+use crate::error::FIX_BY_HAND;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table, value};
 
@@ -22,16 +22,16 @@ pub const CODEX_HOME: &str = "CODEX_HOME";
 
 /// The name of the MCP server `install codex` registers (what `codex mcp add` would
 /// call it too).
-pub(super) const CODEX_SERVER: &str = "kg";
+pub(crate) const CODEX_SERVER: &str = "kg";
 
 /// The `--via` value that makes a courier answer as Codex's (Claude Code's routes are
 /// not consulted, and a session without memory is told Codex's way back).
-pub(super) const VIA_CODEX: &str = "codex";
+pub(crate) const VIA_CODEX: &str = "codex";
 
 /// Codex's hook event, our courier's event name, and the tool matcher. Codex's shell
 /// reaches hooks as `Bash` and its file edits as `apply_patch`: the calls file recall
 /// and the capture nudges read.
-pub(super) const CODEX_HOOK_EVENTS: [(&str, &str, Option<&str>); 3] = [
+pub(crate) const CODEX_HOOK_EVENTS: [(&str, &str, Option<&str>); 3] = [
     ("SessionStart", "session-start", None),
     ("UserPromptSubmit", "prompt-submit", None),
     ("PostToolUse", "post-tool", Some("Bash|apply_patch")),
@@ -76,7 +76,7 @@ impl CodexHome {
 
 /// A TOML file's text and document (empty when missing); a damaged file stops the
 /// install rather than being overwritten.
-pub(super) fn read_toml(path: &Path) -> Result<(Option<String>, DocumentMut), InstallError> {
+pub(crate) fn read_toml(path: &Path) -> Result<(Option<String>, DocumentMut), InstallError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -104,14 +104,14 @@ pub fn codex_server_url(doc: &DocumentMut) -> Option<String> {
 }
 
 /// The entry exists (whatever it holds).
-pub(super) fn has_codex_server(doc: &DocumentMut) -> bool {
+pub(crate) fn has_codex_server(doc: &DocumentMut) -> bool {
     doc.get("mcp_servers")
         .and_then(|s| s.get(CODEX_SERVER))
         .is_some()
 }
 
 /// Add `[mcp_servers.kg]` with `url`, or point ours at `url`.
-pub(super) fn set_codex_server(
+pub(crate) fn set_codex_server(
     doc: &mut DocumentMut,
     url: &str,
     summary: &mut Vec<String>,
@@ -158,7 +158,7 @@ pub(super) fn set_codex_server(
 }
 
 /// Take `[mcp_servers.kg]` out; an `mcp_servers` left empty goes too.
-pub(super) fn remove_codex_server(doc: &mut DocumentMut, summary: &mut Vec<String>) {
+pub(crate) fn remove_codex_server(doc: &mut DocumentMut, summary: &mut Vec<String>) {
     let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
         return;
     };
@@ -173,12 +173,12 @@ pub(super) fn remove_codex_server(doc: &mut DocumentMut, summary: &mut Vec<Strin
 /// Where Codex keeps its trust in our hooks: `[hooks.state."<hooks.json>:<event>:<group>:<handler>"]`
 /// in `config.toml`, written when the person trusts a hook in `/hooks`. The keys of
 /// the courier hooks in `hooks` (the parsed `hooks.json` at `path`).
-pub(super) fn trust_keys(
+pub(crate) fn trust_keys(
     path: &Path,
     hooks: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<String> {
     let mut keys = Vec::new();
-    for hook in super::courier::courier_hooks(hooks) {
+    for hook in crate::courier::courier_hooks(hooks) {
         // `SessionStart` → `session_start`, as Codex names the event in the key.
         let mut snake = String::new();
         for (i, c) in hook.event.chars().enumerate() {
@@ -199,7 +199,7 @@ pub(super) fn trust_keys(
 
 /// Take Codex's trust records of our hooks out of `config.toml` (a `hooks.state` or
 /// `hooks` table left empty goes too): with the hooks gone they name nothing.
-pub(super) fn remove_hook_trust(doc: &mut DocumentMut, keys: &[String], summary: &mut Vec<String>) {
+pub(crate) fn remove_hook_trust(doc: &mut DocumentMut, keys: &[String], summary: &mut Vec<String>) {
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
         return;
     };
@@ -222,7 +222,7 @@ pub(super) fn remove_hook_trust(doc: &mut DocumentMut, keys: &[String], summary:
 
 /// The same text but for blank lines and trailing spaces: what tells an untouched
 /// file from one the person changed, after our entry is taken out again.
-pub(super) fn same_but_blank_lines(a: &str, b: &str) -> bool {
+pub(crate) fn same_but_blank_lines(a: &str, b: &str) -> bool {
     let lines = |t: &str| -> Vec<String> {
         t.lines()
             .map(str::trim_end)
@@ -264,7 +264,7 @@ fn instructions() -> String {
 }
 
 /// `AGENTS.md` with our block (added at the end, or brought up to date in place).
-pub(super) fn with_instructions(text: Option<&str>) -> String {
+pub(crate) fn with_instructions(text: Option<&str>) -> String {
     let block = instructions();
     match text {
         None => format!("{block}\n"),
@@ -287,7 +287,7 @@ pub(super) fn with_instructions(text: Option<&str>) -> String {
 
 /// `AGENTS.md` without our block, and the blank line we put before it; `None` when
 /// it has no block of ours.
-pub(super) fn without_instructions(text: &str) -> Option<String> {
+pub(crate) fn without_instructions(text: &str) -> Option<String> {
     let (start, mut end) = block_span(text)?;
     if text[end..].starts_with('\n') {
         end += 1;
@@ -310,7 +310,7 @@ fn block_span(text: &str) -> Option<(usize, usize)> {
 }
 
 /// Our block is there and says what this version would write.
-pub(super) fn instructions_current(text: &str) -> bool {
+pub(crate) fn instructions_current(text: &str) -> bool {
     block_span(text).is_some_and(|(s, e)| text[s..e] == instructions())
 }
 
@@ -337,8 +337,8 @@ pub fn codex_wiring(codex: &CodexHome) -> CodexWiring {
         Ok((_, doc)) => w.url = codex_server_url(&doc),
         Err(e) => w.config_error = Some(e.diagnosis()),
     }
-    let hooks = super::files::read_lenient(&codex.hooks());
-    w.hooks = super::courier::courier_hooks(&hooks)
+    let hooks = crate::files::read_lenient(&codex.hooks());
+    w.hooks = crate::courier::courier_hooks(&hooks)
         .map(|hook| (hook.event.to_string(), hook.command.to_string()))
         .collect();
     w
@@ -404,7 +404,7 @@ pub fn codex_hook_trust(
             let Some(command) = hook["command"].as_str() else {
                 continue;
             };
-            if super::Courier::parse(command).is_some() {
+            if crate::Courier::parse(command).is_some() {
                 let status = hook["trustStatus"].as_str().unwrap_or("unknown");
                 found.push((command.to_string(), status.to_string()));
             }
@@ -415,13 +415,13 @@ pub fn codex_hook_trust(
 
 /// Where our hooks in Codex's `hooks.json` point, when they name a port or storage
 /// root of their own (plain `status` asks that server when Claude Code names none).
-pub fn codex_installed_target(codex: &CodexHome) -> Option<super::InstalledTarget> {
-    let couriers: Vec<super::Courier> = codex_wiring(codex)
+pub fn codex_installed_target(codex: &CodexHome) -> Option<crate::InstalledTarget> {
+    let couriers: Vec<crate::Courier> = codex_wiring(codex)
         .hooks
         .iter()
-        .filter_map(|(_, command)| super::Courier::parse(command))
+        .filter_map(|(_, command)| crate::Courier::parse(command))
         .collect();
-    super::InstalledTarget::of_couriers(&couriers, || {
+    crate::InstalledTarget::of_couriers(&couriers, || {
         format!("the hooks in {}", codex.hooks().display())
     })
 }
@@ -429,8 +429,8 @@ pub fn codex_installed_target(codex: &CodexHome) -> Option<super::InstalledTarge
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install, plan_uninstall};
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install, plan_uninstall};
     use std::fs;
 
     #[test]

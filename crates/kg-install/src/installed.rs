@@ -4,30 +4,10 @@
 //! Plain `kg-memory status` asks that server, so it never reports "no server" for an
 //! install made with `--port`/`--storage` while that server runs.
 
-use super::claude_config::ClaudeConfig;
-use super::courier::Courier;
-use super::files::read_lenient;
-use super::wiring::{enabled_plugin, installer_hooks};
-use serde_json::Value;
-use std::collections::BTreeMap;
+use crate::claude_config::ClaudeConfig;
+use crate::courier::Courier;
+use crate::wiring::{enabled_plugin, installer_hooks, settings_env};
 use std::path::{Path, PathBuf};
-
-/// The variables Claude Code's settings files set for its session (their `env`
-/// blocks, user then project then local, the later winning). Claude Code applies them
-/// to its hooks and to the `${…}` in a plugin's `.mcp.json`.
-pub fn settings_env(files: &[PathBuf]) -> BTreeMap<String, String> {
-    let mut env = BTreeMap::new();
-    for file in files {
-        if let Some(Value::Object(vars)) = read_lenient(file).get("env") {
-            for (name, value) in vars {
-                if let Some(text) = value.as_str() {
-                    env.insert(name.clone(), text.to_string());
-                }
-            }
-        }
-    }
-    env
-}
 
 /// The server the installed wiring reaches, when it is not the default one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +21,7 @@ pub struct InstalledTarget {
 impl InstalledTarget {
     /// The first courier that names a port or a storage root of its own (an install
     /// with `--port`/`--storage`), read in `source`.
-    pub(super) fn of_couriers<'a>(
+    pub(crate) fn of_couriers<'a>(
         couriers: impl IntoIterator<Item = &'a Courier>,
         source: impl FnOnce() -> String,
     ) -> Option<InstalledTarget> {
@@ -65,7 +45,7 @@ pub fn installed_target(claude: &ClaudeConfig, project: Option<&Path>) -> Option
         });
     }
     enabled_plugin(claude, project)?;
-    let files = super::wiring::settings_files(claude, project);
+    let files = crate::wiring::settings_files(claude, project);
     let env = settings_env(&files);
     let port = env.get("KG_HTTP_PORT").and_then(|p| p.trim().parse().ok());
     let storage = env
@@ -82,8 +62,8 @@ pub fn installed_target(claude: &ClaudeConfig, project: Option<&Path>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::tests::setup;
-    use crate::install::{Client, apply, plan_install};
+    use crate::tests::setup;
+    use crate::{Client, apply, plan_install};
     use std::fs;
 
     #[test]
