@@ -70,37 +70,70 @@ pub fn path_touches(graph: &Graph) -> Vec<TouchEntry> {
 /// The entries whose file is missing: `~` resolved against `home`, relative paths
 /// against `root` (none for the user graph). A `root` that is no folder reports none.
 pub fn find_stale(entries: &[TouchEntry], home: &Path, root: Option<&Path>) -> Vec<StaleTouch> {
-    if root.is_some_and(|r| !r.is_dir()) {
-        return Vec::new();
-    }
-    let mut seen: HashMap<PathBuf, Presence> = HashMap::new();
-    let mut stale = Vec::new();
-    for entry in entries {
-        let Some(part) = path_part(&entry.touch) else {
-            continue;
-        };
-        let Some(path) = part.resolve(home, root) else {
-            continue;
-        };
-        let presence = match seen.get(&path) {
-            Some(known) => *known,
-            None if seen.len() >= MAX_PATHS_CHECKED => continue,
-            None => {
-                let found = exists(&path);
-                seen.insert(path.clone(), found);
-                found
-            }
-        };
-        if presence == Presence::Missing {
-            stale.push(StaleTouch {
-                id: entry.id.clone(),
-                touch: entry.touch.clone(),
-                file: part.as_str().to_string(),
-                path,
-            });
+    ResolvedTouches::new(entries, home, root).missing()
+}
+
+/// Path-shaped touches resolved to the files they name. Resolving is pure string and
+/// path work, redone only when the touches change; a check of what is on disk now
+/// ([`ResolvedTouches::missing`]) is then one `stat` per distinct file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolvedTouches {
+    root: Option<PathBuf>,
+    /// The distinct files, in the order the entries first name them, at most
+    /// [`MAX_PATHS_CHECKED`].
+    files: Vec<PathBuf>,
+    /// Each entry whose file is among `files`, with that file's index.
+    entries: Vec<(TouchEntry, usize)>,
+}
+
+impl ResolvedTouches {
+    /// `entries` resolved: `~` against `home`, relative paths against `root`.
+    pub fn new(entries: &[TouchEntry], home: &Path, root: Option<&Path>) -> Self {
+        let mut index: HashMap<PathBuf, usize> = HashMap::new();
+        let mut files = Vec::new();
+        let mut resolved = Vec::new();
+        for entry in entries {
+            let Some(path) = path_part(&entry.touch).and_then(|part| part.resolve(home, root))
+            else {
+                continue;
+            };
+            let at = match index.get(&path) {
+                Some(&at) => at,
+                None if files.len() >= MAX_PATHS_CHECKED => continue,
+                None => {
+                    index.insert(path.clone(), files.len());
+                    files.push(path);
+                    files.len() - 1
+                }
+            };
+            resolved.push((entry.clone(), at));
+        }
+        ResolvedTouches {
+            root: root.map(Path::to_path_buf),
+            files,
+            entries: resolved,
         }
     }
-    stale
+
+    /// The entries whose file is missing now. A root that is no folder reports none.
+    pub fn missing(&self) -> Vec<StaleTouch> {
+        if self.root.as_deref().is_some_and(|r| !r.is_dir()) {
+            return Vec::new();
+        }
+        let presence: Vec<Presence> = self.files.iter().map(|file| exists(file)).collect();
+        self.entries
+            .iter()
+            .filter(|(_, at)| presence[*at] == Presence::Missing)
+            .filter_map(|(entry, at)| {
+                Some(StaleTouch {
+                    id: entry.id.clone(),
+                    touch: entry.touch.clone(),
+                    file: path_part(&entry.touch)?.as_str().to_string(),
+                    path: self.files[*at].clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// How many entries are stale, and on how many nodes.

@@ -33,6 +33,7 @@ use crate::render::tier_counts;
 pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
+use crate::stale_touches::ResolvedTouches;
 pub use crate::stale_touches::StaleTouch;
 use crate::tool_events::ToolEvents;
 use crate::tracked::Tracked;
@@ -356,10 +357,10 @@ struct StaleLook {
     /// both stay, the active nodes and their touches are those that were looked at.
     built_from: (u64, u64),
     found: Arc<Vec<StaleTouch>>,
-    /// The path-shaped touches of the active nodes, and the graph's change stamp
-    /// they were read under: a look made afresh stats the files again, but reads the
-    /// touches out of the nodes only when the graph changed.
-    entries: Arc<Vec<crate::stale_touches::TouchEntry>>,
+    /// The path-shaped touches of the active nodes, resolved, and the graph's change
+    /// stamp they were read under: a look made afresh stats the files again, but
+    /// reads and resolves the touches only when the graph changed.
+    entries: Arc<ResolvedTouches>,
     entries_from: u64,
 }
 
@@ -798,10 +799,13 @@ impl Store {
         let entries_from = state.graph.stamp();
         let entries = match &state.stale {
             Some(look) if look.entries_from == entries_from => look.entries.clone(),
-            _ => Arc::new(crate::stale_touches::path_touches(&state.graph)),
+            _ => {
+                let root = slot.project_root().map(Path::new);
+                let touches = crate::stale_touches::path_touches(&state.graph);
+                Arc::new(ResolvedTouches::new(&touches, &self.home, root))
+            }
         };
-        let root = slot.project_root().map(Path::new);
-        let found = crate::stale_touches::find_stale(&entries, &self.home, root);
+        let found = entries.missing();
         // The same answer as last time keeps its allocation.
         let found = match &state.stale {
             Some(look) if *look.found == found => look.found.clone(),
