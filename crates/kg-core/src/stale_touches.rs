@@ -117,13 +117,28 @@ impl ResolvedTouches {
 
     /// The entries whose file is missing now. A root that is no folder reports none.
     pub fn missing(&self) -> Vec<StaleTouch> {
+        self.stale(&self.absent())
+    }
+
+    /// Which of the files are missing now: one `stat` per distinct file, and no list
+    /// built, so that a look that finds what the last one found costs only the stats.
+    pub fn absent(&self) -> Absent {
         if self.root.as_deref().is_some_and(|r| !r.is_dir()) {
-            return Vec::new();
+            return Absent(vec![false; self.files.len()]);
         }
-        let presence: Vec<Presence> = self.files.iter().map(|file| exists(file)).collect();
+        Absent(
+            self.files
+                .iter()
+                .map(|file| exists(file) == Presence::Missing)
+                .collect(),
+        )
+    }
+
+    /// The entries whose file `absent` (a look at these touches) found missing.
+    pub fn stale(&self, absent: &Absent) -> Vec<StaleTouch> {
         self.entries
             .iter()
-            .filter(|(_, at)| presence[*at] == Presence::Missing)
+            .filter(|(_, at)| absent.0.get(*at).copied().unwrap_or(false))
             .filter_map(|(entry, at)| {
                 Some(StaleTouch {
                     id: entry.id.clone(),
@@ -135,6 +150,10 @@ impl ResolvedTouches {
             .collect()
     }
 }
+
+/// One look at a [`ResolvedTouches`]' files: which were missing, by file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Absent(Vec<bool>);
 
 /// How many entries are stale, and on how many nodes.
 pub fn stale_counts(stale: &[StaleTouch]) -> (usize, usize) {

@@ -33,8 +33,8 @@ use crate::render::tier_counts;
 pub use crate::results::{Likes, NodeRead, PutNode, SyncItem, SyncReport, UnseenWrite};
 use crate::search::SearchGraph;
 use crate::session::{LIKES_PER_SESSION, SessionRecord, SessionRegistry, View};
-use crate::stale_touches::ResolvedTouches;
 pub use crate::stale_touches::StaleTouch;
+use crate::stale_touches::{Absent, ResolvedTouches};
 use crate::tool_events::ToolEvents;
 use crate::tracked::Tracked;
 use indexmap::IndexMap;
@@ -362,6 +362,8 @@ struct StaleLook {
     /// reads and resolves the touches only when the graph changed.
     entries: Arc<ResolvedTouches>,
     entries_from: u64,
+    /// Which of `entries`' files that look found missing.
+    absent: Absent,
 }
 
 /// A graph file that did not parse and was moved aside when it was loaded.
@@ -805,11 +807,22 @@ impl Store {
                 Arc::new(ResolvedTouches::new(&touches, &self.home, root))
             }
         };
-        let found = entries.missing();
-        // The same answer as last time keeps its allocation.
-        let found = match &state.stale {
-            Some(look) if *look.found == found => look.found.clone(),
-            _ => Arc::new(found),
+        let absent = entries.absent();
+        // The same files missing from the same touches: the list made last time (a
+        // full read looks every time, and most looks find what the last one found).
+        // An equal list, too, keeps last time's allocation.
+        let last = state.stale.as_ref();
+        let found = match last {
+            Some(look) if Arc::ptr_eq(&look.entries, &entries) && look.absent == absent => {
+                look.found.clone()
+            }
+            _ => {
+                let fresh = entries.stale(&absent);
+                match last {
+                    Some(look) if *look.found == fresh => look.found.clone(),
+                    _ => Arc::new(fresh),
+                }
+            }
         };
         state.stale = Some(StaleLook {
             at: std::time::Instant::now(),
@@ -817,6 +830,7 @@ impl Store {
             found: found.clone(),
             entries,
             entries_from,
+            absent,
         });
         found
     }

@@ -87,3 +87,26 @@ fn stale_touches_in_debt_follow_writes_and_tier_moves_at_once() {
         .expect("promote");
     assert_eq!(stale_in_debt(&store, T + 4.0), 1, "back in the active tier");
 }
+
+/// A full read looks at the disk every time: a file that goes or comes back while
+/// the graph stays as it was is counted on the next read, and a look that finds
+/// what the last one found answers the same list.
+#[test]
+fn a_fresh_look_follows_the_disk_while_the_graph_stays() {
+    let home = TempHome::new();
+    fs::create_dir_all(home.path.join("notes")).expect("folder");
+    let file = home.path.join("notes/here.rs");
+    fs::write(&file, "fn main() {}\n").expect("file");
+    let store = open_store(&home, T);
+    put(&store, "parser-entry", &["~/notes/here.rs:3 (main)"], T);
+    let fresh = |at: f64| store.level_debt_now(store.user_slot(), at).stale_touches;
+    assert_eq!(fresh(T), 0, "the file is there");
+
+    fs::remove_file(&file).expect("remove");
+    assert_eq!(fresh(T + 1.0), 1, "the file went");
+    assert_eq!(fresh(T + 2.0), 1, "and is still gone");
+    assert_eq!(store.stale_touches(store.user_slot()).len(), 1);
+
+    fs::write(&file, "fn main() {}\n").expect("file again");
+    assert_eq!(fresh(T + 3.0), 0, "the file came back");
+}
