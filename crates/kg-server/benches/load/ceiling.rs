@@ -1,11 +1,12 @@
 //! (g) The transport ceiling: the server beside a bare axum handler answering the
-//! same bytes.
+//! same bytes, and beside rmcp alone answering the same text.
 
 use super::{Conn, knob, loadavg, session_of, spawn_bin, stop, wait_healthy};
 use axum::body::Bytes;
 use axum::http::header;
 use serde_json::json;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -120,6 +121,63 @@ fn bare_server(answer: Vec<u8>) -> (u16, tokio::runtime::Runtime) {
     (port, rt)
 }
 
+/// The MCP transport alone: rmcp's stateless streamable-HTTP service, configured as
+/// `kg-memory serve` configures it, whose one tool answers `text` without touching a
+/// store. What the transport costs before any memory work: the most a full read
+/// could reach while it goes through rmcp.
+fn rmcp_server(text: String) -> (u16, tokio::runtime::Runtime) {
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ServerCapabilities,
+        ServerConfig,
+    };
+    use rmcp::service::{RequestContext, RoleServer};
+    use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    #[derive(Clone)]
+    struct Constant(Arc<str>);
+    impl rmcp::ServerHandler for Constant {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, rmcp::ErrorData> {
+            let content = vec![ContentBlock::text(self.0.to_string())];
+            Ok(CallToolResult::success(content).into())
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("rmcp runtime");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(["127.0.0.1".to_string()]);
+    let text: Arc<str> = text.into();
+    let service = StreamableHttpService::new(
+        move || Ok(Constant(text.clone())),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let app = axum::Router::new().fallback_service(service);
+    rt.spawn(async move {
+        axum::serve(listener, app).await.expect("rmcp server");
+    });
+    (port, rt)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -145,7 +203,10 @@ pub fn phase(home: &Path, storage: &Path, project: &str) {
     // (binary) → (ours req/s, bare req/s) per round
     let mut results: Vec<(&str, Vec<(f64, f64)>)> =
         binaries.iter().map(|(n, _)| (*n, Vec::new())).collect();
+    // The MCP transport with no memory behind it, per round: (req/s, bare req/s).
+    let mut transport: Vec<(f64, f64)> = Vec::new();
     for round in 0..rounds {
+        let mut transport_text = None;
         for (b, (name, bin)) in binaries.iter().enumerate() {
             let env = [("KG_GRACE_PERIOD_DAYS", "0")];
             let mut server = spawn_bin(bin, home, storage, &env, None);
@@ -195,7 +256,41 @@ pub fn phase(home: &Path, storage: &Path, project: &str) {
                 loadavg()
             );
             results[b].1.push((ours, bare));
+            transport_text = Some((answer, request, port));
         }
+        // The transport alone, against a bare handler measured right after it.
+        let Some((answer, request, from)) = &transport_text else {
+            continue;
+        };
+        let text = serde_json::from_slice::<serde_json::Value>(answer)
+            .ok()
+            .and_then(|v| {
+                v["result"]["content"][0]["text"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .expect("the full read answers one text");
+        let (port, rt) = rmcp_server(text);
+        let rmcp_request = request_for(port, request, *from);
+        hammer(port, &rmcp_request, 1);
+        let started = Instant::now();
+        let (alone, alone_size) = hammer(port, &rmcp_request, secs);
+        let alone = alone as f64 / started.elapsed().as_secs_f64();
+        rt.shutdown_timeout(Duration::from_secs(1));
+        let (bare_port, rt) = bare_server(answer.clone());
+        let bare_request = request_for(bare_port, request, *from);
+        hammer(bare_port, &bare_request, 1);
+        let started = Instant::now();
+        let (bare, _) = hammer(bare_port, &bare_request, secs);
+        let bare = bare as f64 / started.elapsed().as_secs_f64();
+        rt.shutdown_timeout(Duration::from_secs(1));
+        println!(
+            "    round {} · rmcp alone: {alone:.0} req/s ({alone_size} bytes a response), bare axum {bare:.0} req/s: {:.1} % of the ceiling; loadavg {}",
+            round + 1,
+            100.0 * alone / bare,
+            loadavg()
+        );
+        transport.push((alone, bare));
     }
     println!("    | binary | full kg_read | bare axum, same answer | ratio | target ≥ 25 % |");
     println!("    |---|---|---|---|---|");
@@ -207,6 +302,15 @@ pub fn phase(home: &Path, storage: &Path, project: &str) {
             "    | {name} | {ours:.0} req/s | {bare:.0} req/s | {:.1} % | {} |",
             100.0 * ratio,
             if ratio >= 0.25 { "met" } else { "missed" }
+        );
+    }
+    if !transport.is_empty() {
+        let alone = median(transport.iter().map(|r| r.0).collect());
+        let bare = median(transport.iter().map(|r| r.1).collect());
+        let ratio = median(transport.iter().map(|r| r.0 / r.1).collect());
+        println!(
+            "    | rmcp alone, same answer, no store | {alone:.0} req/s | {bare:.0} req/s | {:.1} % | (the most a full read through rmcp can reach) |",
+            100.0 * ratio
         );
     }
 }

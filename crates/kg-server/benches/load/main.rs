@@ -22,6 +22,9 @@
 //! the next request as soon as the answer is in), to the server and to a bare axum
 //! handler in this process that answers every request with the very bytes the
 //! server answered; requests per second of each, rounds alternating, and the ratio.
+//! Each round also measures rmcp alone (its streamable-HTTP service configured as
+//! ours, one tool answering the same text with no store behind it): the share of
+//! the ceiling the MCP transport leaves a full read.
 //! `KG_BENCH_ONLY=ceiling` runs the seeding and (g) alone; `KG_BENCH_BEFORE=<path to
 //! another kg-memory>` measures that binary too, in the same rounds;
 //! `KG_BENCH_CEILING_SECS` (5) and `KG_BENCH_CEILING_ROUNDS` (3) size it.
