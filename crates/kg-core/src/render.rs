@@ -8,7 +8,9 @@ use crate::graph::Graph;
 use crate::model::{Level, Tier};
 use crate::plan::{ACTIVE_HEAD, ARCHIVED_HEAD, Health, LOCKED_TAIL, LevelIndex, Mode, Plan};
 pub use crate::results::LeftOut;
-use crate::score::{NodeScore, RawSignals, eligible, percentiles, score_pool};
+use crate::score::{
+    NodeScore, RawSignals, created_at, eligible, past_grace, percentiles, score_pool, usefulness_at,
+};
 use crate::structure::Dir;
 use crate::structure::IdList;
 use crate::wording;
@@ -575,6 +577,9 @@ pub struct ClockKey {
 }
 
 impl ClockKey {
+    /// The key of `graph` at `now`, computed the way the render scores it (what a
+    /// kept key must equal).
+    #[cfg(test)]
     pub fn of(graph: &Graph, now: f64, grace_days: f64) -> ClockKey {
         let index = LevelIndex::of(graph);
         let raw = RawSignals::of(graph, &index, now);
@@ -593,6 +598,54 @@ impl ClockKey {
             usefulness: percentiles(&values).into_iter().map(f64::to_bits).collect(),
             pool,
         }
+    }
+
+    /// [`ClockKey::of`] from what it reads of the graph, gathered once per graph
+    /// change: a full read of an unchanged graph redoes only the clock's arithmetic.
+    fn at(inputs: &ClockInputs, now: f64, grace_days: f64) -> ClockKey {
+        let mut pool = Vec::new();
+        let mut values = Vec::new();
+        for candidate in &inputs.candidates {
+            if past_grace(created_at(candidate.created_ts, now), now, grace_days) {
+                pool.push(candidate.node);
+                values.push(usefulness_at(&candidate.useful_ts, now));
+            }
+        }
+        ClockKey {
+            usefulness: percentiles(&values).into_iter().map(f64::to_bits).collect(),
+            pool,
+        }
+    }
+}
+
+/// What [`ClockKey::of`] reads of a graph: the nodes a render may score (active and
+/// archived), in index order, with their creation and endorsement times.
+#[derive(Debug)]
+struct ClockInputs {
+    candidates: Vec<ClockCandidate>,
+}
+
+#[derive(Debug)]
+struct ClockCandidate {
+    node: usize,
+    created_ts: f64,
+    useful_ts: Box<[f64]>,
+}
+
+impl ClockInputs {
+    fn of(graph: &Graph) -> ClockInputs {
+        let candidates = graph
+            .nodes
+            .values()
+            .enumerate()
+            .filter(|(_, node)| matches!(node.meta().tier, Tier::Active | Tier::Archived))
+            .map(|(node, n)| ClockCandidate {
+                node,
+                created_ts: n.created_ts(),
+                useful_ts: n.useful_ts().into(),
+            })
+            .collect();
+        ClockInputs { candidates }
     }
 }
 
@@ -616,6 +669,8 @@ pub struct RenderKey {
 #[derive(Debug, Default)]
 pub struct RenderMemo {
     kept: std::sync::Mutex<Vec<(RenderKey, std::sync::Arc<ReadRender>)>>,
+    /// What the clock keys read of each graph, by the graph's change stamp.
+    clocks: std::sync::Mutex<Vec<(u64, std::sync::Arc<ClockInputs>)>>,
     /// Renders answered from here (tests check the memo answers at all).
     #[cfg(test)]
     hits: std::sync::atomic::AtomicU64,
@@ -629,6 +684,31 @@ pub struct RenderMemo {
 const RENDERS_KEPT: usize = 8;
 
 impl RenderMemo {
+    /// [`ClockKey::of`] the graph under change stamp `stamp`.
+    pub fn clock_key(&self, graph: &Graph, stamp: u64, now: f64, grace_days: f64) -> ClockKey {
+        #[cfg(test)]
+        if self.off.load(std::sync::atomic::Ordering::Relaxed) {
+            return ClockKey::of(graph, now, grace_days);
+        }
+        let kept = {
+            let clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
+            clocks
+                .iter()
+                .find(|(s, _)| *s == stamp)
+                .map(|(_, c)| c.clone())
+        };
+        let inputs = kept.unwrap_or_else(|| {
+            let inputs = std::sync::Arc::new(ClockInputs::of(graph));
+            let mut clocks = self.clocks.lock().unwrap_or_else(|e| e.into_inner());
+            if clocks.len() >= RENDERS_KEPT {
+                clocks.remove(0);
+            }
+            clocks.push((stamp, inputs.clone()));
+            inputs
+        });
+        ClockKey::at(&inputs, now, grace_days)
+    }
+
     pub fn get(&self, key: &RenderKey) -> Option<std::sync::Arc<ReadRender>> {
         #[cfg(test)]
         if self.off.load(std::sync::atomic::Ordering::Relaxed) {
@@ -687,4 +767,54 @@ pub fn tier_counts(graph: &Graph) -> (usize, usize, usize) {
         }
     }
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Node, field, float_value};
+    use crate::score::DAY_SECS;
+    use serde_json::Value;
+
+    const NOW: f64 = 1_795_176_000.0;
+
+    /// Nodes created around the grace period, some archived, some endorsed at
+    /// different times (one in the future, as a skewed clock writes).
+    fn graph() -> Graph {
+        let mut g = Graph::default();
+        for i in 0..40u32 {
+            let id = format!("node-{i:02}");
+            let mut node = Node::new(&id);
+            node.set(field::GIST, Value::String(format!("finding {i}")));
+            let created = NOW - f64::from(i % 9) * DAY_SECS + f64::from(i) * 61.0;
+            node.set(field::CREATED_TS, float_value(created));
+            if i % 4 == 0 {
+                node.set(field::ARCHIVED, Value::Bool(true));
+            }
+            let likes: Vec<Value> = (0..i % 3)
+                .map(|k| float_value(NOW - f64::from(i * k) * 3_600.0 + f64::from(k) * 50.0))
+                .collect();
+            if !likes.is_empty() {
+                node.set(field::USEFUL_TS, Value::Array(likes));
+            }
+            g.nodes.insert(id, node);
+        }
+        g
+    }
+
+    /// The key kept per graph change is the key the render's own scoring gives,
+    /// as the clock crosses grace periods and endorsements decay.
+    #[test]
+    fn a_kept_clock_key_is_the_key_of_the_moment() {
+        let graph = graph();
+        let memo = RenderMemo::default();
+        let mut pools = HashSet::new();
+        for step in 0..200u32 {
+            let now = NOW - DAY_SECS + f64::from(step) * 3_911.0;
+            let kept = memo.clock_key(&graph, 7, now, 5.0);
+            assert_eq!(kept, ClockKey::of(&graph, now, 5.0), "at step {step}");
+            pools.insert(kept.pool.len());
+        }
+        assert!(pools.len() > 3, "the walk crosses grace periods: {pools:?}");
+    }
 }

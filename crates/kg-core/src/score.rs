@@ -71,12 +71,8 @@ impl RawSignals {
                 Some(read) => written.max(read),
                 None => written,
             });
-            let mut u = 0.0;
-            for ts in node.useful_ts() {
-                u += 0.5f64.powf((now - ts).max(0.0) / USEFUL_HALF_LIFE_SECS);
-            }
-            usefulness.push(u);
-            created.push(credible_ts(node.created_ts(), now).unwrap_or(0.0));
+            usefulness.push(usefulness_at(node.useful_ts(), now));
+            created.push(created_at(node.created_ts(), now));
         }
         RawSignals {
             recency,
@@ -84,6 +80,26 @@ impl RawSignals {
             created,
         }
     }
+}
+
+/// Usefulness before ranking: each endorsement counts one, halving every
+/// [`USEFUL_HALF_LIFE_SECS`].
+pub(crate) fn usefulness_at(useful_ts: &[f64], now: f64) -> f64 {
+    let mut u = 0.0;
+    for ts in useful_ts {
+        u += 0.5f64.powf((now - ts).max(0.0) / USEFUL_HALF_LIFE_SECS);
+    }
+    u
+}
+
+/// The creation time scoring goes by: none (long past grace) unless credible.
+pub(crate) fn created_at(created_ts: f64, now: f64) -> f64 {
+    credible_ts(created_ts, now).unwrap_or(0.0)
+}
+
+/// Whether a node created at `created` (see [`created_at`]) is past its grace period.
+pub(crate) fn past_grace(created: f64, now: f64, grace_days: f64) -> bool {
+    now - created >= grace_days * DAY_SECS
 }
 
 /// Weight of an edge endpoint in connectedness.
@@ -139,14 +155,13 @@ pub fn eligible(
     now: f64,
     grace_days: f64,
 ) -> Vec<usize> {
-    let grace = grace_days * DAY_SECS;
     (0..tiers.len())
         .filter(|&i| match tiers[i] {
             Tier::Active => true,
             Tier::Archived => include_archived,
             Tier::Orphaned => false,
         })
-        .filter(|&i| now - raw.created[i] >= grace)
+        .filter(|&i| past_grace(raw.created[i], now, grace_days))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 
 use crate::model::{EdgeKey, IdentKind, Level, validate_ident};
 use crate::relevance::Query;
-use crate::render::{ClockKey, LevelSource, ReadKind, ReadOptions, RenderKey, render_read};
+use crate::render::{LevelSource, ReadKind, ReadOptions, RenderKey, render_read};
 use crate::search::{query_terms, search, search_ours, search_text, shown_ids};
 use crate::session::{Page, Pages, View};
 use crate::store::{Actor, GraphSlot, Policy, Store, StoreError, Target, WriteCheck};
@@ -442,8 +442,13 @@ pub fn render_session(
         ];
         // The render reads the graphs (their stamps), the clock (its keys), the
         // DEBT lines and the options; the same inputs answer the same bytes.
-        let clock =
-            |at: Option<usize>| at.map(|i| ClockKey::of(graphs[i].graph, now, opts.grace_days));
+        let clock = |at: Option<usize>| {
+            at.map(|i| {
+                store
+                    .renders()
+                    .clock_key(graphs[i].graph, stamps[i], now, opts.grace_days)
+            })
+        };
         let mut key = RenderKey {
             stamps: [user_at.map(|i| stamps[i]), project_at.map(|i| stamps[i])],
             clock: [clock(user_at), clock(project_at)],
