@@ -77,11 +77,19 @@ def memory(pid: int) -> dict:
 
 # ----- the run -------------------------------------------------------------------------
 
-def seed(storage: Path) -> None:
+# The graph the window shows: the stress graph, or a small one (KG_BENCH_WINDOW_GRAPH=
+# small) for the floor: what the window's processes cost before the graph's size.
+GRAPH_SIZES = {
+    "stress": {"active": 1200, "archived": 500, "orphaned": 300, "unconnected": 40},
+    "small": {"active": 12, "archived": 4, "orphaned": 2, "unconnected": 1},
+}
+
+
+def seed(storage: Path, graph: str) -> None:
     script = f"""
 import {{ makeGraph, writeStorage }} from {json.dumps(str(REPO / 'tests/browser/seed.mjs'))};
 const now = Date.now() / 1000;
-const g = makeGraph({{ prefix: 'b', now, seed: 3, active: 1200, archived: 500, orphaned: 300, unconnected: 40 }});
+const g = makeGraph({{ prefix: 'b', now, seed: 3, ...{json.dumps(GRAPH_SIZES[graph])} }});
 for (const n of Object.values(g.file.nodes)) n._created_ts = now - 3600;
 writeStorage({json.dumps(str(storage))}, g.file, {{}});
 """
@@ -104,7 +112,11 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="kg-bench-window-", dir="/dev/shm"))
     home, storage = root / "home", root / "storage"
     home.mkdir()
-    seed(storage)
+    graph = os.environ.get("KG_BENCH_WINDOW_GRAPH", "stress")
+    if graph not in GRAPH_SIZES:
+        raise SystemExit(f"KG_BENCH_WINDOW_GRAPH is one of {', '.join(GRAPH_SIZES)}, not {graph!r}")
+    print(f"graph: {graph} {GRAPH_SIZES[graph]}")
+    seed(storage, graph)
     state = home / ".local/state/kg-memory"
     state.mkdir(parents=True)
     (state / "window.json").write_text(json.dumps({"x": 40, "y": 60, "width": 1200, "height": 720}))

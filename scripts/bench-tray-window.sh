@@ -5,6 +5,8 @@
 # Runs the release build (or KG_MEMORY_APP_BIN) under Xvfb with a D-Bus session,
 # dunst and trayer; the work is scripts/bench-tray-window.py.
 # Usage: scripts/bench-tray-window.sh [MINUTES]   (prints a Markdown table)
+# KG_BENCH_WINDOW_GRAPH=small shows a 19-node graph instead: the floor, what the
+# window costs before the graph's size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP=${KG_MEMORY_APP_BIN:-$PWD/target/release/kg-memory-app}
