@@ -178,6 +178,23 @@ fn rmcp_server(text: String) -> (u16, tokio::runtime::Runtime) {
     (port, rt)
 }
 
+/// Requests per second `port` answers `request` over `secs` (after a second's
+/// warm-up), and the bytes of one answer.
+fn rate(port: u16, request: &[u8], secs: u64) -> (f64, usize) {
+    hammer(port, request, 1);
+    let started = Instant::now();
+    let (done, size) = hammer(port, request, secs);
+    (done as f64 / started.elapsed().as_secs_f64(), size)
+}
+
+/// [`rate`] of a bare handler answering `answer` to `request` (made for `from`).
+fn bare_rate(answer: &[u8], request: &[u8], from: u16, secs: u64) -> (f64, usize) {
+    let (port, rt) = bare_server(answer.to_vec());
+    let measured = rate(port, &request_for(port, request, from), secs);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    measured
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -237,18 +254,9 @@ pub fn phase(home: &Path, storage: &Path, project: &str) {
                 }
                 buf[end..end + length].to_vec()
             };
-            hammer(port, &request, 1); // warm up
-            let started = Instant::now();
-            let (ours, size) = hammer(port, &request, secs);
-            let ours = ours as f64 / started.elapsed().as_secs_f64();
+            let (ours, size) = rate(port, &request, secs);
             stop(server);
-            let (bare_port, rt) = bare_server(answer.clone());
-            let bare_request = request_for(bare_port, &request, port);
-            hammer(bare_port, &bare_request, 1);
-            let started = Instant::now();
-            let (bare, bare_size) = hammer(bare_port, &bare_request, secs);
-            let bare = bare as f64 / started.elapsed().as_secs_f64();
-            rt.shutdown_timeout(Duration::from_secs(1));
+            let (bare, bare_size) = bare_rate(&answer, &request, port, secs);
             println!(
                 "    round {} · {name}: ours {ours:.0} req/s ({size} bytes a response), bare axum {bare:.0} req/s ({bare_size} bytes): {:.1} % of the ceiling; loadavg {}",
                 round + 1,
@@ -271,19 +279,9 @@ pub fn phase(home: &Path, storage: &Path, project: &str) {
             })
             .expect("the full read answers one text");
         let (port, rt) = rmcp_server(text);
-        let rmcp_request = request_for(port, request, *from);
-        hammer(port, &rmcp_request, 1);
-        let started = Instant::now();
-        let (alone, alone_size) = hammer(port, &rmcp_request, secs);
-        let alone = alone as f64 / started.elapsed().as_secs_f64();
+        let (alone, alone_size) = rate(port, &request_for(port, request, *from), secs);
         rt.shutdown_timeout(Duration::from_secs(1));
-        let (bare_port, rt) = bare_server(answer.clone());
-        let bare_request = request_for(bare_port, request, *from);
-        hammer(bare_port, &bare_request, 1);
-        let started = Instant::now();
-        let (bare, _) = hammer(bare_port, &bare_request, secs);
-        let bare = bare as f64 / started.elapsed().as_secs_f64();
-        rt.shutdown_timeout(Duration::from_secs(1));
+        let (bare, _) = bare_rate(answer, request, *from, secs);
         println!(
             "    round {} · rmcp alone: {alone:.0} req/s ({alone_size} bytes a response), bare axum {bare:.0} req/s: {:.1} % of the ceiling; loadavg {}",
             round + 1,
