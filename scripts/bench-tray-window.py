@@ -101,8 +101,16 @@ def wait_report(report: Path, lines: int, limit: float = 60.0) -> float | None:
     none drew within `limit` (an app that only hid its window shows the old page)."""
     start = time.monotonic()
     while time.monotonic() - start < limit:
-        if report.exists() and len(report.read_text().splitlines()) >= lines:
-            return time.monotonic() - start
+        answers = report.read_text().splitlines() if report.exists() else []
+        if len(answers) >= lines:
+            took = time.monotonic() - start
+            page = json.loads(answers[-1])
+            # A window that is not showing the graph view (an app built before
+            # `ui/dist`, say) costs far less and would measure nothing of the view.
+            if not page.get("nodes"):
+                shown = page.get("error") or " ".join(str(page.get("text", "")).split())[:200]
+                raise SystemExit(f"the window did not draw the graph view; it showed: {shown}")
+            return took
         time.sleep(0.02)
     return None
 

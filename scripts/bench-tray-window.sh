@@ -10,7 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP=${KG_MEMORY_APP_BIN:-$PWD/target/release/kg-memory-app}
-if [ -z "${KG_MEMORY_APP_BIN:-}" ]; then cargo build --release -q -p kg-memory-app; fi
+if [ -z "${KG_MEMORY_APP_BIN:-}" ]; then
+  # The app embeds the graph view only if it was built first.
+  [ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+  cargo build --release -q -p kg-memory-app
+fi
 minutes=${1:-10}
 inner=$(mktemp /dev/shm/kg-bench-window-XXXX.sh)
 cat > "$inner" <<INNER
