@@ -101,7 +101,9 @@ def wait_report(report: Path, lines: int, limit: float = 60.0) -> float | None:
     none drew within `limit` (an app that only hid its window shows the old page)."""
     start = time.monotonic()
     while time.monotonic() - start < limit:
-        answers = report.read_text().splitlines() if report.exists() else []
+        text = report.read_text() if report.exists() else ""
+        # Complete lines only: the app may be writing the last one.
+        answers = text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
         if len(answers) >= lines:
             took = time.monotonic() - start
             page = json.loads(answers[-1])
