@@ -20,6 +20,12 @@ fn main() {
         // A directory is scanned recursively by Cargo: any rebuilt asset re-embeds.
         println!("cargo:rerun-if-changed={}", dist.display());
     } else if ui.is_dir() {
+        // A checkout built without the page serves one that only says how to build it;
+        // say so here too, where whoever built it is looking.
+        println!(
+            "cargo:warning=the graph view is not built (no ui/dist), so /ui will only say how to build it; \
+             to embed it, run `cd ui && npm ci && npm run build`, then build again"
+        );
         // Watch the folder the build will appear in (not a missing path, which would
         // re-run this script on every build).
         println!(
