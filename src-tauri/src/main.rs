@@ -175,8 +175,9 @@ fn main() {
 /// keeps what is freed in each for reuse; the server's request threads then hold
 /// several copies of the peak a large answer needed (the graph view's JSON). Two
 /// arenas keep the tray's process ~12 MiB lower while its window shows a 2,000-node
-/// graph (BENCHMARKS.md, "The tray window"); the tray serves one person, so the lock
-/// contention this trades for does not show.
+/// graph (BENCHMARKS.md, "The tray window"). The price is allocator lock contention
+/// under many concurrent requests, which one person's agents and view do not make;
+/// the headless `kg-memory serve`, which the load benches measure, keeps the default.
 fn few_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
