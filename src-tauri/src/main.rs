@@ -178,6 +178,7 @@ fn main() {
 /// graph (BENCHMARKS.md, "The tray window"). The price is allocator lock contention
 /// under many concurrent requests, which one person's agents and view do not make;
 /// the headless `kg-memory serve`, which the load benches measure, keeps the default.
+/// The window's process (this binary too) gets the same cap; it measured the same.
 fn few_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
